@@ -1,0 +1,22 @@
+// kvscope-cli subcommands. Each lives in its own cmd_*.cpp and is listed in main.cpp.
+// A command gets its arguments (without the program and command names), prints its result
+// on stdout and returns the exit code; bad input is thrown as kvscope::Error and main turns
+// it into one clear line on stderr and a non-zero exit.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace kvscope::cli {
+
+using Args = std::vector<std::string>;
+
+struct Command {
+  const char* name;
+  const char* summary;
+  int (*run)(const Args& args);
+};
+
+int cmd_devices(const Args& args);
+
+}  // namespace kvscope::cli

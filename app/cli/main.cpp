@@ -1,0 +1,55 @@
+// kvscope-cli: the command-line face of the engine. `kvscope-cli COMMAND [options]`.
+#include <cstdio>
+#include <exception>
+#include <new>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "cli/command.h"
+#include "util/error.h"
+
+namespace {
+
+using kvscope::cli::Command;
+
+constexpr Command kCommands[] = {
+    {"devices", "list the compute backends this machine can use", kvscope::cli::cmd_devices},
+};
+
+void print_usage(std::FILE* out) {
+  fmt::print(out, "usage: kvscope-cli COMMAND [options]\n\ncommands:\n");
+  for (const auto& c : kCommands) fmt::print(out, "  {:<11} {}\n", c.name, c.summary);
+  fmt::print(out, "\n`kvscope-cli COMMAND --help` describes a command's options.\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    print_usage(stderr);
+    return 2;
+  }
+  const std::string name = argv[1];
+  if (name == "--help" || name == "-h" || name == "help") {
+    print_usage(stdout);
+    return 0;
+  }
+  for (const auto& c : kCommands) {
+    if (name != c.name) continue;
+    kvscope::cli::Args args(argv + 2, argv + argc);
+    try {
+      return c.run(args);
+    } catch (const kvscope::Error& e) {
+      fmt::print(stderr, "kvscope-cli {}: {}\n", name, e.what());
+    } catch (const std::bad_alloc&) {
+      fmt::print(stderr, "kvscope-cli {}: out of memory\n", name);
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "kvscope-cli {}: internal error: {}\n", name, e.what());
+    }
+    return 1;
+  }
+  fmt::print(stderr, "kvscope-cli: unknown command '{}'\n", name);
+  print_usage(stderr);
+  return 2;
+}

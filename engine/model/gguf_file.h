@@ -1,0 +1,118 @@
+// A GGUF file (versions 2 and 3), memory-mapped and validated in full on open: header,
+// every metadata key and value, every tensor info, alignment and the tensor data ranges.
+// After construction every accessor is safe: offsets are in range, sizes do not overflow.
+// Spec: https://github.com/ggml-org/ggml/blob/master/docs/gguf.md
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "model/tensor_type.h"
+#include "util/mapped_file.h"
+
+namespace kvscope {
+
+// GGUF metadata value types, numbered as in the file.
+enum class GgufType : std::uint32_t {
+  UINT8 = 0,
+  INT8 = 1,
+  UINT16 = 2,
+  INT16 = 3,
+  UINT32 = 4,
+  INT32 = 5,
+  FLOAT32 = 6,
+  BOOL = 7,
+  STRING = 8,
+  ARRAY = 9,
+  UINT64 = 10,
+  INT64 = 11,
+  FLOAT64 = 12,
+};
+
+std::string_view gguf_type_name(GgufType type);
+
+// One metadata value. Integers are widened to 64 bits, floats to double; `type` keeps the
+// type stored in the file. An array holds its element type and the elements (no nesting
+// of arrays inside arrays is produced by any writer we know; it is accepted and kept).
+struct GgufValue {
+  using Array = std::vector<GgufValue>;
+  GgufType type = GgufType::UINT8;
+  GgufType array_type = GgufType::UINT8;  // element type when type == ARRAY
+  std::variant<std::uint64_t, std::int64_t, double, bool, std::string, Array> value;
+
+  bool is_integer() const;
+  bool is_float() const;
+  std::size_t array_size() const;  // 0 unless an array
+};
+
+// One tensor: dims[0] is the row length (the fastest-moving index), as in ggml.
+struct GgufTensor {
+  std::string name;
+  TensorType type = TensorType::F32;
+  std::vector<std::int64_t> dims;
+  std::uint64_t offset = 0;   // from the start of the data section, as stored in the file
+  std::uint64_t n_bytes = 0;  // computed from type and dims
+  const std::uint8_t* data = nullptr;  // points into the map
+
+  std::int64_t n_elements() const;
+  std::int64_t n_rows() const;  // product of dims[1..]
+};
+
+class GgufFile {
+ public:
+  // Maps and validates `path`; throws ModelError naming what is wrong (field, tensor, numbers).
+  explicit GgufFile(const std::string& path);
+
+  const std::string& path() const { return map_.path(); }
+  std::uint32_t version() const { return version_; }
+  std::uint64_t alignment() const { return alignment_; }
+  std::uint64_t data_offset() const { return data_offset_; }
+  std::uint64_t file_size() const { return map_.size(); }
+
+  // --- metadata, keys in file order
+  const std::vector<std::string>& keys() const { return key_order_; }
+  const GgufValue* find(std::string_view key) const;
+  bool has(std::string_view key) const { return find(key) != nullptr; }
+
+  // Typed access. get_* throw ModelError if the key is missing or of an incompatible type
+  // ("metadata llama.block_count: expected an integer, found string"); find_* return nullopt
+  // when missing but still throw on a wrong type. Integer getters accept any integer type
+  // whose value fits; get_uint rejects negatives; float getters accept integers too.
+  std::uint64_t get_uint(std::string_view key) const;
+  std::optional<std::uint64_t> find_uint(std::string_view key) const;
+  std::int64_t get_int(std::string_view key) const;
+  std::optional<std::int64_t> find_int(std::string_view key) const;
+  double get_float(std::string_view key) const;
+  std::optional<double> find_float(std::string_view key) const;
+  bool get_bool(std::string_view key) const;
+  std::optional<bool> find_bool(std::string_view key) const;
+  const std::string& get_string(std::string_view key) const;
+  std::optional<std::string> find_string(std::string_view key) const;
+  std::vector<std::string> get_string_array(std::string_view key) const;
+  std::vector<float> get_float_array(std::string_view key) const;
+  std::vector<std::int64_t> get_int_array(std::string_view key) const;
+
+  // --- tensors, in file order
+  const std::vector<GgufTensor>& tensors() const { return tensors_; }
+  const GgufTensor* find_tensor(std::string_view name) const;
+  // Throws ModelError "tensor NAME: not found in FILE" when absent.
+  const GgufTensor& tensor(std::string_view name) const;
+
+ private:
+  MappedFile map_;
+  std::uint32_t version_ = 0;
+  std::uint64_t alignment_ = 32;
+  std::uint64_t data_offset_ = 0;
+  std::vector<std::string> key_order_;
+  std::map<std::string, GgufValue, std::less<>> metadata_;
+  std::vector<GgufTensor> tensors_;
+  std::map<std::string, std::size_t, std::less<>> tensor_index_;
+};
+
+}  // namespace kvscope

@@ -1,0 +1,87 @@
+// A loaded model: its ModelSpec, views of every weight tensor (in place, from the file
+// maps), and what the tokenizer and chat template need. Opened from a GGUF file or a
+// Hugging Face folder (config.json + *.safetensors + tokenizer.model).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/model_spec.h"
+#include "model/tensor_type.h"
+
+namespace kvscope {
+
+class GgufFile;
+
+// A 2-D (or 1-D) weight: `rows` rows of `cols` values each, row-major, stored as `type`.
+// For projections, cols is the input size and rows the output size: y = W x.
+struct WeightView {
+  std::string name;
+  TensorType type = TensorType::F32;
+  std::int64_t rows = 0;
+  std::int64_t cols = 0;
+  const void* data = nullptr;
+
+  std::int64_t row_bytes() const;
+  const void* row(std::int64_t r) const;
+  explicit operator bool() const { return data != nullptr; }
+};
+
+struct LayerWeights {
+  WeightView attn_norm;  // [dim]
+  WeightView wq;         // [n_heads*head_dim][dim]
+  WeightView wk;         // [n_kv_heads*head_dim][dim]
+  WeightView wv;         // [n_kv_heads*head_dim][dim]
+  WeightView bq, bk, bv;  // optional biases (qwen2)
+  WeightView wo;         // [dim][n_heads*head_dim]
+  WeightView ffn_norm;   // [dim]
+  WeightView w_gate;     // [ffn_dim][dim]   (ffn_gate / gate_proj / w1)
+  WeightView w_up;       // [ffn_dim][dim]   (ffn_up / up_proj / w3)
+  WeightView w_down;     // [dim][ffn_dim]   (ffn_down / down_proj / w2)
+};
+
+struct ModelWeights {
+  WeightView token_embd;  // [vocab][dim]
+  std::vector<LayerWeights> layers;
+  WeightView output_norm;  // [dim]
+  WeightView output;       // [vocab][dim]; == token_embd when embeddings are tied
+};
+
+enum class ModelFormat { Gguf, HuggingFace };
+
+class Model {
+ public:
+  virtual ~Model() = default;
+
+  const ModelSpec& spec() const { return spec_; }
+  const ModelWeights& weights() const { return weights_; }
+  ModelFormat format() const { return format_; }
+  const std::string& path() const { return path_; }
+
+  // The GGUF file, when the model came from one (for the embedded tokenizer vocab).
+  virtual const GgufFile* gguf() const { return nullptr; }
+  // tokenizer.model beside a HF folder's weights (empty when absent).
+  virtual std::string tokenizer_model_path() const { return {}; }
+  // tokenizer_config.json of a HF folder (empty when absent).
+  virtual std::string tokenizer_config_path() const { return {}; }
+  // The Jinja chat template text, if the file carries one (never executed).
+  virtual std::optional<std::string> chat_template() const { return std::nullopt; }
+
+  // Total bytes of all weight tensors as stored (what a backend must hold).
+  std::uint64_t weight_bytes() const;
+
+ protected:
+  ModelSpec spec_;
+  ModelWeights weights_;
+  ModelFormat format_ = ModelFormat::Gguf;
+  std::string path_;
+};
+
+// Opens a GGUF file or a HF folder (a directory, or a path to its config.json).
+// Throws ModelError naming the file, field or tensor at fault.
+std::unique_ptr<Model> load_model(const std::string& path);
+
+}  // namespace kvscope

@@ -1,0 +1,25 @@
+// What CUDA device, if any, this process can use. Plain C++ (no CUDA headers), so the app
+// can ask without knowing anything about CUDA, and a machine with no driver gets a reason.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace kvscope {
+
+struct CudaDeviceInfo {
+  bool available = false;
+  std::string reason;  // why not available ("no NVIDIA driver", "no CUDA device", ...)
+  int device = -1;
+  std::string name;
+  int compute_major = 0;
+  int compute_minor = 0;
+  int sm_count = 0;
+  std::uint64_t total_bytes = 0;
+  std::uint64_t free_bytes = 0;
+};
+
+// Queries device 0 (or `device`). Never throws and never aborts.
+CudaDeviceInfo probe_cuda_device(int device = 0);
+
+}  // namespace kvscope

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Installs everything KVScope needs to build, test and run on Debian 12 (bookworm).
+# Safe to run any number of times: apt-get skips what is already installed.
+# The CUDA toolkit is not installed here: the CUDA backend is built only when nvcc is found.
+set -euo pipefail
+
+packages=(
+  # toolchain
+  build-essential cmake ninja-build pkg-config clang-format git
+  # GUI: Qt 6 Widgets, Charts, Test, and the X11 platform plugin
+  qt6-base-dev qt6-base-dev-tools qt6-charts-dev qt6-tools-dev qt6-tools-dev-tools
+  qt6-qpa-plugins libqt6opengl6-dev libgl-dev libxkbcommon-dev
+  # engine libraries
+  libsentencepiece-dev sentencepiece nlohmann-json3-dev libfmt-dev libpcre2-dev
+  # tests and benchmarks
+  libgtest-dev libgmock-dev googletest libbenchmark-dev
+  # headless screenshots
+  xvfb xauth x11-utils imagemagick fonts-dejavu-core
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#packages[@]} packages already installed"
+  exit 0
+fi
+
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+echo "install-deps: installing ${missing[*]}"
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
