@@ -17,6 +17,7 @@ struct Command {
   int (*run)(const Args& args);
 };
 
+int cmd_run(const Args& args);
 int cmd_devices(const Args& args);
 
 }  // namespace kvscope::cli

@@ -14,6 +14,8 @@ namespace {
 using kvscope::cli::Command;
 
 constexpr Command kCommands[] = {
+    {"run", "generate text from a prompt (--json for ids and log-probabilities)",
+     kvscope::cli::cmd_run},
     {"devices", "list the compute backends this machine can use", kvscope::cli::cmd_devices},
 };
 

@@ -56,8 +56,8 @@ struct GgufTensor {
   std::string name;
   TensorType type = TensorType::F32;
   std::vector<std::int64_t> dims;
-  std::uint64_t offset = 0;   // from the start of the data section, as stored in the file
-  std::uint64_t n_bytes = 0;  // computed from type and dims
+  std::uint64_t offset = 0;            // from the start of the data section, as stored in the file
+  std::uint64_t n_bytes = 0;           // computed from type and dims
   const std::uint8_t* data = nullptr;  // points into the map
 
   std::int64_t n_elements() const;

@@ -44,8 +44,10 @@ class GgufWriter {
 
   // --- the layout knobs the bad-input tests turn
   void set_version(std::uint32_t v) { version_ = v; }
-  void set_alignment(std::uint64_t a) { alignment_ = a; }  // also written as general.alignment
-                                                            // when != 32 and not already set
+  void set_alignment(std::uint64_t a) {
+    alignment_ = a;
+  }  // also written as general.alignment
+     // when != 32 and not already set
 
   // The file's bytes. Broken files are made by editing them at the positions layout() gives.
   std::vector<std::uint8_t> to_bytes() const;
@@ -53,13 +55,16 @@ class GgufWriter {
 
   // Byte offsets inside to_bytes() of interesting fields, for tests that corrupt them.
   struct Layout {
-    std::uint64_t tensor_count_pos = 0;  // uint64 n_tensors
-    std::uint64_t kv_count_pos = 0;      // uint64 n_kv
-    std::vector<std::uint64_t> kv_pos;   // start of each key (its uint64 length)
-    std::vector<std::uint64_t> tensor_info_pos;  // start of each tensor info (name length)
+    std::uint64_t tensor_count_pos = 0;            // uint64 n_tensors
+    std::uint64_t kv_count_pos = 0;                // uint64 n_kv
+    std::vector<std::uint64_t> kv_pos;             // start of each key (its uint64 length)
+    std::vector<std::uint64_t> kv_type_pos;        // the uint32 value type of each key
+    std::vector<std::uint64_t> tensor_info_pos;    // start of each tensor info (name length)
+    std::vector<std::uint64_t> tensor_n_dims_pos;  // the uint32 n_dims field of each info
     std::vector<std::uint64_t> tensor_offset_pos;  // the uint64 offset field of each info
     std::vector<std::uint64_t> tensor_type_pos;    // the uint32 type field of each info
     std::uint64_t data_pos = 0;                    // start of the data section
+    std::vector<std::uint64_t> tensor_data_pos;    // where each tensor's data starts
   };
   Layout layout() const;
 
@@ -70,6 +75,9 @@ class GgufWriter {
     std::vector<std::int64_t> dims;
     std::vector<std::uint8_t> data;
   };
+  // Builds the file; fills *layout when given (to_bytes and layout share this one path).
+  std::vector<std::uint8_t> serialize(Layout* layout) const;
+
   std::vector<std::pair<std::string, GgufValue>> kvs_;
   std::vector<Tensor> tensors_;
   std::uint32_t version_ = 3;

@@ -3,7 +3,9 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 
 namespace kvscope {
 
@@ -17,10 +19,10 @@ enum class RopeScalingType { None, Linear, Dynamic, Llama3, Yarn };
 
 struct RopeScaling {
   RopeScalingType type = RopeScalingType::None;
-  double factor = 1.0;                   // linear / dynamic / llama3 / yarn factor
-  std::int64_t original_context = 0;     // original_max_position_embeddings (0 = unknown)
-  double low_freq_factor = 1.0;          // llama3
-  double high_freq_factor = 4.0;         // llama3
+  double factor = 1.0;                // linear / dynamic / llama3 / yarn factor
+  std::int64_t original_context = 0;  // original_max_position_embeddings (0 = unknown)
+  double low_freq_factor = 1.0;       // llama3
+  double high_freq_factor = 4.0;      // llama3
 };
 
 struct ModelSpec {
@@ -51,5 +53,15 @@ struct ModelSpec {
 // Throws ModelError naming the field when a value is missing, zero, negative or inconsistent
 // (n_heads not a multiple of n_kv_heads, head_dim odd, ...).
 void validate(const ModelSpec& spec);
+
+// head_dim as a loader should set it: the file's explicit value when it has one (which may
+// make n_heads * head_dim differ from dim, as in Mistral-Nemo), else dim / n_heads, which
+// must then divide evenly. `dim_field`/`heads_field` name the fields for the message.
+std::int64_t resolve_head_dim(std::int64_t dim, std::int64_t n_heads,
+                              std::optional<std::int64_t> explicit_head_dim,
+                              std::string_view dim_field, std::string_view heads_field);
+
+// "none", "linear", "dynamic", "llama3", "yarn".
+std::string_view rope_scaling_name(RopeScalingType type);
 
 }  // namespace kvscope

@@ -37,6 +37,10 @@ class Tokenizer {
   virtual std::string token_bytes(TokenId id) const = 0;
   // The token's piece as stored in the vocab, for display ("▁the", "<0x0A>", "<s>").
   virtual std::string piece(TokenId id) const = 0;
+  // The text of a whole sequence (e.g. a prompt): the tokens' bytes joined, without the
+  // space a SentencePiece vocab adds in front of the first word; control tokens give "".
+  // The default joins token_bytes.
+  virtual std::string decode(const std::vector<TokenId>& ids) const;
 
   virtual std::int64_t vocab_size() const = 0;
   virtual TokenId bos() const = 0;  // -1 when none

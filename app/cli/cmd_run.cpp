@@ -1,0 +1,93 @@
+// `kvscope-cli run`: generate from a prompt, printing the text as it streams, or one JSON
+// object (--json) shaped like ../shared/reference/stories260K-greedy.json's cases.
+#include <cstdio>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "cli/command.h"
+#include "cli/engine_args.h"
+#include "run/engine.h"
+
+namespace kvscope::cli {
+
+namespace {
+
+GenerationRequest request_from_args(const ArgParser& p, const Engine& engine) {
+  GenerationRequest r;
+  r.prompt = engine.tokenize(p.required("-p"), !p.has("--no-bos"));
+  r.max_tokens = p.get_int("-n", 128);
+  r.sampling.temperature = static_cast<float>(p.get_double("--temp", 0.8));
+  r.sampling.top_k = static_cast<int>(p.get_int("--top-k", 40));
+  r.sampling.top_p = static_cast<float>(p.get_double("--top-p", 0.95));
+  r.sampling.min_p = static_cast<float>(p.get_double("--min-p", 0.05));
+  r.sampling.repeat_penalty = static_cast<float>(p.get_double("--repeat-penalty", 1.0));
+  r.sampling.seed = static_cast<std::uint64_t>(p.get_int("--seed", 0));
+  r.top_logprobs = static_cast<int>(p.get_int("--top-logprobs", 0));
+  r.stop_at_end_of_generation = !p.has("--ignore-eos");
+  if (auto s = p.get("--stop")) r.stop_strings.push_back(*s);
+  return r;
+}
+
+nlohmann::json steps_json(const std::vector<TokenEvent>& events) {
+  nlohmann::json steps = nlohmann::json::array();
+  for (const auto& ev : events) {
+    if (ev.token < 0) continue;
+    nlohmann::json top = nlohmann::json::array();
+    for (const auto& [id, lp] : ev.top) top.push_back({id, lp});
+    steps.push_back({{"id", ev.token}, {"logprob", ev.logprob}, {"top", top}});
+  }
+  return steps;
+}
+
+}  // namespace
+
+int cmd_run(const Args& args) {
+  ArgParser p("run", "-m MODEL -p PROMPT [-n N] [options]");
+  declare_engine_options(p);
+  p.option({"-p", "--prompt"}, "the prompt text");
+  p.option({"-n", "--n-predict"}, "tokens to generate (default 128)");
+  p.option({"--temp"}, "temperature, 0 = greedy (default 0.8)");
+  p.option({"--top-k"}, "top-k, 0 = off (default 40)");
+  p.option({"--top-p"}, "top-p, 1 = off (default 0.95)");
+  p.option({"--min-p"}, "min-p, 0 = off (default 0.05)");
+  p.option({"--repeat-penalty"}, "repetition penalty, 1 = off (default 1)");
+  p.option({"--seed"}, "sampling seed (default 0)");
+  p.option({"--stop"}, "stop generating before this text");
+  p.option({"--top-logprobs"}, "with --json: the K most likely tokens at each step");
+  p.flag({"--ignore-eos"}, "keep generating past end-of-generation tokens");
+  p.flag({"--no-bos"}, "do not add the BOS token");
+  p.flag({"--json"}, "print one JSON object: prompt_ids, generated_ids, text, steps");
+  if (!p.parse(args)) return 0;
+
+  Engine engine(p.required("-m"), engine_options(p));
+  if (!engine.backend_note().empty()) fmt::print(stderr, "note: {}\n", engine.backend_note());
+  GenerationRequest request = request_from_args(p, engine);
+  const bool json = p.has("--json");
+  const std::vector<TokenId> prompt = request.prompt;
+  std::vector<TokenEvent> events;
+  const RequestResult result = engine.generate(std::move(request), [&](const TokenEvent& ev) {
+    if (json) {
+      events.push_back(ev);
+    } else {
+      fmt::print("{}", ev.text);
+      std::fflush(stdout);
+    }
+  });
+  if (json) {
+    nlohmann::json out = {{"prompt_ids", prompt},
+                          {"generated_ids", result.generated},
+                          {"text", result.text},
+                          {"finish_reason", finish_reason_name(result.reason)}};
+    if (p.get_int("--top-logprobs", 0) > 0) out["steps"] = steps_json(events);
+    fmt::print("{}\n", out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  } else {
+    fmt::print("\n");
+  }
+  if (result.reason == FinishReason::Error || result.reason == FinishReason::ContextFull) {
+    fmt::print(stderr, "kvscope-cli run: stopped: {}\n", result.error);
+  }
+  return result.reason == FinishReason::Error ? 1 : 0;
+}
+
+}  // namespace kvscope::cli

@@ -1,0 +1,60 @@
+// The reference a paged cache is compared with: a static cache that reserves the whole
+// context for every sequence up front (per layer group: max_context slots, or the window
+// for a sliding-window group, as a ring buffer would). It answers, for the same live
+// sequences the paged cache holds, how many slots and bytes that policy reserves and how
+// many of them it leaves empty. It shares nothing between forked sequences.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "kv/kv_cache_config.h"
+
+namespace kvscope {
+
+struct ContiguousGroupSpec {
+  std::int64_t window = 0;           // 0 = full attention
+  std::int64_t bytes_per_token = 0;  // K+V bytes of one token over all layers of the group
+};
+
+// Slots count tokens x groups (a token held in two groups is two slots).
+struct ContiguousCost {
+  std::int64_t reserved_slots = 0;
+  std::int64_t used_slots = 0;
+  std::int64_t wasted_slots = 0;  // reserved - used
+  std::int64_t reserved_bytes = 0;
+  std::int64_t used_bytes = 0;
+  std::int64_t wasted_bytes = 0;
+
+  ContiguousCost& operator+=(const ContiguousCost& o);
+};
+
+class ContiguousPolicy {
+ public:
+  // UsageError if max_context < 1, a window < 0 or bytes_per_token < 1.
+  ContiguousPolicy(std::int64_t max_context, std::vector<ContiguousGroupSpec> groups);
+  // The policy for the same model, groups and dtypes as a paged cache config.
+  static ContiguousPolicy for_config(const KvCacheConfig& config);
+
+  std::int64_t max_context() const { return max_context_; }
+  std::size_t n_groups() const { return groups_.size(); }
+
+  // Slots reserved per sequence in a group: max_context, or min(window, max_context).
+  std::int64_t slots_per_sequence(std::size_t group) const;
+  // Bytes reserved per sequence over all groups.
+  std::int64_t bytes_per_sequence() const;
+
+  // Cost for live sequences of the given lengths (each clamped to max_context).
+  ContiguousCost group_cost(std::size_t group, std::span<const std::int64_t> seq_lengths) const;
+  ContiguousCost cost(std::span<const std::int64_t> seq_lengths) const;
+
+  // How many sequences a budget holds under this policy (the side-by-side demo's number).
+  std::int64_t max_sequences(std::int64_t budget_bytes) const;
+
+ private:
+  std::int64_t max_context_;
+  std::vector<ContiguousGroupSpec> groups_;
+};
+
+}  // namespace kvscope

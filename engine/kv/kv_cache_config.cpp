@@ -1,0 +1,78 @@
+#include "kv/kv_cache_config.h"
+
+#include "util/error.h"
+
+namespace kvscope {
+
+std::vector<LayerGroupConfig> uniform_layer_groups(std::int64_t n_layers, KvDtype dtype,
+                                                   std::int64_t window) {
+  LayerGroupConfig group;
+  for (std::int64_t l = 0; l < n_layers; ++l) group.layers.push_back(l);
+  group.k_dtype = dtype;
+  group.v_dtype = dtype;
+  group.window = window;
+  return {group};
+}
+
+std::int64_t kv_config_n_layers(const KvCacheConfig& config) {
+  std::int64_t n = 0;
+  for (const LayerGroupConfig& g : config.groups) n += static_cast<std::int64_t>(g.layers.size());
+  return n;
+}
+
+void validate(const KvCacheConfig& config) {
+  if (config.groups.empty()) throw_error<UsageError>("KV cache config: no layer groups");
+  const std::int64_t n_layers = kv_config_n_layers(config);
+  std::vector<int> seen(static_cast<std::size_t>(n_layers), 0);
+  for (std::size_t g = 0; g < config.groups.size(); ++g) {
+    const LayerGroupConfig& group = config.groups[g];
+    if (group.layers.empty())
+      throw_error<UsageError>("KV cache config: layer group {} is empty", g);
+    if (group.window < 0) {
+      throw_error<UsageError>("KV cache config: layer group {} has window {} < 0", g, group.window);
+    }
+    for (const std::int64_t layer : group.layers) {
+      if (layer < 0 || layer >= n_layers) {
+        throw_error<UsageError>("KV cache config: layer group {} names layer {}, outside [0, {})",
+                                g, layer, n_layers);
+      }
+      if (seen[static_cast<std::size_t>(layer)]++) {
+        throw_error<UsageError>("KV cache config: layer {} is in more than one group", layer);
+      }
+    }
+  }
+  if (config.max_context < 1) {
+    throw_error<UsageError>("KV cache config: max_context {} < 1", config.max_context);
+  }
+  if ((config.budget_bytes > 0) == (config.n_blocks > 0) || config.budget_bytes < 0 ||
+      config.n_blocks < 0) {
+    throw_error<UsageError>(
+        "KV cache config: give exactly one of budget_bytes ({}) and n_blocks ({}) as > 0",
+        config.budget_bytes, config.n_blocks);
+  }
+  for (std::size_t g = 0; g < config.groups.size(); ++g) kv_group_layout(config, g);  // sizes
+}
+
+KvBlockLayout kv_group_layout(const KvCacheConfig& config, std::size_t group) {
+  const LayerGroupConfig& g = config.groups.at(group);
+  return KvBlockLayout::make(g.k_dtype, g.v_dtype, static_cast<std::int64_t>(g.layers.size()),
+                             config.n_kv_heads, config.head_dim, config.block_size);
+}
+
+std::int64_t kv_blocks_per_group(const KvCacheConfig& config) {
+  if (config.n_blocks > 0) return config.n_blocks;
+  std::int64_t set_bytes = 0;  // one block of every group; each < 2^40, so no overflow
+  for (std::size_t g = 0; g < config.groups.size(); ++g) {
+    set_bytes += kv_group_layout(config, g).block_bytes();
+  }
+  const std::int64_t n = config.budget_bytes / set_bytes;
+  if (n < 1) {
+    throw_error<CapacityError>(
+        "KV cache: budget of {} bytes holds no block (one block of each of the {} layer groups "
+        "takes {} bytes)",
+        config.budget_bytes, config.groups.size(), set_bytes);
+  }
+  return n;
+}
+
+}  // namespace kvscope

@@ -1,0 +1,66 @@
+// What a KvCacheManager is built from: the model's KV shape, how its layers are grouped,
+// the block size and the memory the pools may use.
+//
+// Layer groups: every model layer belongs to exactly one group; a group has one dtype per
+// side (K, V) and one attention window, and its own pool of blocks and block table per
+// sequence. The default is one group with all layers (uniform_layer_groups).
+//
+// Pool sizing: every group gets the same number of blocks, so any sequence can reach the
+// same length in every group:
+//   blocks_per_group = budget_bytes / sum over groups of block_bytes(group)
+// or n_blocks when it is given instead of a budget.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "kv/kv_block_layout.h"
+#include "kv/kv_format.h"
+
+namespace kvscope {
+
+struct LayerGroupConfig {
+  std::vector<std::int64_t> layers;  // model layer indices, any order
+  KvDtype k_dtype = KvDtype::F16;
+  KvDtype v_dtype = KvDtype::F16;
+  // 0: full attention. N > 0: sliding window, a query at position p sees the keys at
+  // positions [p - N + 1, p] (N keys including its own), as Mistral / Gemma define it.
+  std::int64_t window = 0;
+};
+
+struct KvCacheConfig {
+  std::vector<LayerGroupConfig> groups;
+  std::int64_t n_kv_heads = 0;
+  std::int64_t head_dim = 0;
+  std::int64_t block_size = 16;  // token slots per block, >= 1
+  // Longest sequence allowed (the model's context length). grow() beyond it is a
+  // CapacityError, and it is what the contiguous reference policy reserves per sequence.
+  std::int64_t max_context = 0;
+  // Exactly one of these is > 0: a byte budget for all pools, or the block count per group.
+  std::int64_t budget_bytes = 0;
+  std::int64_t n_blocks = 0;
+  // false when a device backend holds the bytes: the manager then keeps only bookkeeping
+  // and reports copy-on-write copies for the backend to perform (see KvCacheManager::grow).
+  bool host_storage = true;
+};
+
+// One group holding layers 0 .. n_layers - 1 with one dtype and a window (0 = full).
+std::vector<LayerGroupConfig> uniform_layer_groups(std::int64_t n_layers, KvDtype dtype,
+                                                   std::int64_t window = 0);
+
+// Throws UsageError naming the field when the config is inconsistent: no groups, a layer
+// missing, repeated or out of range, a negative window, sizes < 1, both or neither of
+// budget_bytes / n_blocks.
+void validate(const KvCacheConfig& config);
+
+// Total layers (the sum of the groups' sizes).
+std::int64_t kv_config_n_layers(const KvCacheConfig& config);
+
+// The block layout of one group.
+KvBlockLayout kv_group_layout(const KvCacheConfig& config, std::size_t group);
+
+// Blocks each group's pool gets (see above). CapacityError when the budget does not hold
+// one block per group, naming the budget and the bytes one block per group needs.
+std::int64_t kv_blocks_per_group(const KvCacheConfig& config);
+
+}  // namespace kvscope

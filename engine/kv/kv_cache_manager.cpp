@@ -1,0 +1,361 @@
+#include "kv/kv_cache_manager.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "kv/kv_format.h"
+#include "util/error.h"
+
+namespace kvscope {
+namespace {
+
+KvCacheConfig validated(KvCacheConfig config) {
+  validate(config);
+  return config;
+}
+
+// Sums of one side's error over [n_kv_heads][head_dim] values just stored.
+QuantErrorSums measure(const KvBlockLayout& l, KvSide side, const std::uint8_t* base,
+                       std::int64_t layer, std::int64_t slot, const float* x) {
+  QuantErrorSums sums;
+  for (std::int64_t h = 0; h < l.n_kv_heads; ++h) {
+    const float* xh = x + h * l.head_dim;
+    sums.sq_error += kv_quant_sq_error(l.dtype(side), xh, l.data(base, side, layer, h, slot),
+                                       l.scales(base, side, layer, h, slot), l.head_dim);
+    for (std::int64_t i = 0; i < l.head_dim; ++i) sums.sq_exact += double{xh[i]} * xh[i];
+  }
+  sums.count = l.n_kv_heads * l.head_dim;
+  return sums;
+}
+
+}  // namespace
+
+KvCacheManager::KvCacheManager(KvCacheConfig config)
+    : config_(validated(std::move(config))), contiguous_(ContiguousPolicy::for_config(config_)) {
+  const std::int64_t n_blocks = kv_blocks_per_group(config_);
+  const std::int64_t n_layers = kv_config_n_layers(config_);
+  layer_group_.resize(static_cast<std::size_t>(n_layers));
+  layer_in_group_.resize(static_cast<std::size_t>(n_layers));
+  quant_k_.resize(static_cast<std::size_t>(n_layers));
+  quant_v_.resize(static_cast<std::size_t>(n_layers));
+  for (std::size_t g = 0; g < config_.groups.size(); ++g) {
+    const KvBlockLayout layout = kv_group_layout(config_, g);
+    Group group{layout, BlockPool(n_blocks), std::nullopt};
+    if (config_.host_storage) group.storage.emplace(n_blocks, layout.block_bytes());
+    groups_.push_back(std::move(group));
+    const std::vector<std::int64_t>& layers = config_.groups[g].layers;
+    for (std::size_t i = 0; i < layers.size(); ++i) {
+      layer_group_[static_cast<std::size_t>(layers[i])] = static_cast<std::int64_t>(g);
+      layer_in_group_[static_cast<std::size_t>(layers[i])] = static_cast<std::int64_t>(i);
+    }
+  }
+}
+
+// --- shape ---------------------------------------------------------------------------
+
+const KvCacheManager::Group& KvCacheManager::group_at(std::int64_t group) const {
+  if (group < 0 || group >= n_groups()) {
+    throw_error<UsageError>("KV cache: layer group {} out of range [0, {})", group, n_groups());
+  }
+  return groups_[static_cast<std::size_t>(group)];
+}
+
+KvCacheManager::Group& KvCacheManager::group_at(std::int64_t group) {
+  return const_cast<Group&>(std::as_const(*this).group_at(group));
+}
+
+std::int64_t KvCacheManager::check_layer(std::int64_t layer) const {
+  if (layer < 0 || layer >= n_layers()) {
+    throw_error<UsageError>("KV cache: layer {} out of range [0, {})", layer, n_layers());
+  }
+  return layer;
+}
+
+std::int64_t KvCacheManager::group_of_layer(std::int64_t layer) const {
+  return layer_group_[static_cast<std::size_t>(check_layer(layer))];
+}
+
+std::int64_t KvCacheManager::layer_in_group(std::int64_t layer) const {
+  return layer_in_group_[static_cast<std::size_t>(check_layer(layer))];
+}
+
+std::int64_t KvCacheManager::first_visible_position(std::int64_t group,
+                                                    std::int64_t query_pos) const {
+  group_at(group);  // range check
+  const std::int64_t window = config_.groups[static_cast<std::size_t>(group)].window;
+  return window > 0 ? std::max<std::int64_t>(0, query_pos - window + 1) : 0;
+}
+
+// --- sequences -----------------------------------------------------------------------
+
+const KvCacheManager::Sequence& KvCacheManager::seq_at(SeqId seq) const {
+  const auto it = seqs_.find(seq);
+  if (it == seqs_.end()) throw_error<UsageError>("KV cache: unknown sequence {}", seq);
+  return it->second;
+}
+
+KvCacheManager::Sequence& KvCacheManager::seq_at(SeqId seq) {
+  return const_cast<Sequence&>(std::as_const(*this).seq_at(seq));
+}
+
+KvCacheManager::Sequence& KvCacheManager::running_seq_at(SeqId seq, const char* operation) {
+  Sequence& s = seq_at(seq);
+  if (s.preempted) {
+    throw_error<UsageError>("KV cache: {} of sequence {}, which is preempted (resume it first)",
+                            operation, seq);
+  }
+  return s;
+}
+
+void KvCacheManager::add_sequence(SeqId seq) {
+  if (seqs_.contains(seq)) throw_error<UsageError>("KV cache: sequence {} already exists", seq);
+  Sequence s;
+  for (std::int64_t g = 0; g < n_groups(); ++g) s.tables.emplace_back(config_.block_size);
+  seqs_.emplace(seq, std::move(s));
+}
+
+std::vector<SeqId> KvCacheManager::sequence_ids() const {
+  std::vector<SeqId> ids;
+  ids.reserve(seqs_.size());
+  for (const auto& entry : seqs_) ids.push_back(entry.first);
+  return ids;
+}
+
+std::int64_t KvCacheManager::n_tokens(SeqId seq) const {
+  return seq_at(seq).tables[0].n_tokens();
+}
+bool KvCacheManager::is_preempted(SeqId seq) const {
+  return seq_at(seq).preempted;
+}
+std::int64_t KvCacheManager::preempted_length(SeqId seq) const {
+  return seq_at(seq).preempted_length;
+}
+
+// Blocks of the table that a window no longer needs once queries start at n_tokens():
+// the query at position T sees keys >= T - window + 1, so logical blocks ending before
+// that are dropped.
+std::int64_t KvCacheManager::window_blocks_to_drop(const BlockTable& t, std::int64_t group) const {
+  const std::int64_t window = config_.groups[static_cast<std::size_t>(group)].window;
+  if (window == 0) return 0;
+  const std::int64_t keep_from = t.n_tokens() - window + 1;
+  if (keep_from <= 0) return 0;
+  return std::max<std::int64_t>(0, keep_from / t.block_size() - t.first_held());
+}
+
+// Of those, the ones no other sequence holds: they return to the free queue.
+std::int64_t KvCacheManager::window_blocks_freed(const BlockTable& t, std::int64_t group) const {
+  const BlockPool& pool = group_at(group).pool;
+  const std::int64_t drop = window_blocks_to_drop(t, group);
+  std::int64_t freed = 0;
+  for (std::int64_t i = t.first_held(); i < t.first_held() + drop; ++i) {
+    freed += pool.refcount(t.block(i)) == 1;
+  }
+  return freed;
+}
+
+std::int64_t KvCacheManager::blocks_needed(SeqId seq, std::int64_t n, std::int64_t group) const {
+  const BlockTable& t = seq_at(seq).tables.at(static_cast<std::size_t>(group));
+  if (n <= 0) return 0;
+  const bool cow =
+      t.n_tokens() % t.block_size() != 0 && group_at(group).pool.refcount(t.tail()) > 1;
+  return t.blocks_to_append(n) + (cow ? 1 : 0);
+}
+
+void KvCacheManager::check_can_grow(SeqId seq, const Sequence& s, std::int64_t n) const {
+  const std::int64_t t = s.tables[0].n_tokens();
+  if (n > config_.max_context - t) {
+    throw_error<CapacityError>(
+        "sequence {}: growing from {} by {} tokens exceeds the context length {}", seq, t, n,
+        config_.max_context);
+  }
+  for (std::int64_t g = 0; g < n_groups(); ++g) {
+    const BlockTable& table = s.tables[static_cast<std::size_t>(g)];
+    const BlockPool& pool = group_at(g).pool;
+    const std::int64_t needed = blocks_needed(seq, n, g);
+    const std::int64_t available = pool.n_free() + window_blocks_freed(table, g);
+    if (needed > available) {
+      throw_error<CapacityError>(
+          "KV cache full: sequence {} needs {} more blocks in layer group {} to grow from {} to {} "
+          "tokens, but only {} of {} blocks are free",
+          seq, needed, g, t, t + n, available, pool.n_blocks());
+    }
+  }
+}
+
+bool KvCacheManager::can_grow(SeqId seq, std::int64_t n) const {
+  if (n < 0) return false;
+  try {
+    check_can_grow(seq, seq_at(seq), n);
+    return true;
+  } catch (const CapacityError&) {
+    return false;
+  }
+}
+
+void KvCacheManager::grow(SeqId seq, std::int64_t n, std::vector<BlockCopy>* copies) {
+  Sequence& s = running_seq_at(seq, "grow");
+  if (n < 0) throw_error<UsageError>("KV cache: grow of sequence {} by {} tokens", seq, n);
+  if (n == 0) return;
+  check_can_grow(seq, s, n);
+  for (std::int64_t g = 0; g < n_groups(); ++g) {
+    grow_group(s.tables[static_cast<std::size_t>(g)], g, n, copies);
+  }
+}
+
+void KvCacheManager::grow_group(BlockTable& t, std::int64_t group, std::int64_t n,
+                                std::vector<BlockCopy>* copies) {
+  Group& g = group_at(group);
+  for (std::int64_t i = window_blocks_to_drop(t, group); i > 0; --i) g.pool.release(t.drop_front());
+
+  if (t.n_tokens() % t.block_size() != 0 && g.pool.refcount(t.tail()) > 1) {
+    const BlockId src = t.tail();
+    const BlockId dst = g.pool.allocate();
+    if (g.storage) g.storage->copy_block(src, dst);
+    if (copies) copies->push_back({group, src, dst});
+    g.pool.release(src);
+    t.replace_tail(dst);
+  }
+
+  std::vector<BlockId> fresh(static_cast<std::size_t>(t.blocks_to_append(n)));
+  for (BlockId& id : fresh) id = g.pool.allocate();
+  t.append(fresh, n);
+}
+
+void KvCacheManager::fork(SeqId parent, SeqId child) {
+  const Sequence& p = running_seq_at(parent, "fork");
+  if (seqs_.contains(child)) {
+    throw_error<UsageError>("KV cache: fork of sequence {} into {}, which already exists", parent,
+                            child);
+  }
+  for (std::int64_t g = 0; g < n_groups(); ++g) {
+    const BlockTable& t = p.tables[static_cast<std::size_t>(g)];
+    for (std::int64_t i = t.first_held(); i < t.n_blocks(); ++i)
+      groups_[static_cast<std::size_t>(g)].pool.add_ref(t.block(i));
+  }
+  seqs_.emplace(child, p);
+}
+
+void KvCacheManager::release_all(Sequence& s) {
+  for (std::size_t g = 0; g < s.tables.size(); ++g) {
+    for (const BlockId id : s.tables[g].clear()) groups_[g].pool.release(id);
+  }
+}
+
+void KvCacheManager::free_sequence(SeqId seq) {
+  release_all(seq_at(seq));
+  seqs_.erase(seq);
+}
+
+void KvCacheManager::preempt(SeqId seq) {
+  Sequence& s = running_seq_at(seq, "preempt");
+  const std::int64_t length = s.tables[0].n_tokens();
+  release_all(s);
+  s.preempted = true;
+  s.preempted_length = length;
+}
+
+std::int64_t KvCacheManager::resume(SeqId seq) {
+  Sequence& s = seq_at(seq);
+  if (!s.preempted)
+    throw_error<UsageError>("KV cache: resume of sequence {}, which is not preempted", seq);
+  s.preempted = false;
+  return std::exchange(s.preempted_length, 0);
+}
+
+// --- addressing and bytes ------------------------------------------------------------
+
+const BlockTable& KvCacheManager::block_table(SeqId seq, std::int64_t group) const {
+  group_at(group);
+  return seq_at(seq).tables[static_cast<std::size_t>(group)];
+}
+
+KvSlot KvCacheManager::slot(SeqId seq, std::int64_t group, std::int64_t pos) const {
+  const BlockTable& t = block_table(seq, group);
+  if (pos < 0 || pos >= t.n_tokens()) {
+    throw_error<UsageError>("KV cache: position {} of sequence {} outside its {} reserved tokens",
+                            pos, seq, t.n_tokens());
+  }
+  const BlockId block = t.block(pos / t.block_size());
+  if (block == kNoBlock) {
+    throw_error<UsageError>(
+        "KV cache: position {} of sequence {} was released by layer group {}'s window of {}", pos,
+        seq, group, config_.groups[static_cast<std::size_t>(group)].window);
+  }
+  return {block, pos % t.block_size()};
+}
+
+const std::uint8_t* KvCacheManager::block_data(std::int64_t group, BlockId block) const {
+  const Group& g = group_at(group);
+  if (!g.storage) {
+    throw_error<UsageError>("KV cache: block bytes requested but the cache has no host storage");
+  }
+  return g.storage->block(block);
+}
+
+std::uint8_t* KvCacheManager::block_data(std::int64_t group, BlockId block) {
+  return const_cast<std::uint8_t*>(std::as_const(*this).block_data(group, block));
+}
+
+void KvCacheManager::write_token(SeqId seq, std::int64_t layer, std::int64_t pos, const float* k,
+                                 const float* v, bool measure_error) {
+  const std::int64_t group = group_of_layer(layer);
+  const std::int64_t li = layer_in_group(layer);
+  const KvSlot s = slot(seq, group, pos);
+  const std::int32_t refs = group_at(group).pool.refcount(s.block);
+  if (refs > 1) {
+    throw_error<UsageError>(
+        "KV cache: write of sequence {} position {} into block {} shared by {} sequences", seq, pos,
+        s.block, refs);
+  }
+  const KvBlockLayout& l = layout(group);
+  std::uint8_t* base = block_data(group, s.block);
+  for (std::int64_t h = 0; h < l.n_kv_heads; ++h) {
+    kv_quantize(l.k_dtype, k + h * l.head_dim, l.head_dim, l.data(base, KvSide::K, li, h, s.slot),
+                l.scales(base, KvSide::K, li, h, s.slot));
+    kv_quantize(l.v_dtype, v + h * l.head_dim, l.head_dim, l.data(base, KvSide::V, li, h, s.slot),
+                l.scales(base, KvSide::V, li, h, s.slot));
+  }
+  if (measure_error) {
+    record_quant_error(layer, measure(l, KvSide::K, base, li, s.slot, k),
+                       measure(l, KvSide::V, base, li, s.slot, v));
+  }
+}
+
+// --- statistics ----------------------------------------------------------------------
+
+KvUsage KvCacheManager::usage(std::int64_t group) const {
+  const BlockPool& pool = group_at(group).pool;
+  return {pool.n_blocks(), pool.n_used(), pool.n_free()};
+}
+
+KvUsage KvCacheManager::usage() const {
+  KvUsage total;
+  for (std::int64_t g = 0; g < n_groups(); ++g) {
+    const KvUsage u = usage(g);
+    total.n_blocks += u.n_blocks;
+    total.n_used += u.n_used;
+    total.n_free += u.n_free;
+  }
+  return total;
+}
+
+void KvCacheManager::record_quant_error(std::int64_t layer, const QuantErrorSums& k,
+                                        const QuantErrorSums& v) {
+  quant_k_[static_cast<std::size_t>(check_layer(layer))] += k;
+  quant_v_[static_cast<std::size_t>(layer)] += v;
+}
+
+void KvCacheManager::reset_quant_error() {
+  std::fill(quant_k_.begin(), quant_k_.end(), QuantErrorSums{});
+  std::fill(quant_v_.begin(), quant_v_.end(), QuantErrorSums{});
+}
+
+const QuantErrorSums& KvCacheManager::quant_error_k(std::int64_t layer) const {
+  return quant_k_[static_cast<std::size_t>(check_layer(layer))];
+}
+
+const QuantErrorSums& KvCacheManager::quant_error_v(std::int64_t layer) const {
+  return quant_v_[static_cast<std::size_t>(check_layer(layer))];
+}
+
+}  // namespace kvscope

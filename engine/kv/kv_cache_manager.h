@@ -1,0 +1,173 @@
+// The facade the scheduler and the decoder use: sequences grow, fork, are freed or
+// preempted, and every token position maps to a (block, slot) whose bytes the decoder
+// reads and writes. Underneath, per layer group: a BlockPool (refcounts, free queue), a
+// KvStorage (host bytes, optional) and one BlockTable per sequence.
+//
+// Reading a key in the decoder (layer -> group g, index li inside the group):
+//   const KvBlockLayout& L = m.layout(g);
+//   const BlockTable& t = m.block_table(seq, g);
+//   for (pos = m.first_visible_position(g, query_pos); pos <= query_pos; ++pos) {
+//     const std::uint8_t* base = m.block_data(g, t.block(pos / L.block_size));
+//     const std::int64_t slot = pos % L.block_size;
+//     float score = kv_dot(L.k_dtype, q, L.data(base, KvSide::K, li, head, slot),
+//                          L.scales(base, KvSide::K, li, head, slot), L.head_dim);
+//   }
+// Writing: grow(seq, n) first (it reserves positions n_tokens .. n_tokens + n - 1 and makes
+// their blocks exclusively owned), then write_token() or kv_quantize() into the slots.
+//
+// Copy-on-write: a fork shares all blocks. The first grow of either sequence that writes
+// into a shared, partially filled tail copies the tail to a fresh block and drops its
+// reference; full shared blocks are never written and stay shared.
+//
+// Not thread-safe: one thread (the scheduler's) calls everything; snapshot() returns a
+// value the caller may hand to another thread.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "kv/block_pool.h"
+#include "kv/block_table.h"
+#include "kv/cache_snapshot.h"
+#include "kv/contiguous_policy.h"
+#include "kv/kv_block_layout.h"
+#include "kv/kv_cache_config.h"
+#include "kv/kv_ids.h"
+#include "kv/kv_storage.h"
+#include "kv/quant_error.h"
+
+namespace kvscope {
+
+// A block copy the manager decided on (copy-on-write). With host storage it has been done
+// on the host already; a device backend must do it in device memory before the next step.
+struct BlockCopy {
+  std::int64_t group = 0;
+  BlockId src = kNoBlock;
+  BlockId dst = kNoBlock;
+};
+
+struct KvSlot {
+  BlockId block = kNoBlock;
+  std::int64_t slot = 0;  // 0 .. block_size - 1
+};
+
+struct KvUsage {
+  std::int64_t n_blocks = 0;
+  std::int64_t n_used = 0;
+  std::int64_t n_free = 0;
+  double used_fraction() const {
+    return n_blocks > 0 ? static_cast<double>(n_used) / static_cast<double>(n_blocks) : 0.0;
+  }
+};
+
+class KvCacheManager {
+ public:
+  // Validates the config (UsageError) and sizes the pools (CapacityError if the budget
+  // holds no block).
+  explicit KvCacheManager(KvCacheConfig config);
+
+  // --- shape
+  const KvCacheConfig& config() const { return config_; }
+  std::int64_t n_groups() const { return static_cast<std::int64_t>(groups_.size()); }
+  std::int64_t n_layers() const { return static_cast<std::int64_t>(layer_group_.size()); }
+  const KvBlockLayout& layout(std::int64_t group) const { return group_at(group).layout; }
+  std::int64_t group_of_layer(std::int64_t layer) const;
+  std::int64_t layer_in_group(std::int64_t layer) const;  // index inside its group's blocks
+  // The oldest key position a query at query_pos sees in a group (0 for full attention).
+  std::int64_t first_visible_position(std::int64_t group, std::int64_t query_pos) const;
+
+  // --- sequences (UsageError for unknown ids, or the wrong state, naming the id)
+  void add_sequence(SeqId seq);
+  bool has_sequence(SeqId seq) const { return seqs_.contains(seq); }
+  std::vector<SeqId> sequence_ids() const;  // ascending
+  std::int64_t n_tokens(SeqId seq) const;   // 0 while preempted
+  bool is_preempted(SeqId seq) const;
+  std::int64_t preempted_length(SeqId seq) const;
+
+  // Blocks grow(seq, n) would take from a group's free queue (new blocks plus a
+  // copy-on-write tail; blocks the window releases are not subtracted).
+  std::int64_t blocks_needed(SeqId seq, std::int64_t n, std::int64_t group) const;
+  // Whether grow(seq, n) would succeed: within max_context and enough free blocks in every
+  // group. A preempted sequence is asked as if resumed (empty).
+  bool can_grow(SeqId seq, std::int64_t n) const;
+  // Reserves positions n_tokens .. n_tokens + n - 1 in every group: releases blocks a
+  // sliding window no longer needs, copies a shared partial tail, appends blocks. All or
+  // nothing: CapacityError (naming sequence, group and block counts, or the context
+  // length) before anything changes. Copies made are appended to *copies when given.
+  void grow(SeqId seq, std::int64_t n, std::vector<BlockCopy>* copies = nullptr);
+  // child (new id) shares every block of parent, refcount + 1 each.
+  void fork(SeqId parent, SeqId child);
+  // Releases the sequence's blocks and forgets it.
+  void free_sequence(SeqId seq);
+  // Releases the sequence's blocks but keeps it, remembering its length for recompute.
+  void preempt(SeqId seq);
+  // Makes a preempted sequence growable again (empty) and returns the length it had.
+  std::int64_t resume(SeqId seq);
+
+  // --- addressing and bytes
+  const BlockTable& block_table(SeqId seq, std::int64_t group) const;
+  // (block, slot) of a reserved position. UsageError past n_tokens or outside the window.
+  KvSlot slot(SeqId seq, std::int64_t group, std::int64_t pos) const;
+  bool has_host_storage() const { return config_.host_storage; }
+  // A block's bytes (KvBlockLayout). UsageError without host storage.
+  std::uint8_t* block_data(std::int64_t group, BlockId block);
+  const std::uint8_t* block_data(std::int64_t group, BlockId block) const;
+  // Quantizes one token's K and V of one layer into its slot: k, v are
+  // [n_kv_heads][head_dim]. UsageError if the slot's block is shared (grow first). With
+  // measure_error, the error against k and v is added to the layer's sums.
+  void write_token(SeqId seq, std::int64_t layer, std::int64_t pos, const float* k, const float* v,
+                   bool measure_error = false);
+
+  // --- statistics
+  const BlockPool& pool(std::int64_t group) const { return group_at(group).pool; }
+  KvUsage usage() const;
+  KvUsage usage(std::int64_t group) const;
+  // Adds a measurement for a layer (from write_token, or a device backend's own sums).
+  void record_quant_error(std::int64_t layer, const QuantErrorSums& k, const QuantErrorSums& v);
+  void reset_quant_error();
+  const QuantErrorSums& quant_error_k(std::int64_t layer) const;
+  const QuantErrorSums& quant_error_v(std::int64_t layer) const;
+  const ContiguousPolicy& contiguous_policy() const { return contiguous_; }
+  CacheSnapshot snapshot() const;
+
+ private:
+  struct Group {
+    KvBlockLayout layout;
+    BlockPool pool;
+    std::optional<KvStorage> storage;  // absent when a device backend holds the bytes
+  };
+  struct Sequence {
+    std::vector<BlockTable> tables;  // [n_groups]
+    bool preempted = false;
+    std::int64_t preempted_length = 0;
+  };
+
+  const Group& group_at(std::int64_t group) const;
+  Group& group_at(std::int64_t group);
+  const Sequence& seq_at(SeqId seq) const;
+  Sequence& seq_at(SeqId seq);
+  Sequence& running_seq_at(SeqId seq, const char* operation);
+  std::int64_t check_layer(std::int64_t layer) const;
+  std::int64_t window_blocks_to_drop(const BlockTable& t, std::int64_t group) const;
+  std::int64_t window_blocks_freed(const BlockTable& t, std::int64_t group) const;
+  void check_can_grow(SeqId seq, const Sequence& s, std::int64_t n) const;
+  void grow_group(BlockTable& t, std::int64_t group, std::int64_t n,
+                  std::vector<BlockCopy>* copies);
+  void release_all(Sequence& s);
+  LayerGroupSnapshot group_snapshot(std::int64_t group,
+                                    std::span<const std::int64_t> live_lengths) const;
+
+  KvCacheConfig config_;
+  std::vector<Group> groups_;
+  std::vector<std::int64_t> layer_group_;     // [n_layers] group of each model layer
+  std::vector<std::int64_t> layer_in_group_;  // [n_layers] index inside that group
+  std::map<SeqId, Sequence> seqs_;            // ordered: snapshots list sequences by id
+  std::vector<QuantErrorSums> quant_k_;       // [n_layers]
+  std::vector<QuantErrorSums> quant_v_;       // [n_layers]
+  ContiguousPolicy contiguous_;
+};
+
+}  // namespace kvscope

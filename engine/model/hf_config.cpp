@@ -1,0 +1,114 @@
+#include "model/hf_config.h"
+
+#include "model/hf_json.h"
+#include "util/error.h"
+
+namespace kvscope {
+
+namespace {
+
+using nlohmann::json;
+
+constexpr std::uint64_t kMaxConfigBytes = 16 << 20;
+
+// rope_scaling: null, or {"rope_type"|"type": ..., "factor": ..., llama3/yarn extras}.
+RopeScaling parse_rope_scaling(const json& config, const std::string& source) {
+  RopeScaling out;
+  auto it = config.find("rope_scaling");
+  if (it == config.end() || it->is_null()) return out;
+  const json& rs = *it;
+  if (!rs.is_object()) {
+    throw_error<ModelError>("{}: rope_scaling: expected an object or null, found {}", source,
+                            rs.type_name());
+  }
+  auto type = hf::find_string(rs, "rope_type", source);
+  if (!type) type = hf::find_string(rs, "type", source);
+  if (!type || *type == "default") return out;
+  if (*type == "linear") {
+    out.type = RopeScalingType::Linear;
+  } else if (*type == "dynamic") {
+    out.type = RopeScalingType::Dynamic;
+  } else if (*type == "llama3") {
+    out.type = RopeScalingType::Llama3;
+  } else if (*type == "yarn") {
+    out.type = RopeScalingType::Yarn;
+  } else {
+    throw_error<ModelError>(
+        "{}: rope_scaling type '{}' is not supported (linear, dynamic, llama3 or yarn)", source,
+        *type);
+  }
+  const auto factor = hf::find_float(rs, "factor", source);
+  if (!factor) throw_error<ModelError>("{}: rope_scaling.factor: missing", source);
+  out.factor = *factor;
+  out.original_context = hf::find_int(rs, "original_max_position_embeddings", source).value_or(0);
+  out.low_freq_factor = hf::find_float(rs, "low_freq_factor", source).value_or(1.0);
+  out.high_freq_factor = hf::find_float(rs, "high_freq_factor", source).value_or(4.0);
+  return out;
+}
+
+// Mistral uses sliding_window directly (null: off); Qwen2 lists a window but applies it
+// only when use_sliding_window is true.
+std::int64_t parse_sliding_window(const json& config, const std::string& model_type,
+                                  const std::string& source) {
+  const auto window = hf::find_int(config, "sliding_window", source);
+  if (!window) return 0;
+  if (model_type == "qwen2" &&
+      !hf::find_bool(config, "use_sliding_window", source).value_or(false)) {
+    return 0;
+  }
+  return *window;
+}
+
+ModelSpec spec_from_json(const json& config, const std::string& source) {
+  if (!config.is_object()) {
+    throw_error<ModelError>("{}: expected a JSON object, found {}", source, config.type_name());
+  }
+  const auto model_type = hf::find_string(config, "model_type", source);
+  if (!model_type) throw_error<ModelError>("{}: model_type: missing", source);
+  if (*model_type != "llama" && *model_type != "mistral" && *model_type != "qwen2") {
+    throw_error<ModelError>(
+        "{}: model_type '{}' is not supported (KVScope runs llama, mistral and qwen2)", source,
+        *model_type);
+  }
+
+  ModelSpec spec;
+  spec.architecture = *model_type;
+  spec.dim = hf::get_int(config, "hidden_size", source);
+  spec.n_layers = hf::get_int(config, "num_hidden_layers", source);
+  spec.n_heads = hf::get_int(config, "num_attention_heads", source);
+  // Older llama configs predate grouped-query attention: one KV head per query head.
+  spec.n_kv_heads = hf::find_int(config, "num_key_value_heads", source).value_or(spec.n_heads);
+  spec.head_dim = resolve_head_dim(spec.dim, spec.n_heads, hf::find_int(config, "head_dim", source),
+                                   source + ": hidden_size", "num_attention_heads");
+  spec.rope_dim = spec.head_dim;
+  spec.ffn_dim = hf::get_int(config, "intermediate_size", source);
+  spec.vocab_size = hf::get_int(config, "vocab_size", source);
+  spec.context_length = hf::get_int(config, "max_position_embeddings", source);
+  spec.rope_theta = hf::find_float(config, "rope_theta", source).value_or(10000.0);
+  spec.rope_scaling = parse_rope_scaling(config, source);
+  // HF checkpoints keep the original Q/K row order, where x[i] pairs with x[i + d/2].
+  spec.rope_pairing = RopePairing::HalfSplit;
+  spec.norm_eps = hf::find_float(config, "rms_norm_eps", source).value_or(1e-6);
+  spec.sliding_window = parse_sliding_window(config, *model_type, source);
+  spec.tied_embeddings = hf::find_bool(config, "tie_word_embeddings", source).value_or(false);
+  spec.qkv_bias =
+      *model_type == "qwen2" || hf::find_bool(config, "attention_bias", source).value_or(false);
+  try {
+    validate(spec);
+  } catch (const ModelError& e) {
+    throw ModelError(source + ": " + e.what());
+  }
+  return spec;
+}
+
+}  // namespace
+
+ModelSpec parse_hf_config(std::string_view json_text, const std::string& source) {
+  return spec_from_json(hf::parse_json(json_text, source), source);
+}
+
+ModelSpec read_hf_config(const std::string& path) {
+  return spec_from_json(hf::read_json_file(path, kMaxConfigBytes), path);
+}
+
+}  // namespace kvscope

@@ -1,0 +1,33 @@
+// Reading the JSON files of a Hugging Face folder (config.json, the shard index,
+// tokenizer_config.json) with errors that name the file and the field. Internal to
+// engine/model: it exposes nlohmann::json, which only this library links.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+namespace kvscope::hf {
+
+// Parses the file at `path`; ModelError when unreadable, larger than `max_bytes`, or not
+// JSON. The result is the document (of any JSON type).
+nlohmann::json read_json_file(const std::string& path, std::uint64_t max_bytes);
+nlohmann::json parse_json(std::string_view text, const std::string& source);
+
+// Typed field access on an object. Missing or null fields give nullopt; a value of the
+// wrong type is a ModelError "SOURCE: FIELD: expected an integer, found string".
+std::optional<std::int64_t> find_int(const nlohmann::json& obj, std::string_view field,
+                                     const std::string& source);
+std::optional<double> find_float(const nlohmann::json& obj, std::string_view field,
+                                 const std::string& source);
+std::optional<bool> find_bool(const nlohmann::json& obj, std::string_view field,
+                              const std::string& source);
+std::optional<std::string> find_string(const nlohmann::json& obj, std::string_view field,
+                                       const std::string& source);
+// Like find_int but a missing field is a ModelError "SOURCE: FIELD: missing".
+std::int64_t get_int(const nlohmann::json& obj, std::string_view field, const std::string& source);
+
+}  // namespace kvscope::hf

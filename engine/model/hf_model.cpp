@@ -1,0 +1,221 @@
+#include "model/hf_model.h"
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <fmt/ranges.h>
+
+#include "model/hf_config.h"
+#include "model/hf_json.h"
+#include "util/error.h"
+
+namespace kvscope {
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+constexpr std::uint64_t kMaxIndexBytes = 64 << 20;
+constexpr std::uint64_t kMaxTokenizerConfigBytes = 64 << 20;
+
+std::string join_path(const std::string& folder, const std::string& name) {
+  return (fs::path(folder) / name).string();
+}
+
+bool is_file(const std::string& path) {
+  std::error_code ec;
+  return fs::is_regular_file(path, ec);
+}
+
+std::string folder_name(const std::string& folder) {
+  std::error_code ec;
+  auto p = fs::weakly_canonical(fs::path(folder), ec);
+  if (ec) p = fs::path(folder).lexically_normal();
+  if (p.filename().empty()) p = p.parent_path();
+  return p.filename().string();
+}
+
+std::optional<TensorType> tensor_type_of(SafetensorsDtype dtype) {
+  switch (dtype) {
+    case SafetensorsDtype::F32:
+      return TensorType::F32;
+    case SafetensorsDtype::F16:
+      return TensorType::F16;
+    case SafetensorsDtype::BF16:
+      return TensorType::BF16;
+    default:
+      return std::nullopt;
+  }
+}
+
+// tokenizer_config.json "chat_template": a string, or a list of {name, template} from which
+// the one named "default" (else the first) is the model's template.
+std::optional<std::string> chat_template_from(const json& config, const std::string& source) {
+  auto it = config.find("chat_template");
+  if (it == config.end() || it->is_null()) return std::nullopt;
+  if (it->is_string()) return it->get<std::string>();
+  if (!it->is_array()) {
+    throw_error<ModelError>("{}: chat_template: expected a string or a list, found {}", source,
+                            it->type_name());
+  }
+  std::optional<std::string> first;
+  for (const auto& entry : *it) {
+    const auto name = hf::find_string(entry, "name", source + ": chat_template[]");
+    const auto text = hf::find_string(entry, "template", source + ": chat_template[]");
+    if (!text) continue;
+    if (name == "default") return text;
+    if (!first) first = text;
+  }
+  return first;
+}
+
+}  // namespace
+
+HfModel::HfModel(const std::string& folder) {
+  format_ = ModelFormat::HuggingFace;
+  path_ = folder;
+  const auto config_path = join_path(folder, "config.json");
+  if (!is_file(config_path)) {
+    throw_error<ModelError>("{}: no config.json (not a Hugging Face model folder)", folder);
+  }
+  spec_ = read_hf_config(config_path);
+  spec_.name = folder_name(folder);
+  open_weights(folder);
+  bind_weights(folder);
+  read_tokenizer_files(folder);
+}
+
+void HfModel::open_weights(const std::string& folder) {
+  const auto index_path = join_path(folder, "model.safetensors.index.json");
+  if (is_file(index_path)) return open_index(folder, index_path);
+  const auto single = join_path(folder, "model.safetensors");
+  if (!is_file(single)) {
+    throw_error<ModelError>("{}: no model.safetensors or model.safetensors.index.json", folder);
+  }
+  shards_.push_back(std::make_unique<SafetensorsFile>(single));
+  for (const auto& t : shards_.back()->tensors()) tensors_[t.name] = &t;
+}
+
+// The index maps each tensor name to the shard file holding it; open each shard once and
+// check that the shard really has every tensor the index promises.
+void HfModel::open_index(const std::string& folder, const std::string& index_path) {
+  const json index = hf::read_json_file(index_path, kMaxIndexBytes);
+  auto map_it = index.is_object() ? index.find("weight_map") : index.end();
+  if (map_it == index.end() || !map_it->is_object()) {
+    throw_error<ModelError>("{}: weight_map: missing or not an object", index_path);
+  }
+  // Validate every entry first, then open each shard once, in file name order.
+  std::map<std::string, const SafetensorsFile*> by_file;
+  for (const auto& [name, file_value] : map_it->items()) {
+    if (!file_value.is_string()) {
+      throw_error<ModelError>("{}: weight_map[{}]: expected a file name, found {}", index_path,
+                              name, file_value.type_name());
+    }
+    const auto file = file_value.get<std::string>();
+    // Shards live in the folder itself; refuse paths that would leave it.
+    if (file.empty() || file == "." || file == ".." ||
+        file.find_first_of("/\\") != std::string::npos) {
+      throw_error<ModelError>("{}: weight_map[{}] = '{}': must be a file name in the folder",
+                              index_path, name, file);
+    }
+    by_file[file] = nullptr;
+  }
+  for (auto& [file, shard] : by_file) {
+    shards_.push_back(std::make_unique<SafetensorsFile>(join_path(folder, file)));
+    shard = shards_.back().get();
+  }
+  for (const auto& [name, file_value] : map_it->items()) {
+    const auto file = file_value.get<std::string>();
+    const SafetensorsTensor* t = by_file.at(file)->find(name);
+    if (!t) {
+      throw_error<ModelError>("tensor {}: {} lists it in {} but that file does not have it", name,
+                              index_path, file);
+    }
+    tensors_[name] = t;
+  }
+}
+
+WeightView HfModel::view(const std::string& name, std::int64_t rows, std::int64_t cols) const {
+  auto it = tensors_.find(name);
+  if (it == tensors_.end()) {
+    throw_error<ModelError>("tensor {}: missing from {} (the {} config needs it)", name, path_,
+                            spec_.architecture);
+  }
+  const SafetensorsTensor& t = *it->second;
+  // PyTorch order: [out_features, in_features] = [rows, cols]; vectors are 1-D [cols].
+  const std::vector<std::int64_t> want =
+      rows == 0 ? std::vector<std::int64_t>{cols} : std::vector<std::int64_t>{rows, cols};
+  if (t.shape != want) {
+    throw_error<ModelError>("tensor {}: shape [{}] but the config needs [{}]", name,
+                            fmt::join(t.shape, ", "), fmt::join(want, ", "));
+  }
+  const auto type = tensor_type_of(t.dtype);
+  if (!type) {
+    throw_error<ModelError>("tensor {}: dtype {} is not supported (F32, F16 or BF16)", name,
+                            safetensors_dtype_name(t.dtype));
+  }
+  return WeightView{name, *type, rows == 0 ? 1 : rows, cols, t.data};
+}
+
+WeightView HfModel::vector_view(const std::string& name, std::int64_t n) const {
+  return view(name, 0, n);
+}
+
+void HfModel::bind_weights(const std::string& folder) {
+  const ModelSpec& s = spec_;
+  weights_.token_embd = view("model.embed_tokens.weight", s.vocab_size, s.dim);
+  for (std::int64_t i = 0; i < s.n_layers; ++i) {
+    const auto p = fmt::format("model.layers.{}.", i);
+    LayerWeights l;
+    l.attn_norm = vector_view(p + "input_layernorm.weight", s.dim);
+    l.wq = view(p + "self_attn.q_proj.weight", s.q_dim(), s.dim);
+    l.wk = view(p + "self_attn.k_proj.weight", s.kv_dim(), s.dim);
+    l.wv = view(p + "self_attn.v_proj.weight", s.kv_dim(), s.dim);
+    if (s.qkv_bias) {
+      l.bq = vector_view(p + "self_attn.q_proj.bias", s.q_dim());
+      l.bk = vector_view(p + "self_attn.k_proj.bias", s.kv_dim());
+      l.bv = vector_view(p + "self_attn.v_proj.bias", s.kv_dim());
+    }
+    l.wo = view(p + "self_attn.o_proj.weight", s.dim, s.q_dim());
+    l.ffn_norm = vector_view(p + "post_attention_layernorm.weight", s.dim);
+    l.w_gate = view(p + "mlp.gate_proj.weight", s.ffn_dim, s.dim);
+    l.w_up = view(p + "mlp.up_proj.weight", s.ffn_dim, s.dim);
+    l.w_down = view(p + "mlp.down_proj.weight", s.dim, s.ffn_dim);
+    weights_.layers.push_back(std::move(l));
+  }
+  // Layers past num_hidden_layers would be silently dropped: a config/weights mismatch.
+  const auto extra = fmt::format("model.layers.{}.", s.n_layers);
+  if (auto it = tensors_.lower_bound(extra);
+      it != tensors_.end() && it->first.compare(0, extra.size(), extra) == 0) {
+    throw_error<ModelError>("{}: num_hidden_layers = {} but the weights have {} tensors",
+                            join_path(folder, "config.json"), s.n_layers, it->first);
+  }
+  weights_.output_norm = vector_view("model.norm.weight", s.dim);
+  if (spec_.tied_embeddings || tensors_.find("lm_head.weight") == tensors_.end()) {
+    spec_.tied_embeddings = true;
+    weights_.output = weights_.token_embd;
+  } else {
+    weights_.output = view("lm_head.weight", s.vocab_size, s.dim);
+  }
+}
+
+void HfModel::read_tokenizer_files(const std::string& folder) {
+  if (auto p = join_path(folder, "tokenizer.model"); is_file(p)) tokenizer_model_ = p;
+  if (auto p = join_path(folder, "tokenizer_config.json"); is_file(p)) {
+    tokenizer_config_ = p;
+    const json config = hf::read_json_file(p, kMaxTokenizerConfigBytes);
+    if (config.is_object()) chat_template_ = chat_template_from(config, p);
+  }
+  // Newer transformers versions save the template as its own file.
+  if (auto p = join_path(folder, "chat_template.jinja"); !chat_template_ && is_file(p)) {
+    std::ifstream in(p, std::ios::binary);
+    std::ostringstream text;
+    text << in.rdbuf();
+    chat_template_ = text.str();
+  }
+}
+
+}  // namespace kvscope

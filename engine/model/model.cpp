@@ -1,0 +1,71 @@
+#include "model/model.h"
+
+#include <array>
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "model/gguf_model.h"
+#include "model/hf_model.h"
+#include "util/error.h"
+
+namespace kvscope {
+
+std::int64_t WeightView::row_bytes() const {
+  return kvscope::row_bytes(type, cols);
+}
+
+const void* WeightView::row(std::int64_t r) const {
+  return static_cast<const std::uint8_t*>(data) + r * row_bytes();
+}
+
+std::uint64_t Model::weight_bytes() const {
+  // Tied embeddings make `output` alias `token_embd`: count each stored tensor once.
+  std::set<const void*> seen;
+  std::uint64_t total = 0;
+  auto add = [&](const WeightView& w) {
+    if (!w || !seen.insert(w.data).second) return;
+    total += static_cast<std::uint64_t>(w.rows) * static_cast<std::uint64_t>(w.row_bytes());
+  };
+  add(weights_.token_embd);
+  for (const auto& l : weights_.layers) {
+    for (const WeightView* w : {&l.attn_norm, &l.wq, &l.wk, &l.wv, &l.bq, &l.bk, &l.bv, &l.wo,
+                                &l.ffn_norm, &l.w_gate, &l.w_up, &l.w_down}) {
+      add(*w);
+    }
+  }
+  add(weights_.output_norm);
+  add(weights_.output);
+  return total;
+}
+
+namespace {
+
+bool has_gguf_magic(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::array<char, 4> magic{};
+  if (!in.read(magic.data(), magic.size())) return false;
+  return magic == std::array<char, 4>{'G', 'G', 'U', 'F'};
+}
+
+}  // namespace
+
+std::unique_ptr<Model> load_model(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path p(path);
+  const auto status = fs::status(p, ec);
+  if (!fs::exists(status)) throw_error<ModelError>("{}: no such file or folder", path);
+  if (fs::is_directory(status)) return std::make_unique<HfModel>(path);
+  if (fs::is_regular_file(status)) {
+    if (has_gguf_magic(p)) return std::make_unique<GgufModel>(path);
+    // A path to the folder's config.json (or one of its weight files) names the folder.
+    const auto name = p.filename().string();
+    if (name == "config.json" || p.extension() == ".safetensors") {
+      return std::make_unique<HfModel>(p.parent_path().empty() ? "." : p.parent_path().string());
+    }
+  }
+  throw_error<ModelError>("{}: not a GGUF file or a Hugging Face folder", path);
+}
+
+}  // namespace kvscope

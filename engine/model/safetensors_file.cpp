@@ -1,0 +1,282 @@
+#include "model/safetensors_file.h"
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "util/error.h"
+
+namespace kvscope {
+
+namespace {
+
+using nlohmann::json;
+
+constexpr std::uint64_t kMaxHeaderBytes = 100'000'000;
+
+struct DtypeInfo {
+  SafetensorsDtype dtype;
+  std::string_view name;
+  std::int64_t size;
+};
+
+constexpr std::array<DtypeInfo, 15> kDtypes{{
+    {SafetensorsDtype::BOOL, "BOOL", 1},
+    {SafetensorsDtype::U8, "U8", 1},
+    {SafetensorsDtype::I8, "I8", 1},
+    {SafetensorsDtype::F8_E4M3, "F8_E4M3", 1},
+    {SafetensorsDtype::F8_E5M2, "F8_E5M2", 1},
+    {SafetensorsDtype::I16, "I16", 2},
+    {SafetensorsDtype::U16, "U16", 2},
+    {SafetensorsDtype::F16, "F16", 2},
+    {SafetensorsDtype::BF16, "BF16", 2},
+    {SafetensorsDtype::I32, "I32", 4},
+    {SafetensorsDtype::U32, "U32", 4},
+    {SafetensorsDtype::F32, "F32", 4},
+    {SafetensorsDtype::F64, "F64", 8},
+    {SafetensorsDtype::I64, "I64", 8},
+    {SafetensorsDtype::U64, "U64", 8},
+}};
+
+const DtypeInfo& dtype_info(SafetensorsDtype dtype) {
+  for (const auto& d : kDtypes) {
+    if (d.dtype == dtype) return d;
+  }
+  return kDtypes[0];  // unreachable: every enumerator is in the table
+}
+
+// Offset of the first byte that is not well-formed UTF-8 (RFC 3629: no overlong forms,
+// no surrogates, nothing above U+10FFFF), or nullopt when all of `s` is valid.
+std::optional<std::size_t> invalid_utf8_at(std::string_view s) {
+  std::size_t i = 0;
+  while (i < s.size()) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    std::size_t len = 0;
+    std::uint32_t cp = 0;
+    if (c < 0x80) {
+      ++i;
+      continue;
+    } else if ((c & 0xe0) == 0xc0) {
+      len = 2, cp = c & 0x1fu;
+    } else if ((c & 0xf0) == 0xe0) {
+      len = 3, cp = c & 0x0fu;
+    } else if ((c & 0xf8) == 0xf0) {
+      len = 4, cp = c & 0x07u;
+    } else {
+      return i;
+    }
+    if (i + len > s.size()) return i;
+    for (std::size_t k = 1; k < len; ++k) {
+      const auto cc = static_cast<unsigned char>(s[i + k]);
+      if ((cc & 0xc0) != 0x80) return i;
+      cp = (cp << 6) | (cc & 0x3fu);
+    }
+    constexpr std::array<std::uint32_t, 5> kMinForLen{0, 0, 0x80, 0x800, 0x10000};
+    if (cp < kMinForLen[len] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return i;
+    i += len;
+  }
+  return std::nullopt;
+}
+
+std::string shape_str(const std::vector<std::int64_t>& shape) {
+  return fmt::format("[{}]", fmt::join(shape, ", "));
+}
+
+// A non-negative JSON integer (floats like 3.0 are rejected: the format stores integers).
+std::uint64_t get_index(const json& v, std::string_view what, std::string_view tensor,
+                        const std::string& path) {
+  if (!v.is_number_integer() || (!v.is_number_unsigned() && v.get<std::int64_t>() < 0)) {
+    throw_error<ModelError>("{}: tensor {}: {} must hold non-negative integers, got {}", path,
+                            tensor, what, v.dump());
+  }
+  return v.get<std::uint64_t>();
+}
+
+}  // namespace
+
+std::string_view safetensors_dtype_name(SafetensorsDtype dtype) {
+  return dtype_info(dtype).name;
+}
+
+std::optional<SafetensorsDtype> safetensors_dtype_from_name(std::string_view name) {
+  for (const auto& d : kDtypes) {
+    if (d.name == name) return d.dtype;
+  }
+  return std::nullopt;
+}
+
+std::int64_t safetensors_dtype_size(SafetensorsDtype dtype) {
+  return dtype_info(dtype).size;
+}
+
+std::int64_t SafetensorsTensor::n_elements() const {
+  std::int64_t n = 1;
+  for (auto d : shape) n *= d;  // cannot overflow: checked against the byte size on open
+  return n;
+}
+
+SafetensorsFile::SafetensorsFile(const std::string& path) : map_(path) {
+  const std::uint64_t size = map_.size();
+  if (size < 8) {
+    throw_error<ModelError>("{}: file is {} bytes, too short for the 8-byte header length", path,
+                            size);
+  }
+  std::uint64_t n = 0;
+  for (int i = 7; i >= 0; --i) n = (n << 8) | map_.data()[i];  // little-endian
+  if (n > kMaxHeaderBytes) {
+    throw_error<ModelError>("{}: header length {} is over the {} byte limit", path, n,
+                            kMaxHeaderBytes);
+  }
+  if (n > size - 8) {
+    throw_error<ModelError>("{}: header length {} runs past end of file (size {})", path, n, size);
+  }
+  header_size_ = n;
+  const std::string_view header(reinterpret_cast<const char*>(map_.data() + 8), n);
+  if (auto bad = invalid_utf8_at(header)) {
+    throw_error<ModelError>("{}: header is not valid UTF-8 (byte 0x{:02X} at header offset {})",
+                            path, static_cast<unsigned char>(header[*bad]), *bad);
+  }
+  parse_header(header);
+  check_layout();
+}
+
+const SafetensorsTensor* SafetensorsFile::find(std::string_view name) const {
+  auto it = index_.find(name);
+  return it == index_.end() ? nullptr : &tensors_[it->second];
+}
+
+void SafetensorsFile::parse_header(std::string_view header) {
+  const std::string& file = path();
+  // nlohmann keeps the last of duplicate keys silently; a parser callback sees every key
+  // of the top-level object and lets us reject a tensor named twice.
+  std::set<std::string> seen;
+  std::string duplicate;
+  auto on_event = [&](int depth, json::parse_event_t event, json& parsed) {
+    if (event == json::parse_event_t::key && depth == 1) {
+      auto key = parsed.get<std::string>();
+      if (!seen.insert(key).second && duplicate.empty()) duplicate = key;
+    }
+    return true;
+  };
+  json doc;
+  try {
+    doc = json::parse(header.begin(), header.end(), on_event);
+  } catch (const json::exception& e) {
+    throw_error<ModelError>("{}: header is not valid JSON ({})", file, e.what());
+  }
+  if (!duplicate.empty()) throw_error<ModelError>("{}: tensor {} appears twice", file, duplicate);
+  if (!doc.is_object()) {
+    throw_error<ModelError>("{}: header must be a JSON object, found {}", file, doc.type_name());
+  }
+  for (const auto& [name, entry] : doc.items()) {
+    if (name == "__metadata__") {
+      if (!entry.is_object()) throw_error<ModelError>("{}: __metadata__ must be an object", file);
+      for (const auto& [key, value] : entry.items()) {
+        if (!value.is_string()) {
+          throw_error<ModelError>("{}: __metadata__ {}: must be a string, found {}", file, key,
+                                  value.type_name());
+        }
+        metadata_[key] = value.get<std::string>();
+      }
+      continue;
+    }
+    if (!entry.is_object() || !entry.contains("dtype") || !entry.contains("shape") ||
+        !entry.contains("data_offsets")) {
+      throw_error<ModelError>("{}: tensor {}: needs an object with dtype, shape, data_offsets",
+                              file, name);
+    }
+    SafetensorsTensor t;
+    t.name = name;
+    const json& dtype = entry["dtype"];
+    const auto dtype_name = dtype.is_string() ? dtype.get<std::string>() : dtype.dump();
+    const auto parsed_dtype = safetensors_dtype_from_name(dtype_name);
+    if (!parsed_dtype)
+      throw_error<ModelError>("{}: tensor {}: unknown dtype {}", file, name, dtype_name);
+    t.dtype = *parsed_dtype;
+    const json& shape = entry["shape"];
+    if (!shape.is_array())
+      throw_error<ModelError>("{}: tensor {}: shape must be an array", file, name);
+    for (const auto& d : shape) {
+      const auto v = get_index(d, "shape", name, file);
+      if (v > static_cast<std::uint64_t>(INT64_MAX)) {
+        throw_error<ModelError>("{}: tensor {}: dimension {} is too large", file, name, v);
+      }
+      t.shape.push_back(static_cast<std::int64_t>(v));
+    }
+    const json& offsets = entry["data_offsets"];
+    if (!offsets.is_array() || offsets.size() != 2) {
+      throw_error<ModelError>("{}: tensor {}: data_offsets must be [begin, end]", file, name);
+    }
+    t.begin = get_index(offsets[0], "data_offsets", name, file);
+    t.end = get_index(offsets[1], "data_offsets", name, file);
+    if (t.end < t.begin) {
+      throw_error<ModelError>("{}: tensor {}: data_offsets [{}, {}] end before they begin", file,
+                              name, t.begin, t.end);
+    }
+    index_[t.name] = tensors_.size();
+    tensors_.push_back(std::move(t));
+  }
+}
+
+void SafetensorsFile::check_layout() {
+  const std::string& file = path();
+  const std::uint64_t data_size = map_.size() - data_offset();
+  // Byte size from shape x dtype, overflow-checked, must equal the offsets' span.
+  for (auto& t : tensors_) {
+    std::uint64_t bytes = static_cast<std::uint64_t>(safetensors_dtype_size(t.dtype));
+    for (auto d : t.shape) {
+      const auto ud = static_cast<std::uint64_t>(d);
+      if (ud != 0 && bytes > UINT64_MAX / ud) {
+        throw_error<ModelError>("{}: tensor {}: shape {} x {} overflows 64 bits", file, t.name,
+                                shape_str(t.shape), safetensors_dtype_name(t.dtype));
+      }
+      bytes *= ud;
+    }
+    if (bytes != t.n_bytes()) {
+      throw_error<ModelError>(
+          "{}: tensor {}: data_offsets [{}, {}] hold {} bytes but shape {} x {} needs {}", file,
+          t.name, t.begin, t.end, t.n_bytes(), shape_str(t.shape), safetensors_dtype_name(t.dtype),
+          bytes);
+    }
+  }
+  // Sorted by offset, the tensors must tile [0, data_size) exactly.
+  std::vector<const SafetensorsTensor*> order;
+  for (const auto& t : tensors_) order.push_back(&t);
+  std::sort(order.begin(), order.end(), [](const auto* a, const auto* b) {
+    return a->begin != b->begin ? a->begin < b->begin : a->end < b->end;
+  });
+  std::uint64_t pos = 0;
+  const SafetensorsTensor* prev = nullptr;
+  for (const auto* t : order) {
+    if (t->begin > pos) {
+      throw_error<ModelError>(
+          "{}: tensor {}: data_offsets [{}, {}] leave a gap of {} bytes after "
+          "{}",
+          file, t->name, t->begin, t->end, t->begin - pos,
+          prev ? "tensor " + prev->name : std::string("the header"));
+    }
+    if (t->begin < pos) {
+      throw_error<ModelError>("{}: tensor {}: data_offsets [{}, {}] overlap tensor {} [{}, {}]",
+                              file, t->name, t->begin, t->end, prev->name, prev->begin, prev->end);
+    }
+    if (t->end > data_size) {
+      throw_error<ModelError>(
+          "{}: tensor {}: data_offsets [{}, {}] run past end of file (data section is {} bytes)",
+          file, t->name, t->begin, t->end, data_size);
+    }
+    pos = t->end;
+    prev = t;
+  }
+  if (pos != data_size) {
+    throw_error<ModelError>(
+        "{}: the tensors end at data offset {} but the data section is {} bytes ({} trailing "
+        "bytes)",
+        file, pos, data_size, data_size - pos);
+  }
+  for (auto& t : tensors_) t.data = map_.data() + data_offset() + t.begin;
+}
+
+}  // namespace kvscope

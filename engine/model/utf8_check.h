@@ -1,0 +1,60 @@
+// UTF-8 validation for names read from model files (GGUF keys and tensor names), and a
+// printable escape of arbitrary bytes so an error message can show what was found.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include <fmt/format.h>
+
+namespace kvscope {
+
+// True for well-formed UTF-8: no stray continuation bytes, no truncated sequences, no
+// overlong encodings, no surrogates, nothing above U+10FFFF.
+inline bool is_valid_utf8(std::string_view s) {
+  constexpr std::uint32_t kMinCodePoint[5] = {0, 0, 0x80, 0x800, 0x10000};
+  std::size_t i = 0;
+  while (i < s.size()) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    std::size_t len = 1;
+    std::uint32_t cp = c;
+    if (c < 0x80) {
+      ++i;
+      continue;
+    } else if ((c & 0xe0) == 0xc0) {
+      len = 2, cp = c & 0x1fu;
+    } else if ((c & 0xf0) == 0xe0) {
+      len = 3, cp = c & 0x0fu;
+    } else if ((c & 0xf8) == 0xf0) {
+      len = 4, cp = c & 0x07u;
+    } else {
+      return false;
+    }
+    if (s.size() - i < len) return false;
+    for (std::size_t k = 1; k < len; ++k) {
+      const auto b = static_cast<unsigned char>(s[i + k]);
+      if ((b & 0xc0) != 0x80) return false;
+      cp = (cp << 6) | (b & 0x3fu);
+    }
+    if (cp < kMinCodePoint[len] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return false;
+    i += len;
+  }
+  return true;
+}
+
+// Printable ASCII as is, every other byte as \xNN.
+inline std::string escape_bytes(std::string_view s) {
+  std::string out;
+  for (const char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c >= 0x20 && c < 0x7f && c != '\\') {
+      out.push_back(ch);
+    } else {
+      out += fmt::format("\\x{:02x}", c);
+    }
+  }
+  return out;
+}
+
+}  // namespace kvscope

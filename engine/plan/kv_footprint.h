@@ -1,0 +1,73 @@
+// The KV cache's memory as the paged allocator (engine/kv) takes it, computed without
+// running the allocator: per layer group, whole blocks of kv_group_layout().block_bytes(),
+// blocks a sliding window has released not counted, and every group's pool the same size
+// (kv_cache_config.h). The planner and KvCacheManager share the bytes function
+// (kv_bytes_per_token_per_layer) and the block layout, so these numbers are the allocator's.
+//
+// Growth model. A sequence reaches `tokens` tokens through grow() calls of `step` tokens
+// (the last one shorter when step does not divide tokens): step = prefill chunk while the
+// prompt is read, 1 while decoding. Only sliding-window groups care: grow() from length T
+// first releases the blocks that end before T - window + 1 (the oldest key the query at T
+// sees), then appends n, so the blocks held right after a grow are
+//     ceil((T + n) / block_size) - max(0, floor((T - window + 1) / block_size))
+// and the most a sequence ever holds at once is the largest of these over its grows.
+// Full-attention groups hold ceil(tokens / block_size) blocks at every moment.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "kv/kv_cache_config.h"
+#include "model/model_spec.h"
+
+namespace kvscope {
+
+// The cache the engine builds for a model by default: one layer group with every layer,
+// the given K and V dtypes, the model's sliding window (0 = full attention) and
+// max_context = the model's context length. budget_bytes / n_blocks are left 0: the
+// planner (or the engine) sets the budget.
+KvCacheConfig default_kv_config(const ModelSpec& spec, KvDtype k_dtype, KvDtype v_dtype,
+                                std::int64_t block_size = 16);
+
+// K+V bytes one token takes over all layers, before block rounding:
+//   sum over groups of n_layers(g) x kv_bytes_per_token_per_layer(k(g), v(g), heads, dim).
+std::int64_t kv_bytes_per_token(const KvCacheConfig& config);
+
+// Bytes one block of each group takes, added up: the pool's unit of growth, since every
+// group gets the same number of blocks.
+std::int64_t kv_block_set_bytes(const KvCacheConfig& config);
+
+// Blocks a sequence holds in `group` right after the grow() that took it from
+// tokens - last_step to `tokens` tokens.
+std::int64_t kv_blocks_held(const KvCacheConfig& config, std::size_t group, std::int64_t tokens,
+                            std::int64_t last_step);
+
+// The most blocks a sequence holds in `group` at any moment while it grows from 0 to
+// `tokens` in steps of `step` tokens. O(block_size) at most, whatever `tokens` is.
+std::int64_t kv_peak_blocks(const KvCacheConfig& config, std::size_t group, std::int64_t tokens,
+                            std::int64_t step);
+
+// Bytes of K and V attention reads to decode one token at position context - 1: every
+// visible key of every layer, min(context, window) tokens per group, unrounded.
+std::int64_t kv_bytes_read_per_token(const KvCacheConfig& config, std::int64_t context);
+
+// `batch` sequences of `tokens` tokens each, grown in steps of `step` (all in lockstep, as
+// a batch decodes), per group and in total.
+struct KvGroupFootprint {
+  std::int64_t block_bytes = 0;   // one block of this group
+  std::int64_t held_blocks = 0;   // held at the end, all sequences
+  std::int64_t peak_blocks = 0;   // held at the busiest moment, all sequences
+};
+
+struct KvFootprint {
+  std::vector<KvGroupFootprint> groups;
+  std::int64_t held_bytes = 0;  // sum over groups of held_blocks x block_bytes
+  // The pool must give every group max over groups of peak_blocks blocks: this many.
+  std::int64_t blocks_per_group_needed = 0;
+  std::int64_t pool_bytes_needed = 0;  // blocks_per_group_needed x kv_block_set_bytes
+};
+
+KvFootprint kv_footprint(const KvCacheConfig& config, std::int64_t batch, std::int64_t tokens,
+                         std::int64_t step);
+
+}  // namespace kvscope

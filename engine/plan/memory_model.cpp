@@ -1,0 +1,123 @@
+#include "plan/memory_model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+#include "util/error.h"
+
+namespace kvscope {
+
+namespace {
+
+constexpr std::int64_t kMaxBatch = std::int64_t{1} << 20;
+constexpr std::int64_t kMaxTokens = std::int64_t{1} << 30;
+constexpr std::int64_t kMaxBytes = std::int64_t{1} << 56;
+constexpr std::int64_t kMiB = std::int64_t{1} << 20;
+
+void check_range(std::string_view field, std::int64_t value, std::int64_t min, std::int64_t max) {
+  if (value < min || value > max) {
+    throw_error<UsageError>("plan: {} is {}, outside [{}, {}]", field, value, min, max);
+  }
+}
+
+void validate_request(const PlanRequest& r) {
+  check_range("batch", r.batch, 1, kMaxBatch);
+  check_range("context", r.context, 1, kMaxTokens);
+  check_range("prefill chunk", r.prefill_chunk, 1, kMaxTokens);
+  check_range("used-by-others bytes", r.budget.used_by_others, 0, kMaxBytes);
+  check_range("KV budget", r.kv_budget_bytes, 0, kMaxBytes);
+  if (r.kv_budget_bytes == 0) check_range("memory size", r.budget.total_bytes, 1, kMaxBytes);
+  const double u = r.budget.utilisation;
+  if (!std::isfinite(u) || u <= 0.0 || u > 1.0) {
+    throw_error<UsageError>("plan: utilisation {} must be in (0, 1]", u);
+  }
+  check_range("weight bytes", r.weights.bytes, 0, kMaxBytes);
+  // The allocator's own checks (groups, layers, windows, block size, max_context), run on
+  // a copy with a placeholder pool size since the plan computes the real one.
+  KvCacheConfig shape = r.kv;
+  shape.budget_bytes = 0;
+  shape.n_blocks = 1;
+  validate(shape);
+}
+
+}  // namespace
+
+std::string_view plan_backend_name(PlanBackend backend) {
+  return backend == PlanBackend::Cuda ? "cuda" : "cpu";
+}
+
+std::int64_t backend_overhead_bytes(PlanBackend backend) {
+  return backend == PlanBackend::Cuda ? 512 * kMiB : 0;
+}
+
+Workspace workspace_for(const ModelSpec& spec, std::int64_t batch, std::int64_t prefill_chunk,
+                        PlanBackend backend) {
+  check_range("batch", batch, 1, kMaxBatch);
+  check_range("prefill chunk", prefill_chunk, 1, kMaxTokens);
+  Workspace w;
+  w.step_tokens = std::max(batch, prefill_chunk);
+  // Each width is < 2^22 (ModelSpec limits), step_tokens < 2^31: no overflow.
+  const std::int64_t per_token_floats =
+      3 * spec.dim + 2 * spec.q_dim() + 2 * spec.kv_dim() + 2 * spec.ffn_dim + spec.rope_dim;
+  w.activations = w.step_tokens * per_token_floats * 4;
+  w.logits = batch * spec.vocab_size * 4;
+  w.backend = backend_overhead_bytes(backend);
+  return w;
+}
+
+std::int64_t MemoryBudget::usable() const {
+  const auto share = static_cast<std::int64_t>(
+      std::floor(static_cast<double>(total_bytes) * utilisation));
+  return share - used_by_others;
+}
+
+std::int64_t kv_budget_from(const MemoryBudget& budget, std::int64_t weight_bytes,
+                            const Workspace& workspace) {
+  return std::max<std::int64_t>(0, budget.usable() - weight_bytes - workspace.total());
+}
+
+PlanRequest make_plan_request(const ModelSpec& spec, WeightFootprint weights, KvDtype k_dtype,
+                              KvDtype v_dtype, std::int64_t block_size) {
+  PlanRequest r;
+  r.spec = spec;
+  r.weights = std::move(weights);
+  r.kv = default_kv_config(spec, k_dtype, v_dtype, block_size);
+  r.context = spec.context_length;
+  return r;
+}
+
+MemoryPlan plan_memory(const PlanRequest& r) {
+  validate_request(r);
+  MemoryPlan p;
+  p.weights = r.weights;
+  p.workspace = workspace_for(r.spec, r.batch, r.prefill_chunk, r.backend);
+  p.kv_bytes_per_token = kv_bytes_per_token(r.kv);
+  p.kv_block_set_bytes = kv_block_set_bytes(r.kv);
+  p.kv = kv_footprint(r.kv, r.batch, r.context, r.prefill_chunk);
+
+  const std::int64_t fixed = p.weights.bytes + p.workspace.total();
+  if (r.kv_budget_bytes > 0) {
+    p.usable_bytes = r.kv_budget_bytes;
+    p.kv_budget_bytes = r.kv_budget_bytes;
+  } else {
+    p.usable_bytes = r.budget.usable();
+    p.kv_budget_bytes = kv_budget_from(r.budget, p.weights.bytes, p.workspace);
+  }
+  // The allocator's sizing: the same number of blocks for every group.
+  p.kv_blocks_per_group = p.kv_budget_bytes / p.kv_block_set_bytes;
+  p.kv_pool_bytes = p.kv_blocks_per_group * p.kv_block_set_bytes;
+
+  const std::int64_t kv_needed = p.kv.pool_bytes_needed;
+  const std::int64_t others = r.kv_budget_bytes > 0 ? 0 : fixed;
+  // Capped far above any real size so that the margin below cannot overflow.
+  constexpr std::int64_t kCap = std::int64_t{1} << 62;
+  p.total_needed = std::min(kCap, std::min(kCap, kv_needed) + others);
+  p.margin_bytes = p.usable_bytes - p.total_needed;
+  p.within_context = r.context <= r.kv.max_context;
+  p.fits = p.within_context && p.kv_budget_bytes > 0 &&
+           p.kv.blocks_per_group_needed <= p.kv_blocks_per_group;
+  return p;
+}
+
+}  // namespace kvscope

@@ -1,0 +1,110 @@
+// The memory model of "what fits": weights + workspace + KV pool against a budget.
+//
+//   usable      = floor(total x utilisation) - used by others
+//   KV budget   = usable - weights - workspace          (or a KV budget given directly)
+//   KV pool     = every layer group gets floor(KV budget / block set bytes) blocks
+//                 (kv_blocks_per_group, the allocator's own sizing)
+//   fits        = every group's busiest moment (kv_footprint) needs no more blocks than
+//                 that, and the context is within the model's max_context
+//
+// Workspace, the memory a forward step needs besides weights and KV, is an estimate
+// stated term by term:
+//   activations = step_tokens x 4 bytes x (3 dim + 2 q_dim + 2 kv_dim + 2 ffn_dim +
+//                 rope_dim): the decoder's f32 buffers per token in flight (residual,
+//                 normed input and block output; Q and the attention output; K and V
+//                 before they are quantized into the cache; FFN gate and up; the token's
+//                 RoPE cos and sin), as the CPU backend sizes them. step_tokens =
+//                 max(batch, prefill chunk): a step reads at most one chunk of prompt
+//                 tokens over all sequences, or one token per sequence while decoding.
+//                 Attention scores are not stored: attention runs over the cache block by
+//                 block with a running softmax.
+//   logits      = batch x vocab x 4 bytes: f32 logits of each sequence's last token.
+//   backend     = CPU 0 (the "simulated GPU" budget holds only what the engine allocates);
+//                 CUDA 512 MiB for the CUDA context, cuBLAS handle and its workspace:
+//                 300-500 MiB is what a context costs on current drivers with lazy module
+//                 loading (more on larger GPUs), rounded up so that a plan that says
+//                 "fits" is not a few MiB short in practice.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "kv/kv_cache_config.h"
+#include "model/model_spec.h"
+#include "plan/kv_footprint.h"
+#include "plan/weight_footprint.h"
+
+namespace kvscope {
+
+enum class PlanBackend { Cpu, Cuda };
+
+std::string_view plan_backend_name(PlanBackend backend);  // "cpu", "cuda"
+std::int64_t backend_overhead_bytes(PlanBackend backend);
+
+struct Workspace {
+  std::int64_t step_tokens = 0;
+  std::int64_t activations = 0;
+  std::int64_t logits = 0;
+  std::int64_t backend = 0;
+  std::int64_t total() const { return activations + logits + backend; }
+};
+
+Workspace workspace_for(const ModelSpec& spec, std::int64_t batch, std::int64_t prefill_chunk,
+                        PlanBackend backend);
+
+struct MemoryBudget {
+  std::int64_t total_bytes = 0;  // the GPU's memory, or the simulated size on the CPU
+  double utilisation = 0.90;     // fraction the engine may take (vLLM's default too)
+  std::int64_t used_by_others = 0;
+  // floor(total x utilisation) - used_by_others; may be negative (nothing fits).
+  std::int64_t usable() const;
+};
+
+// What the KV pool may take: usable - weights - workspace, at least 0. The engine sizes
+// its cache with this when given a memory budget, so the plan and the pool agree.
+std::int64_t kv_budget_from(const MemoryBudget& budget, std::int64_t weight_bytes,
+                            const Workspace& workspace);
+
+struct PlanRequest {
+  ModelSpec spec;
+  WeightFootprint weights;
+  // Layer groups, dtypes, windows, block size and max_context; the budget fields are
+  // ignored (the plan computes the KV budget). See default_kv_config().
+  KvCacheConfig kv;
+  std::int64_t batch = 1;
+  std::int64_t context = 0;          // tokens per sequence (prompt + generated)
+  std::int64_t prefill_chunk = 512;  // prompt tokens per step; also the KV growth step
+  PlanBackend backend = PlanBackend::Cuda;
+  MemoryBudget budget;
+  // > 0: the KV pool gets exactly this (--kv-budget); weights and workspace are still
+  // reported but not checked against `budget`.
+  std::int64_t kv_budget_bytes = 0;
+};
+
+// A request with the default cache for the model (default_kv_config) and default batch,
+// chunk and budget fields, for the caller to adjust.
+PlanRequest make_plan_request(const ModelSpec& spec, WeightFootprint weights, KvDtype k_dtype,
+                              KvDtype v_dtype, std::int64_t block_size = 16);
+
+struct MemoryPlan {
+  WeightFootprint weights;
+  Workspace workspace;
+  std::int64_t usable_bytes = 0;           // budget.usable(), or the KV budget when given
+  std::int64_t kv_budget_bytes = 0;        // what the KV pool may take (>= 0)
+  std::int64_t kv_bytes_per_token = 0;     // before block rounding
+  std::int64_t kv_block_set_bytes = 0;     // one block of every group
+  std::int64_t kv_blocks_per_group = 0;    // the pool the engine would build
+  std::int64_t kv_pool_bytes = 0;          // kv_blocks_per_group x kv_block_set_bytes
+  KvFootprint kv;                          // what the batch needs
+  std::int64_t total_needed = 0;           // weights + workspace + kv.pool_bytes_needed
+                                           // (kv.pool_bytes_needed alone with a KV budget)
+  std::int64_t margin_bytes = 0;           // usable_bytes - total_needed (negative: short)
+  bool within_context = false;             // context <= kv.max_context
+  bool fits = false;
+};
+
+// Validates the request (UsageError naming the field: batch, context, chunk, utilisation,
+// sizes) and computes the plan. Never throws for "does not fit"; that is plan.fits.
+MemoryPlan plan_memory(const PlanRequest& request);
+
+}  // namespace kvscope

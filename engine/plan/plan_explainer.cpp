@@ -1,0 +1,150 @@
+#include "plan/plan_explainer.h"
+
+#include <fmt/format.h>
+
+#include "kv/kv_format.h"
+#include "plan/units.h"
+
+namespace kvscope {
+
+namespace {
+
+std::string bytes(std::int64_t b) { return fmt::format("{} B ({})", group_digits(b), human_bytes(b)); }
+
+// One K or V vector's bytes as its format builds them: "128 x 2 B" or "128 B + 4 x 2 B scales".
+std::string vector_formula(KvDtype dtype, std::int64_t head_dim) {
+  if (dtype == KvDtype::F16) return fmt::format("{} x 2 B", head_dim);
+  return fmt::format("{} B + {} x 2 B scales", kv_data_bytes_per_vector(dtype, head_dim),
+                     kv_scales_per_vector(dtype, head_dim));
+}
+
+std::string window_text(std::int64_t window) {
+  return window > 0 ? fmt::format("sliding window of {} tokens", group_digits(window))
+                    : std::string("full attention");
+}
+
+void explain_weights(std::string& out, const MemoryPlan& p) {
+  out += fmt::format("Weights\n  {} = {}\n", p.weights.basis, bytes(p.weights.bytes));
+}
+
+void explain_group(std::string& out, const PlanRequest& r, const MemoryPlan& p, std::size_t g) {
+  const LayerGroupConfig& group = r.kv.groups[g];
+  const KvGroupFootprint& f = p.kv.groups[g];
+  const auto n_layers = static_cast<std::int64_t>(group.layers.size());
+  const std::int64_t per_layer = kv_bytes_per_token_per_layer(group.k_dtype, group.v_dtype,
+                                                              r.kv.n_kv_heads, r.kv.head_dim);
+  out += fmt::format("  group {}: {} layers, K {} / V {}, {}\n", g, n_layers,
+                     kv_dtype_name(group.k_dtype), kv_dtype_name(group.v_dtype),
+                     window_text(group.window));
+  out += fmt::format("    per token per layer = {} KV heads x (K {} + V {}) = {} B\n",
+                     r.kv.n_kv_heads, vector_formula(group.k_dtype, r.kv.head_dim),
+                     vector_formula(group.v_dtype, r.kv.head_dim), group_digits(per_layer));
+  out += fmt::format("    one block = {} tokens x {} layers x {} B = {}\n", r.kv.block_size,
+                     n_layers, group_digits(per_layer), bytes(f.block_bytes));
+  const std::int64_t per_seq = f.held_blocks / r.batch;
+  if (group.window == 0) {
+    out += fmt::format("    per sequence: ceil({} / {}) = {} blocks\n", group_digits(r.context),
+                       r.kv.block_size, group_digits(per_seq));
+  } else {
+    out += fmt::format(
+        "    per sequence: {} blocks at {} tokens, at most {} while growing {} tokens at a "
+        "time (blocks wholly before the window are released)\n",
+        group_digits(per_seq), group_digits(r.context), group_digits(f.peak_blocks / r.batch),
+        group_digits(r.prefill_chunk));
+  }
+}
+
+void explain_kv(std::string& out, const PlanRequest& r, const MemoryPlan& p) {
+  out += fmt::format("KV cache: {} sequences x {} tokens, blocks of {} tokens\n", r.batch,
+                     group_digits(r.context), r.kv.block_size);
+  for (std::size_t g = 0; g < r.kv.groups.size(); ++g) explain_group(out, r, p, g);
+  out += fmt::format("  all layers: {} B per token before rounding to blocks\n",
+                     group_digits(p.kv_bytes_per_token));
+  if (r.kv.groups.size() == 1) {
+    out += fmt::format("  needed: {} sequences x {} blocks x {} B = {}\n", r.batch,
+                       group_digits(p.kv.blocks_per_group_needed / r.batch),
+                       group_digits(p.kv.groups[0].block_bytes), bytes(p.kv.pool_bytes_needed));
+  } else {
+    out += fmt::format(
+        "  needed: every group's pool has the same number of blocks, the busiest group's {} x "
+        "one block of each group {} B = {}\n",
+        group_digits(p.kv.blocks_per_group_needed), group_digits(p.kv_block_set_bytes),
+        bytes(p.kv.pool_bytes_needed));
+  }
+}
+
+void explain_workspace(std::string& out, const PlanRequest& r, const MemoryPlan& p) {
+  const ModelSpec& s = r.spec;
+  const Workspace& w = p.workspace;
+  out += "Workspace\n";
+  out += fmt::format(
+      "  activations = {} tokens per step x 4 B x (3 x {} + 2 x {} + 2 x {} + 2 x {} + {}) = {}\n",
+      group_digits(w.step_tokens), s.dim, s.q_dim(), s.kv_dim(), s.ffn_dim, s.rope_dim,
+      bytes(w.activations));
+  out += fmt::format("  logits      = {} sequences x {} vocab x 4 B = {}\n", r.batch,
+                     group_digits(s.vocab_size), bytes(w.logits));
+  out += fmt::format("  {} backend = {}\n", plan_backend_name(r.backend),
+                     w.backend > 0 ? bytes(w.backend) + " (CUDA context, cuBLAS)"
+                                   : std::string("0 B"));
+}
+
+void explain_budget(std::string& out, const PlanRequest& r, const MemoryPlan& p) {
+  out += "Budget\n";
+  if (r.kv_budget_bytes > 0) {
+    out += fmt::format("  KV budget given: {}\n", bytes(r.kv_budget_bytes));
+  } else {
+    out += fmt::format("  usable = {} B x {:.2f} - {} B used by others = {}\n",
+                       group_digits(r.budget.total_bytes), r.budget.utilisation,
+                       group_digits(r.budget.used_by_others), bytes(p.usable_bytes));
+    out += fmt::format("  KV budget = usable - weights - workspace = {}\n",
+                       bytes(p.kv_budget_bytes));
+  }
+  out += fmt::format("  KV pool = floor({} / {} B per block set) = {} blocks per group = {}\n",
+                     group_digits(p.kv_budget_bytes), group_digits(p.kv_block_set_bytes),
+                     group_digits(p.kv_blocks_per_group), bytes(p.kv_pool_bytes));
+}
+
+void explain_verdict(std::string& out, const PlanRequest& r, const MemoryPlan& p) {
+  if (r.kv_budget_bytes > 0) {
+    out += fmt::format("Needed: KV {} of {}", bytes(p.total_needed), bytes(p.usable_bytes));
+  } else {
+    out += fmt::format("Needed: weights {} + workspace {} + KV {} = {} of {}",
+                       human_bytes(p.weights.bytes), human_bytes(p.workspace.total()),
+                       human_bytes(p.kv.pool_bytes_needed), human_bytes(p.total_needed),
+                       human_bytes(p.usable_bytes));
+  }
+  if (!p.within_context) {
+    out += fmt::format(": does not fit, the context {} exceeds the model's {}\n",
+                       group_digits(r.context), group_digits(r.kv.max_context));
+  } else if (p.fits) {
+    out += fmt::format(": fits, {} to spare\n", human_bytes(p.margin_bytes));
+  } else {
+    out += fmt::format(": does not fit, {} short\n", human_bytes(-p.margin_bytes));
+  }
+}
+
+void explain_roofline(std::string& out, const PlanRequest& r, const RooflineEstimate& e) {
+  out += "Decode speed limit (roofline: every step reads the weights and the visible KV)\n";
+  out += fmt::format("  bytes per step = weights {} + {} sequences x KV at {} tokens {} = {}\n",
+                     human_bytes(e.weight_bytes_read), r.batch, group_digits(r.context),
+                     human_bytes(e.kv_bytes_read / r.batch), human_bytes(e.bytes_per_step));
+  out += fmt::format("  tokens/s <= {} x {:g} GB/s / {} B = {:.1f} ({:.1f} per sequence)\n",
+                     r.batch, e.bandwidth_gb_s, group_digits(e.bytes_per_step), e.tokens_per_s,
+                     e.tokens_per_s_per_sequence);
+}
+
+}  // namespace
+
+std::string explain_plan(const PlanRequest& request, const MemoryPlan& plan,
+                         const std::optional<RooflineEstimate>& roofline) {
+  std::string out;
+  explain_weights(out, plan);
+  explain_kv(out, request, plan);
+  explain_workspace(out, request, plan);
+  explain_budget(out, request, plan);
+  explain_verdict(out, request, plan);
+  if (roofline) explain_roofline(out, request, *roofline);
+  return out;
+}
+
+}  // namespace kvscope

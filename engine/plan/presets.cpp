@@ -1,0 +1,220 @@
+#include "plan/presets.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "util/error.h"
+
+namespace kvscope {
+
+namespace {
+
+using nlohmann::json;
+
+// Far beyond any real entry; they keep n_params x 16 bits and batch x KV sums inside 64 bits.
+constexpr std::int64_t kMaxParams = std::int64_t{1} << 44;        // ~17.6 trillion
+constexpr std::int64_t kMaxMemoryBytes = std::int64_t{1} << 50;  // 1 PiB
+constexpr double kMaxBandwidthGbS = 1e6;
+
+json read_json(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw_error<ModelError>("{}: cannot open the preset file", file.string());
+  try {
+    return json::parse(in);
+  } catch (const json::exception& e) {
+    throw_error<ModelError>("{}: not valid JSON: {}", file.string(), e.what());
+  }
+}
+
+// One catalogue entry being read: every error names the file, the entry and the field.
+class EntryReader {
+ public:
+  EntryReader(const std::filesystem::path& file, std::string entry, const json& object)
+      : file_(file), entry_(std::move(entry)), object_(object) {
+    if (!object_.is_object()) fail("", "must be a JSON object");
+  }
+
+  [[noreturn]] void fail(std::string_view field, std::string_view why) const {
+    if (field.empty()) throw_error<ModelError>("{}: {}: {}", file_.string(), entry_, why);
+    throw_error<ModelError>("{}: {}: field \"{}\" {}", file_.string(), entry_, field, why);
+  }
+
+  const json& get(std::string_view field) const {
+    const auto it = object_.find(field);
+    if (it == object_.end()) fail(field, "is missing");
+    return *it;
+  }
+
+  std::string text(std::string_view field) const {
+    const json& v = get(field);
+    if (!v.is_string() || v.get_ref<const std::string&>().empty()) {
+      fail(field, "must be a non-empty string");
+    }
+    return v.get<std::string>();
+  }
+
+  std::int64_t integer(std::string_view field, std::int64_t min, std::int64_t max) const {
+    const json& v = get(field);
+    if (!v.is_number_integer()) fail(field, "must be an integer");
+    if (v.is_number_unsigned() &&
+        v.get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+      fail(field, "is out of range");
+    }
+    const auto x = v.get<std::int64_t>();
+    if (x < min || x > max) {
+      fail(field, fmt::format("is {}, outside the accepted range {}..{}", x, min, max));
+    }
+    return x;
+  }
+
+  double number(std::string_view field, double max) const {
+    const json& v = get(field);
+    if (!v.is_number()) fail(field, "must be a number");
+    const auto x = v.get<double>();
+    if (!std::isfinite(x) || x <= 0.0 || x > max) {
+      fail(field, fmt::format("is {}, outside the accepted range (0, {}]", x, max));
+    }
+    return x;
+  }
+
+  bool boolean(std::string_view field, bool fallback) const {
+    const auto it = object_.find(field);
+    if (it == object_.end()) return fallback;
+    if (!it->is_boolean()) fail(field, "must be true or false");
+    return it->get<bool>();
+  }
+
+  const std::string& entry() const { return entry_; }
+
+ private:
+  const std::filesystem::path& file_;
+  std::string entry_;
+  const json& object_;
+};
+
+const json& entries(const json& root, const std::filesystem::path& file, std::string_view key) {
+  if (!root.is_object()) throw_error<ModelError>("{}: must hold a JSON object", file.string());
+  const auto it = root.find(key);
+  if (it == root.end() || !it->is_array() || it->empty()) {
+    throw_error<ModelError>("{}: needs a non-empty array \"{}\"", file.string(), key);
+  }
+  return *it;
+}
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+
+// Slugs are what users type: lower-case letters, digits, '-', '.', '_'.
+std::string read_slug(const EntryReader& r, std::set<std::string>& seen) {
+  std::string slug = r.text("slug");
+  const bool ok = std::all_of(slug.begin(), slug.end(), [](unsigned char c) {
+    return std::islower(c) || std::isdigit(c) || c == '-' || c == '.' || c == '_';
+  });
+  if (!ok) r.fail("slug", fmt::format("\"{}\" must use only a-z, 0-9, '-', '.', '_'", slug));
+  if (!seen.insert(slug).second) r.fail("slug", fmt::format("\"{}\" appears twice", slug));
+  return slug;
+}
+
+ModelPreset read_model(const EntryReader& r, std::set<std::string>& seen) {
+  constexpr auto kMax = std::numeric_limits<std::int64_t>::max();
+  ModelPreset p;
+  p.slug = read_slug(r, seen);
+  p.name = r.text("name");
+  p.n_params = r.integer("n_params", 1, kMaxParams);
+  ModelSpec& s = p.spec;
+  s.architecture = r.text("architecture");
+  s.name = p.name;
+  // Range checks beyond "fits in int64" are ModelSpec's (validate below), so the
+  // presets and the model loaders accept exactly the same shapes.
+  s.n_layers = r.integer("n_layers", 1, kMax);
+  s.dim = r.integer("dim", 1, kMax);
+  s.n_heads = r.integer("n_heads", 1, kMax);
+  s.n_kv_heads = r.integer("n_kv_heads", 1, kMax);
+  s.head_dim = r.integer("head_dim", 1, kMax);
+  s.rope_dim = s.head_dim;
+  s.ffn_dim = r.integer("ffn_dim", 1, kMax);
+  s.vocab_size = r.integer("vocab_size", 1, kMax);
+  s.context_length = r.integer("context_length", 1, kMax);
+  s.sliding_window = r.integer("sliding_window", 0, kMax);
+  s.tied_embeddings = r.boolean("tied_embeddings", false);
+  s.qkv_bias = r.boolean("qkv_bias", false);
+  try {
+    validate(s);
+  } catch (const ModelError& e) {
+    r.fail("", e.what());
+  }
+  return p;
+}
+
+GpuPreset read_gpu(const EntryReader& r, std::set<std::string>& seen) {
+  GpuPreset g;
+  g.slug = read_slug(r, seen);
+  g.name = r.text("name");
+  g.memory_bytes = r.integer("memory_bytes", 1, kMaxMemoryBytes);
+  g.bandwidth_gb_s = r.number("bandwidth_gb_s", kMaxBandwidthGbS);
+  return g;
+}
+
+template <typename Preset>
+std::vector<Preset> load(const std::filesystem::path& file, std::string_view key,
+                         Preset (*read)(const EntryReader&, std::set<std::string>&)) {
+  const json root = read_json(file);
+  const json& list = entries(root, file, key);
+  std::vector<Preset> out;
+  std::set<std::string> seen;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    std::string entry = fmt::format("{}[{}]", key, i);
+    const json& item = list[i];
+    if (item.is_object()) {
+      const auto slug = item.find("slug");
+      if (slug != item.end() && slug->is_string()) {
+        entry += fmt::format(" (\"{}\")", slug->get<std::string>());
+      }
+    }
+    out.push_back(read(EntryReader(file, entry, item), seen));
+  }
+  return out;
+}
+
+template <typename Preset>
+const Preset& find(const std::vector<Preset>& presets, std::string_view slug,
+                   std::string_view what) {
+  const std::string wanted = lower(slug);
+  for (const auto& p : presets) {
+    if (p.slug == wanted) return p;
+  }
+  std::string known;
+  for (const auto& p : presets) known += (known.empty() ? "" : ", ") + p.slug;
+  throw_error<UsageError>("unknown {} \"{}\"; known: {}", what, slug, known);
+}
+
+}  // namespace
+
+std::vector<ModelPreset> load_model_presets(const std::filesystem::path& file) {
+  return load<ModelPreset>(file, "models", read_model);
+}
+
+std::vector<GpuPreset> load_gpu_presets(const std::filesystem::path& file) {
+  return load<GpuPreset>(file, "gpus", read_gpu);
+}
+
+const ModelPreset& find_model_preset(const std::vector<ModelPreset>& presets,
+                                     std::string_view slug) {
+  return find(presets, slug, "model preset");
+}
+
+const GpuPreset& find_gpu_preset(const std::vector<GpuPreset>& presets, std::string_view slug) {
+  return find(presets, slug, "GPU preset");
+}
+
+}  // namespace kvscope

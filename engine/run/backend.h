@@ -1,0 +1,61 @@
+// The compute backend interface: where the weights live and how a forward step runs.
+// The CPU backend (cpu_backend.h) is the reference; the CUDA backend (kernels/) implements
+// the same interface and is tested against it. The KV cache bookkeeping (which block holds
+// which token) is the KvCacheManager's; a backend only reads and writes the slots it is
+// given, in host memory (CPU) or in device memory with the same block layout (CUDA).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "kv/kv_cache_manager.h"
+#include "kv/kv_ids.h"
+#include "text/tokenizer.h"
+
+namespace kvscope {
+
+// One sequence's share of a forward step: `tokens` are appended at positions
+// start_pos .. start_pos + n - 1. The caller has already grown the sequence in the KV
+// cache by n (so start_pos + n == kv.n_tokens(seq)).
+struct SequenceChunk {
+  SeqId seq = 0;
+  std::span<const TokenId> tokens;
+  std::int64_t start_pos = 0;
+  // Logits for every token of the chunk (perplexity) or only for the last one (generation).
+  bool all_logits = false;
+};
+
+// Where the memory of a backend goes, in bytes. The live panel charts exactly these.
+struct MemoryInfo {
+  std::string device;                // "CPU (2 threads)", "NVIDIA GeForce RTX 4090"
+  std::uint64_t total = 0;           // the device's memory, or the simulated budget on the CPU
+  std::uint64_t weights = 0;         // model weights as held by the backend
+  std::uint64_t kv_pool = 0;         // the KV block pool (all of it, used or not)
+  std::uint64_t workspace = 0;       // activations, logits and other scratch
+  std::uint64_t used_by_others = 0;  // memory this process does not own (other apps)
+  std::uint64_t free = 0;            // total - everything above
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+
+  virtual std::string name() const = 0;
+
+  // Runs the model over the chunks; returns logits [n_rows][vocab] where each chunk
+  // contributes its token count (all_logits) or one row, in chunk order.
+  virtual void forward(std::span<const SequenceChunk> chunks, KvCacheManager& kv,
+                       std::vector<float>& logits) = 0;
+
+  // Performs copy-on-write copies the KV manager decided on (host storage: already done).
+  virtual void copy_blocks(std::span<const BlockCopy> copies) { (void)copies; }
+
+  // Whether the KV manager should keep block bytes in host memory (the CPU backend).
+  virtual bool uses_host_kv_storage() const = 0;
+
+  virtual MemoryInfo memory_info(const KvCacheManager& kv) const = 0;
+};
+
+}  // namespace kvscope

@@ -1,0 +1,33 @@
+// Paged GQA attention on the CPU: the reference the CUDA attention kernels are tested
+// against. For each new token of one sequence and each KV head, the keys and values are
+// read from the sequence's blocks once and serve all query heads of that KV head's group.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "kv/kv_cache_manager.h"
+#include "kv/kv_ids.h"
+
+namespace kvscope {
+
+class ThreadPool;
+
+struct AttentionShape {
+  std::int64_t n_heads = 0;
+  std::int64_t n_kv_heads = 0;
+  std::int64_t head_dim = 0;
+};
+
+// out = softmax(q k^T / sqrt(head_dim)) v over the keys each query may see (causal, and the
+// layer group's sliding window), reading K/V from the paged cache of `seq` in `layer`.
+//   q:   [n_tokens][n_heads][head_dim], token i at position start_pos + i (already rotated)
+//   out: [n_tokens][n_heads][head_dim]
+// The K/V of positions up to start_pos + n_tokens - 1 must already be written.
+// Softmax is computed online block by block (running max and sum, as flash attention does),
+// so no buffer grows with the context.
+void paged_attention(ThreadPool& pool, const KvCacheManager& kv, SeqId seq, std::int64_t layer,
+                     const AttentionShape& shape, std::int64_t start_pos, std::int64_t n_tokens,
+                     std::span<const float> q, std::span<float> out);
+
+}  // namespace kvscope

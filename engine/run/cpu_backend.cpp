@@ -1,0 +1,190 @@
+#include "run/cpu_backend.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "run/cpu_attention.h"
+#include "run/cpu_ops.h"
+#include "util/error.h"
+
+namespace kvscope {
+
+namespace {
+
+std::span<float> rows(std::vector<float>& v, std::int64_t n_rows, std::int64_t width) {
+  return {v.data(), static_cast<std::size_t>(n_rows * width)};
+}
+
+std::uint64_t host_memory_bytes() {
+  const long pages = ::sysconf(_SC_PHYS_PAGES);
+  const long page = ::sysconf(_SC_PAGE_SIZE);
+  return pages > 0 && page > 0
+             ? static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page)
+             : 0;
+}
+
+}  // namespace
+
+void CpuBackend::Scratch::resize(const ModelSpec& spec, std::int64_t n_tokens) {
+  auto fit = [&](std::vector<float>& buf, std::int64_t width) {
+    const auto need = static_cast<std::size_t>(n_tokens * width);
+    if (buf.size() < need) buf.resize(need);
+  };
+  fit(x, spec.dim);
+  fit(xb, spec.dim);
+  fit(q, spec.q_dim());
+  fit(k, spec.kv_dim());
+  fit(v, spec.kv_dim());
+  fit(att, spec.q_dim());
+  fit(proj, spec.dim);
+  fit(gate, spec.ffn_dim);
+  fit(up, spec.ffn_dim);
+  fit(rope_cos, spec.rope_dim / 2);
+  fit(rope_sin, spec.rope_dim / 2);
+}
+
+std::uint64_t CpuBackend::Scratch::bytes() const {
+  std::uint64_t n = 0;
+  for (const auto* b :
+       {&x, &xb, &q, &k, &v, &att, &proj, &gate, &up, &rope_cos, &rope_sin, &last}) {
+    n += b->capacity() * sizeof(float);
+  }
+  return n;
+}
+
+CpuBackend::CpuBackend(const Model& model, const CpuBackendOptions& options)
+    : model_(model),
+      spec_(model.spec()),
+      pool_(options.n_threads > 0 ? options.n_threads : ThreadPool::default_threads()),
+      rope_(rope_config(model.spec(), options.context_length > 0 ? options.context_length
+                                                                 : model.spec().context_length)),
+      memory_total_(options.memory_total) {}
+
+std::string CpuBackend::name() const {
+  return fmt::format("CPU ({} threads)", pool_.size());
+}
+
+void CpuBackend::forward(std::span<const SequenceChunk> chunks, KvCacheManager& kv,
+                         std::vector<float>& logits) {
+  std::int64_t n_tokens = 0;
+  for (const auto& c : chunks) n_tokens += static_cast<std::int64_t>(c.tokens.size());
+  if (n_tokens == 0) {
+    logits.clear();
+    return;
+  }
+  s_.resize(spec_, n_tokens);
+  embed(chunks);
+  for (std::int64_t layer = 0; layer < spec_.n_layers; ++layer) {
+    attention_block(layer, chunks, n_tokens, kv);
+    ffn_block(layer, n_tokens);
+  }
+  compute_logits(chunks, logits);
+}
+
+// x[t] = token_embd[token t]
+void CpuBackend::embed(std::span<const SequenceChunk> chunks) {
+  const WeightView& emb = model_.weights().token_embd;
+  std::int64_t t = 0;
+  for (const auto& c : chunks) {
+    for (TokenId id : c.tokens) {
+      if (id < 0 || id >= emb.rows) {
+        throw_error<UsageError>("token id {} outside the vocabulary (size {})", id, emb.rows);
+      }
+      dequantize_row(emb.type, emb.row(id), &s_.x[t * spec_.dim], spec_.dim);
+      ++t;
+    }
+  }
+}
+
+// x += wo · attention(rope(wq·norm(x)), cache ∪ rope(wk·norm(x)), cache ∪ wv·norm(x))
+void CpuBackend::attention_block(std::int64_t layer, std::span<const SequenceChunk> chunks,
+                                 std::int64_t n_tokens, KvCacheManager& kv) {
+  const LayerWeights& w = model_.weights().layers[layer];
+  const std::int64_t dim = spec_.dim, q_dim = spec_.q_dim(), kv_dim = spec_.kv_dim();
+  const auto eps = static_cast<float>(spec_.norm_eps);
+  rmsnorm(rows(s_.x, n_tokens, dim), w.attn_norm, eps, rows(s_.xb, n_tokens, dim));
+  matvec(pool_, w.wq, rows(s_.xb, n_tokens, dim), rows(s_.q, n_tokens, q_dim));
+  matvec(pool_, w.wk, rows(s_.xb, n_tokens, dim), rows(s_.k, n_tokens, kv_dim));
+  matvec(pool_, w.wv, rows(s_.xb, n_tokens, dim), rows(s_.v, n_tokens, kv_dim));
+  if (w.bq) add_bias(rows(s_.q, n_tokens, q_dim), w.bq);
+  if (w.bk) add_bias(rows(s_.k, n_tokens, kv_dim), w.bk);
+  if (w.bv) add_bias(rows(s_.v, n_tokens, kv_dim), w.bv);
+
+  const auto half = static_cast<std::size_t>(spec_.rope_dim / 2);
+  std::span<float> cos(s_.rope_cos.data(), half), sin(s_.rope_sin.data(), half);
+  std::int64_t t = 0;
+  for (const auto& c : chunks) {
+    const auto n = static_cast<std::int64_t>(c.tokens.size());
+    for (std::int64_t i = 0; i < n; ++i, ++t) {
+      const std::int64_t pos = c.start_pos + i;
+      rope_.angles(pos, cos, sin);
+      rope_.rotate({&s_.q[t * q_dim], static_cast<std::size_t>(q_dim)}, cos, sin);
+      rope_.rotate({&s_.k[t * kv_dim], static_cast<std::size_t>(kv_dim)}, cos, sin);
+      kv.write_token(c.seq, layer, pos, &s_.k[t * kv_dim], &s_.v[t * kv_dim], true);
+    }
+  }
+  const AttentionShape shape{spec_.n_heads, spec_.n_kv_heads, spec_.head_dim};
+  t = 0;
+  for (const auto& c : chunks) {
+    const auto n = static_cast<std::int64_t>(c.tokens.size());
+    const auto span_len = static_cast<std::size_t>(n * q_dim);
+    paged_attention(pool_, kv, c.seq, layer, shape, c.start_pos, n, {&s_.q[t * q_dim], span_len},
+                    {&s_.att[t * q_dim], span_len});
+    t += n;
+  }
+  matvec(pool_, w.wo, rows(s_.att, n_tokens, q_dim), rows(s_.proj, n_tokens, dim));
+  add_in_place(rows(s_.x, n_tokens, dim), rows(s_.proj, n_tokens, dim));
+}
+
+// x += w_down · (silu(w_gate · norm(x)) * (w_up · norm(x)))
+void CpuBackend::ffn_block(std::int64_t layer, std::int64_t n_tokens) {
+  const LayerWeights& w = model_.weights().layers[layer];
+  const std::int64_t dim = spec_.dim, ffn = spec_.ffn_dim;
+  rmsnorm(rows(s_.x, n_tokens, dim), w.ffn_norm, static_cast<float>(spec_.norm_eps),
+          rows(s_.xb, n_tokens, dim));
+  matvec(pool_, w.w_gate, rows(s_.xb, n_tokens, dim), rows(s_.gate, n_tokens, ffn));
+  matvec(pool_, w.w_up, rows(s_.xb, n_tokens, dim), rows(s_.up, n_tokens, ffn));
+  swiglu(rows(s_.gate, n_tokens, ffn), rows(s_.up, n_tokens, ffn), rows(s_.gate, n_tokens, ffn));
+  matvec(pool_, w.w_down, rows(s_.gate, n_tokens, ffn), rows(s_.proj, n_tokens, dim));
+  add_in_place(rows(s_.x, n_tokens, dim), rows(s_.proj, n_tokens, dim));
+}
+
+// logits = output · norm(x) for the rows the chunks ask for
+void CpuBackend::compute_logits(std::span<const SequenceChunk> chunks, std::vector<float>& logits) {
+  const std::int64_t dim = spec_.dim;
+  std::int64_t n_rows = 0, t = 0;
+  for (const auto& c : chunks)
+    n_rows += c.all_logits ? static_cast<std::int64_t>(c.tokens.size()) : 1;
+  s_.last.resize(static_cast<std::size_t>(n_rows * dim));
+  std::int64_t r = 0;
+  for (const auto& c : chunks) {
+    const auto n = static_cast<std::int64_t>(c.tokens.size());
+    const std::int64_t first = c.all_logits ? t : t + n - 1;
+    for (std::int64_t i = first; i < t + n; ++i, ++r) {
+      std::copy_n(&s_.x[i * dim], dim, &s_.last[r * dim]);
+    }
+    t += n;
+  }
+  rmsnorm(s_.last, model_.weights().output_norm, static_cast<float>(spec_.norm_eps), s_.last);
+  logits.resize(static_cast<std::size_t>(n_rows * model_.weights().output.rows));
+  matvec(pool_, model_.weights().output, s_.last, logits);
+}
+
+MemoryInfo CpuBackend::memory_info(const KvCacheManager& kv) const {
+  MemoryInfo info;
+  info.device = name();
+  info.total = memory_total_ > 0 ? memory_total_ : host_memory_bytes();
+  info.weights = model_.weight_bytes();
+  for (std::int64_t g = 0; g < kv.n_groups(); ++g) {
+    info.kv_pool += static_cast<std::uint64_t>(kv.pool(g).n_blocks() * kv.layout(g).block_bytes());
+  }
+  info.workspace = s_.bytes();
+  const std::uint64_t used = info.weights + info.kv_pool + info.workspace;
+  info.free = info.total > used ? info.total - used : 0;
+  return info;
+}
+
+}  // namespace kvscope

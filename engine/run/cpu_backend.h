@@ -1,0 +1,69 @@
+// The CPU backend: the reference decoder and the fallback for machines without an NVIDIA
+// GPU. It multiplies straight from the model's stored rows (mmap'd, any supported tensor
+// type) and keeps the KV cache in host memory, in the blocks the KvCacheManager assigns.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "model/model.h"
+#include "run/backend.h"
+#include "run/rope.h"
+#include "run/thread_pool.h"
+
+namespace kvscope {
+
+struct CpuBackendOptions {
+  int n_threads = 0;                // 0: ThreadPool::default_threads()
+  std::int64_t context_length = 0;  // the context the engine runs at (RoPE scaling)
+  std::uint64_t memory_total = 0;   // simulated device size for memory_info (0: host RAM)
+};
+
+class CpuBackend final : public Backend {
+ public:
+  CpuBackend(const Model& model, const CpuBackendOptions& options);
+
+  std::string name() const override;
+  void forward(std::span<const SequenceChunk> chunks, KvCacheManager& kv,
+               std::vector<float>& logits) override;
+  bool uses_host_kv_storage() const override { return true; }
+  MemoryInfo memory_info(const KvCacheManager& kv) const override;
+
+  int n_threads() const { return pool_.size(); }
+
+ private:
+  // Activations of one step, sized for the step's token count.
+  struct Scratch {
+    std::vector<float> x;                   // [T][dim]     residual stream
+    std::vector<float> xb;                  // [T][dim]     normalised input of a sub-layer
+    std::vector<float> q;                   // [T][q_dim]
+    std::vector<float> k;                   // [T][kv_dim]
+    std::vector<float> v;                   // [T][kv_dim]
+    std::vector<float> att;                 // [T][q_dim]   attention output before wo
+    std::vector<float> proj;                // [T][dim]     output of wo / w_down
+    std::vector<float> gate;                // [T][ffn_dim]
+    std::vector<float> up;                  // [T][ffn_dim]
+    std::vector<float> rope_cos, rope_sin;  // [T][rope_dim / 2]
+    std::vector<float> last;                // [rows][dim]  final hidden states that need logits
+    void resize(const ModelSpec& spec, std::int64_t n_tokens);
+    std::uint64_t bytes() const;
+  };
+
+  void embed(std::span<const SequenceChunk> chunks);
+  void attention_block(std::int64_t layer, std::span<const SequenceChunk> chunks,
+                       std::int64_t n_tokens, KvCacheManager& kv);
+  void ffn_block(std::int64_t layer, std::int64_t n_tokens);
+  void compute_logits(std::span<const SequenceChunk> chunks, std::vector<float>& logits);
+
+  const Model& model_;
+  const ModelSpec& spec_;
+  ThreadPool pool_;
+  Rope rope_;
+  std::uint64_t memory_total_;
+  Scratch s_;
+};
+
+}  // namespace kvscope

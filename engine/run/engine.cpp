@@ -1,0 +1,161 @@
+#include "run/engine.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "run/cpu_backend.h"
+#include "util/error.h"
+
+namespace kvscope {
+
+Engine::Engine(const std::string& model_path, EngineOptions options)
+    : options_(std::move(options)), model_(load_model(model_path)) {
+  init();
+}
+
+Engine::Engine(std::unique_ptr<Model> model, EngineOptions options)
+    : options_(std::move(options)), model_(std::move(model)) {
+  if (!model_) throw_error<UsageError>("Engine: no model given");
+  init();
+}
+
+Engine::~Engine() = default;
+
+void Engine::init() {
+  const ModelSpec& spec = model_->spec();
+  if (options_.context_length < 0) {
+    throw_error<UsageError>("context length {} is negative", options_.context_length);
+  }
+  if (options_.context_length == 0) {
+    options_.context_length = std::min(spec.context_length, EngineOptions::kDefaultMaxContext);
+  }
+  tokenizer_ = make_tokenizer(*model_);
+  template_family_ = detect_template(model_->chat_template());
+  backend_ = make_backend();
+  kv_ = std::make_unique<KvCacheManager>(make_kv_config());
+  scheduler_ = std::make_unique<Scheduler>(*backend_, *kv_, *tokenizer_, options_.scheduler);
+}
+
+std::unique_ptr<Backend> Engine::make_backend() {
+  const std::string& kind = options_.backend;
+  if (kind != "auto" && kind != "cpu" && kind != "cuda") {
+    throw_error<UsageError>("unknown backend '{}' (expected auto, cpu or cuda)", kind);
+  }
+  if (kind != "cpu") {
+    std::string why = "this build has no CUDA backend (no CUDA toolkit at build time)";
+    if (options_.cuda_factory) {
+      if (auto backend = options_.cuda_factory(*model_, options_, &why)) return backend;
+    }
+    if (kind == "cuda") throw_error<UsageError>("CUDA backend unavailable: {}", why);
+    backend_note_ = "CUDA unavailable: " + why + "; using the CPU";
+  }
+  CpuBackendOptions cpu;
+  cpu.n_threads = options_.n_threads;
+  cpu.context_length = options_.context_length;
+  cpu.memory_total = options_.memory_budget_bytes;
+  return std::make_unique<CpuBackend>(*model_, cpu);
+}
+
+KvCacheConfig Engine::make_kv_config() const {
+  const ModelSpec& spec = model_->spec();
+  KvCacheConfig c;
+  c.groups = options_.layer_groups;
+  if (c.groups.empty()) {
+    c.groups = uniform_layer_groups(spec.n_layers, options_.k_dtype, spec.sliding_window);
+    c.groups[0].v_dtype = options_.v_dtype;
+  }
+  c.n_kv_heads = spec.n_kv_heads;
+  c.head_dim = spec.head_dim;
+  c.block_size = options_.block_size;
+  c.max_context = options_.context_length;
+  c.host_storage = backend_->uses_host_kv_storage();
+  if (options_.kv_budget_bytes > 0) {
+    c.budget_bytes = static_cast<std::int64_t>(options_.kv_budget_bytes);
+  } else {
+    if (options_.block_size < 1) {
+      throw_error<UsageError>("block size {} must be at least 1", options_.block_size);
+    }
+    const std::int64_t per_seq = (c.max_context + c.block_size - 1) / c.block_size;
+    c.n_blocks = std::max<std::int64_t>(1, options_.default_sequences) * per_seq;
+  }
+  return c;
+}
+
+std::vector<TokenId> Engine::tokenize(std::string_view text, bool add_bos) const {
+  return tokenizer_->encode(text, add_bos);
+}
+
+std::vector<TokenId> Engine::tokenize_chat(const std::vector<ChatMessage>& messages) const {
+  const TemplateFamily family =
+      template_family_ == TemplateFamily::None ? TemplateFamily::Plain : template_family_;
+  return tokenizer_->encode_parts(render_chat(family, messages, true),
+                                  tokenizer_->add_bos_default());
+}
+
+std::vector<std::string> Engine::chat_stop_strings() const {
+  std::vector<std::string> out;
+  for (std::string_view s : stop_strings(template_family_)) out.emplace_back(s);
+  return out;
+}
+
+RequestId Engine::submit(GenerationRequest request, RequestCallbacks callbacks) {
+  return scheduler_->submit(std::move(request), std::move(callbacks));
+}
+
+RequestId Engine::fork(RequestId parent, RequestCallbacks callbacks) {
+  return scheduler_->fork(parent, std::move(callbacks));
+}
+
+void Engine::run_until_idle() {
+  while (scheduler_->step()) {
+  }
+}
+
+RequestResult Engine::generate(GenerationRequest request,
+                               std::function<void(const TokenEvent&)> on_token) {
+  RequestResult result;
+  bool done = false;
+  RequestCallbacks cb;
+  cb.on_token = std::move(on_token);
+  cb.on_finish = [&](const RequestResult& r) {
+    result = r;
+    done = true;
+  };
+  submit(std::move(request), std::move(cb));
+  while (!done && scheduler_->step()) {
+  }
+  return result;
+}
+
+std::vector<float> Engine::evaluate(const std::vector<TokenId>& tokens) {
+  const auto n = static_cast<std::int64_t>(tokens.size());
+  if (n == 0) throw_error<UsageError>("evaluate: no tokens");
+  if (n > context_length()) {
+    throw_error<CapacityError>("evaluate: {} tokens but the context holds {}", n, context_length());
+  }
+  const SeqId seq = next_eval_seq_--;
+  kv_->add_sequence(seq);
+  std::vector<float> all, logits;
+  try {
+    const std::int64_t chunk = options_.scheduler.max_batch_tokens;
+    for (std::int64_t start = 0; start < n; start += chunk) {
+      const std::int64_t len = std::min(chunk, n - start);
+      std::vector<BlockCopy> copies;
+      kv_->grow(seq, len, &copies);
+      backend_->copy_blocks(copies);
+      const SequenceChunk c{seq,
+                            std::span<const TokenId>(tokens).subspan(
+                                static_cast<std::size_t>(start), static_cast<std::size_t>(len)),
+                            start, true};
+      backend_->forward({&c, 1}, *kv_, logits);
+      all.insert(all.end(), logits.begin(), logits.end());
+    }
+  } catch (...) {
+    kv_->free_sequence(seq);
+    throw;
+  }
+  kv_->free_sequence(seq);
+  return all;
+}
+
+}  // namespace kvscope

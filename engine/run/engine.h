@@ -1,0 +1,112 @@
+// The Engine: what the app, the CLI and the UI worker use. It owns a loaded model, its
+// tokenizer, a backend, the paged KV cache and the scheduler, and runs requests step by
+// step. No global state: two engines (two models) can live in one process.
+//
+// Threading: one thread owns the engine and calls submit/fork/step; cancel() may be
+// called from any thread. Callbacks run on the owning thread during step().
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kv/cache_snapshot.h"
+#include "kv/kv_cache_config.h"
+#include "kv/kv_cache_manager.h"
+#include "model/model.h"
+#include "run/backend.h"
+#include "run/request.h"
+#include "run/scheduler.h"
+#include "text/chat_template.h"
+#include "text/tokenizer.h"
+
+namespace kvscope {
+
+struct EngineOptions;
+// Makes a non-CPU backend (the app registers the CUDA one); nullptr = unavailable, with
+// the reason written to *why.
+using BackendFactory =
+    std::function<std::unique_ptr<Backend>(const Model&, const EngineOptions&, std::string* why)>;
+
+struct EngineOptions {
+  std::string backend = "auto";  // "cpu", "cuda", or "auto" (cuda when it works, else cpu)
+  BackendFactory cuda_factory;   // empty: this build has no CUDA backend
+  int n_threads = 0;             // CPU threads (0: all cores)
+  KvDtype k_dtype = KvDtype::F16;
+  KvDtype v_dtype = KvDtype::F16;
+  std::vector<LayerGroupConfig> layer_groups;  // empty: one group, all layers, k/v dtype above
+  std::int64_t block_size = 16;
+  std::int64_t context_length = 0;  // 0: the model's, at most kDefaultMaxContext
+  // KV pool size. kv_budget_bytes > 0 sets it directly; else memory_budget_bytes (a device
+  // size, e.g. a simulated 16 GB GPU on the CPU) minus weights and workspace; else room for
+  // default_sequences full contexts.
+  std::uint64_t kv_budget_bytes = 0;
+  std::uint64_t memory_budget_bytes = 0;
+  std::int64_t default_sequences = 4;
+  SchedulerOptions scheduler;
+
+  static constexpr std::int64_t kDefaultMaxContext = 8192;
+};
+
+class Engine {
+ public:
+  // Loads the model file or folder and sets everything up. Throws ModelError for a bad
+  // file, UsageError for bad options, CapacityError when the KV cache cannot hold a block.
+  Engine(const std::string& model_path, EngineOptions options);
+  // Uses an already loaded model.
+  Engine(std::unique_ptr<Model> model, EngineOptions options);
+  ~Engine();
+
+  const Model& model() const { return *model_; }
+  const ModelSpec& spec() const { return model_->spec(); }
+  const Tokenizer& tokenizer() const { return *tokenizer_; }
+  const Backend& backend() const { return *backend_; }
+  const EngineOptions& options() const { return options_; }
+  std::int64_t context_length() const { return kv_->config().max_context; }
+  // Why the requested backend was not used ("" when it was).
+  const std::string& backend_note() const { return backend_note_; }
+
+  TemplateFamily template_family() const { return template_family_; }
+  std::vector<TokenId> tokenize(std::string_view text, bool add_bos) const;
+  std::vector<TokenId> tokenize_chat(const std::vector<ChatMessage>& messages) const;
+  // The template's end-of-turn strings (for stop_strings).
+  std::vector<std::string> chat_stop_strings() const;
+
+  RequestId submit(GenerationRequest request, RequestCallbacks callbacks = {});
+  RequestId fork(RequestId parent, RequestCallbacks callbacks = {});
+  void cancel(RequestId id) { scheduler_->cancel(id); }
+  bool step() { return scheduler_->step(); }
+  void run_until_idle();
+  bool idle() const { return scheduler_->idle(); }
+  // submit + run until it finishes (other queued requests run too).
+  RequestResult generate(GenerationRequest request,
+                         std::function<void(const TokenEvent&)> on_token = {});
+
+  // Logits [n_tokens][vocab] of a whole text run through a fresh sequence (perplexity).
+  std::vector<float> evaluate(const std::vector<TokenId>& tokens);
+
+  const Scheduler& scheduler() const { return *scheduler_; }
+  const KvCacheManager& kv_cache() const { return *kv_; }
+  CacheSnapshot snapshot() const { return kv_->snapshot(); }
+  MemoryInfo memory_info() const { return backend_->memory_info(*kv_); }
+
+ private:
+  void init();
+  std::unique_ptr<Backend> make_backend();
+  KvCacheConfig make_kv_config() const;
+
+  EngineOptions options_;
+  std::unique_ptr<Model> model_;
+  std::unique_ptr<Tokenizer> tokenizer_;
+  std::unique_ptr<Backend> backend_;
+  std::unique_ptr<KvCacheManager> kv_;
+  std::unique_ptr<Scheduler> scheduler_;
+  TemplateFamily template_family_ = TemplateFamily::None;
+  std::string backend_note_;
+  SeqId next_eval_seq_ = -1;  // evaluate() uses negative ids, never the scheduler's
+};
+
+}  // namespace kvscope

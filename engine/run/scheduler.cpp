@@ -1,0 +1,157 @@
+#include "run/scheduler.h"
+
+#include "run/scheduler_active.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "run/cpu_ops.h"
+#include "run/sampler.h"
+#include "text/utf8_stream.h"
+#include "util/error.h"
+
+namespace kvscope {
+
+std::string_view finish_reason_name(FinishReason reason) {
+  switch (reason) {
+    case FinishReason::None:
+      return "none";
+    case FinishReason::Length:
+      return "length";
+    case FinishReason::EndOfGeneration:
+      return "end of generation";
+    case FinishReason::StopString:
+      return "stop string";
+    case FinishReason::ContextFull:
+      return "context full";
+    case FinishReason::Cancelled:
+      return "cancelled";
+    case FinishReason::Error:
+      return "error";
+  }
+  return "unknown";
+}
+
+Scheduler::Scheduler(Backend& backend, KvCacheManager& kv, const Tokenizer& tokenizer,
+                     SchedulerOptions options)
+    : backend_(backend), kv_(kv), tokenizer_(tokenizer), options_(options) {
+  if (options_.max_batch_tokens < 1 || options_.max_running < 1) {
+    throw_error<UsageError>("scheduler: max_batch_tokens ({}) and max_running ({}) must be >= 1",
+                            options_.max_batch_tokens, options_.max_running);
+  }
+}
+
+Scheduler::~Scheduler() = default;
+
+RequestId Scheduler::submit(GenerationRequest request, RequestCallbacks callbacks) {
+  validate(request.sampling);
+  const auto n_prompt = static_cast<std::int64_t>(request.prompt.size());
+  if (n_prompt == 0) throw_error<UsageError>("the prompt is empty: nothing to generate from");
+  const std::int64_t ctx = kv_.config().max_context;
+  if (n_prompt >= ctx) {
+    throw_error<CapacityError>(
+        "the prompt has {} tokens but the context holds {} (prompt + at "
+        "least one generated token must fit)",
+        n_prompt, ctx);
+  }
+  for (std::int64_t g = 0; g < kv_.n_groups(); ++g) {
+    const std::int64_t bs = kv_.layout(g).block_size;
+    const std::int64_t window = kv_.config().groups[static_cast<std::size_t>(g)].window;
+    const std::int64_t tokens = window > 0 ? std::min(n_prompt + 1, window + bs) : n_prompt + 1;
+    const std::int64_t need = (tokens + bs - 1) / bs;
+    if (need > kv_.pool(g).n_blocks()) {
+      throw_error<CapacityError>(
+          "the KV cache has {} blocks of {} tokens but this prompt needs {} ({} tokens): "
+          "raise the memory budget or use a smaller KV dtype",
+          kv_.pool(g).n_blocks(), bs, need, n_prompt + 1);
+    }
+  }
+  auto a = std::make_unique<Active>(std::move(request), std::move(callbacks));
+  a->id = next_request_++;
+  a->seq = next_seq_++;
+  a->tokens = a->request.prompt;
+  a->n_prompt = n_prompt;
+  const RequestId id = a->id;
+  waiting_.push_back(std::move(a));
+  return id;
+}
+
+RequestId Scheduler::fork(RequestId parent_id, RequestCallbacks callbacks) {
+  Active* parent = find_running(parent_id);
+  if (parent == nullptr || parent->n_cached == 0) {
+    throw_error<UsageError>("request {} cannot be forked: it is not running with cached tokens",
+                            parent_id);
+  }
+  auto child = std::make_unique<Active>(parent->request, std::move(callbacks));
+  child->id = next_request_++;
+  child->seq = next_seq_++;
+  child->tokens = parent->tokens;
+  child->n_prompt = parent->n_prompt;
+  child->n_cached = parent->n_cached;
+  child->sampler = parent->sampler;
+  child->utf8 = parent->utf8;
+  child->text = parent->text;
+  child->n_emitted = parent->n_emitted;
+  kv_.fork(parent->seq, child->seq);
+  child->in_kv = true;
+  const RequestId id = child->id;
+  running_.push_back(std::move(child));
+  return id;
+}
+
+void Scheduler::cancel(RequestId id) {
+  std::lock_guard lock(cancel_mutex_);
+  cancel_requests_.push_back(id);
+  has_cancel_.store(true, std::memory_order_release);
+}
+
+SeqId Scheduler::sequence_of(RequestId id) const {
+  for (const auto& a : running_) {
+    if (a->id == id) return a->seq;
+  }
+  for (const auto& a : waiting_) {
+    if (a->id == id) return a->seq;
+  }
+  return -1;
+}
+
+Scheduler::Active* Scheduler::find_running(RequestId id) {
+  for (auto& a : running_) {
+    if (a->id == id) return a.get();
+  }
+  return nullptr;
+}
+
+bool Scheduler::step() {
+  apply_cancellations();
+  remove_finished();
+  if (idle()) return false;
+
+  std::int64_t budget = options_.max_batch_tokens;
+  std::vector<Planned> plan;
+  plan_decodes(plan, budget);
+  plan_prefills(plan, budget);
+  remove_finished();
+  if (plan.empty()) return !idle();
+
+  std::vector<SequenceChunk> chunks;
+  chunks.reserve(plan.size());
+  std::vector<BlockCopy> copies;
+  for (const Planned& p : plan) {
+    Active& a = *p.active;
+    kv_.grow(a.seq, p.n, &copies);
+    const std::span<const TokenId> all(a.tokens);
+    chunks.push_back(
+        {a.seq, all.subspan(static_cast<std::size_t>(a.n_cached), static_cast<std::size_t>(p.n)),
+         a.n_cached, false});
+    (p.n == 1 && a.n_cached >= a.n_prompt ? stats_.decode_tokens : stats_.prompt_tokens) += p.n;
+  }
+  backend_.copy_blocks(copies);
+  backend_.forward(chunks, kv_, logits_);
+  ++stats_.steps;
+  consume_logits(plan, logits_);
+  remove_finished();
+  return true;
+}
+
+}  // namespace kvscope

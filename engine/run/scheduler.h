@@ -1,0 +1,99 @@
+// Continuous batching over the paged KV cache. Each step the scheduler gathers one token
+// for every sequence that is decoding and prompt chunks for sequences that are prefilling
+// (up to max_batch_tokens in all), runs one backend forward over them, samples, streams
+// the text and finishes what is done. Sequences join and leave between steps.
+//
+// Out of blocks while decoding: the newest running sequence is preempted (its blocks are
+// freed and its tokens recomputed when blocks are free again); the others go on with
+// unchanged output. A single sequence that cannot grow finishes with ContextFull.
+//
+// Not thread-safe except cancel(): one thread calls submit/fork/step.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "kv/kv_cache_manager.h"
+#include "run/backend.h"
+#include "run/request.h"
+#include "text/tokenizer.h"
+
+namespace kvscope {
+
+struct SchedulerOptions {
+  std::int64_t max_batch_tokens = 512;  // tokens per forward step (prefill chunk budget)
+  std::int64_t max_running = 64;        // sequences decoded together
+};
+
+struct SchedulerStats {
+  std::int64_t steps = 0;
+  std::int64_t prompt_tokens = 0;  // tokens run as prompt (prefill, including recompute)
+  std::int64_t decode_tokens = 0;  // tokens run one per sequence per step
+  std::int64_t preemptions = 0;
+};
+
+class Scheduler {
+ public:
+  Scheduler(Backend& backend, KvCacheManager& kv, const Tokenizer& tokenizer,
+            SchedulerOptions options);
+  ~Scheduler();
+
+  // Queues a request. Throws UsageError for an empty prompt and CapacityError when the
+  // prompt cannot fit the context or the whole KV pool (naming both numbers).
+  RequestId submit(GenerationRequest request, RequestCallbacks callbacks);
+  // A new request continuing `parent` (running, with tokens in the cache): it shares the
+  // parent's blocks (copy-on-write) and generates up to the parent's max_tokens.
+  RequestId fork(RequestId parent, RequestCallbacks callbacks);
+  // Safe from any thread: the request finishes (Cancelled) at the start of the next step.
+  void cancel(RequestId id);
+
+  // One batched forward step. Returns false when there was nothing to do.
+  bool step();
+  bool idle() const { return running_.empty() && waiting_.empty(); }
+  std::int64_t n_running() const { return static_cast<std::int64_t>(running_.size()); }
+  std::int64_t n_waiting() const { return static_cast<std::int64_t>(waiting_.size()); }
+  const SchedulerStats& stats() const { return stats_; }
+  // The KV sequence of a live request (-1 when it is not live).
+  SeqId sequence_of(RequestId id) const;
+
+ private:
+  struct Active;
+  struct Planned {
+    Active* active;
+    std::int64_t n;
+  };
+
+  void apply_cancellations();
+  void plan_decodes(std::vector<Planned>& plan, std::int64_t& budget);
+  void plan_prefills(std::vector<Planned>& plan, std::int64_t& budget);
+  bool make_room(Active& a, std::int64_t n);
+  std::int64_t fitting_chunk(const Active& a, std::int64_t want) const;
+  void preempt(Active& a);
+  void consume_logits(const std::vector<Planned>& plan, const std::vector<float>& logits);
+  void accept_token(Active& a, std::span<const float> logits);
+  bool emit_text(Active& a, std::string_view piece, std::string& out);
+  void finish(Active& a, FinishReason reason, std::string error = {});
+  void remove_finished();
+  Active* find_running(RequestId id);
+
+  Backend& backend_;
+  KvCacheManager& kv_;
+  const Tokenizer& tokenizer_;
+  SchedulerOptions options_;
+  SchedulerStats stats_;
+  RequestId next_request_ = 1;
+  SeqId next_seq_ = 1;
+  std::deque<std::unique_ptr<Active>> waiting_;   // FIFO; preempted requests go to the front
+  std::vector<std::unique_ptr<Active>> running_;  // in admission order
+  std::vector<float> logits_;
+
+  std::mutex cancel_mutex_;
+  std::vector<RequestId> cancel_requests_;
+  std::atomic<bool> has_cancel_{false};
+};
+
+}  // namespace kvscope

@@ -1,0 +1,134 @@
+// Scheduler: turning a step's logits into tokens, streamed text and finished requests.
+#include <algorithm>
+
+#include "run/cpu_ops.h"
+#include "run/scheduler.h"
+#include "run/scheduler_active.h"
+#include "util/error.h"
+
+namespace kvscope {
+
+namespace {
+
+// Bytes at the end of `text` that could still grow into one of `stops`: they are held
+// back from the stream until it is clear they are not the start of a stop string.
+std::size_t held_for_stop(std::string_view text, const std::vector<std::string>& stops) {
+  std::size_t held = 0;
+  for (const auto& stop : stops) {
+    for (std::size_t n = std::min(stop.size() - 1, text.size()); n > held; --n) {
+      if (text.substr(text.size() - n) == std::string_view(stop).substr(0, n)) {
+        held = n;
+        break;
+      }
+    }
+  }
+  return held;
+}
+
+void top_logprobs(std::span<const float> logits, TokenId chosen, int k, TokenEvent& ev) {
+  std::vector<float> lp(logits.size());
+  log_softmax(logits, lp);
+  ev.logprob = lp[static_cast<std::size_t>(chosen)];
+  std::vector<TokenId> ids(logits.size());
+  for (std::size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<TokenId>(i);
+  const auto kk = std::min<std::size_t>(static_cast<std::size_t>(k), ids.size());
+  std::partial_sort(
+      ids.begin(), ids.begin() + static_cast<std::ptrdiff_t>(kk), ids.end(),
+      [&](TokenId a, TokenId b) { return lp[a] > lp[b] || (lp[a] == lp[b] && a < b); });
+  for (std::size_t i = 0; i < kk; ++i) ev.top.emplace_back(ids[i], lp[ids[i]]);
+}
+
+}  // namespace
+
+void Scheduler::consume_logits(const std::vector<Planned>& plan, const std::vector<float>& logits) {
+  const auto vocab = logits.size() / plan.size();
+  for (std::size_t r = 0; r < plan.size(); ++r) {
+    Active& a = *plan[r].active;
+    a.n_cached += plan[r].n;
+    if (a.n_pending() > 0 || a.finished != FinishReason::None) continue;  // prompt continues
+    accept_token(a, std::span<const float>(logits).subspan(r * vocab, vocab));
+  }
+}
+
+void Scheduler::accept_token(Active& a, std::span<const float> logits) {
+  const GenerationRequest& req = a.request;
+  const std::int64_t n_recent =
+      req.sampling.repeat_last_n < 0
+          ? static_cast<std::int64_t>(a.tokens.size())
+          : std::min<std::int64_t>(req.sampling.repeat_last_n,
+                                   static_cast<std::int64_t>(a.tokens.size()));
+  const std::span<const TokenId> recent =
+      std::span<const TokenId>(a.tokens).last(static_cast<std::size_t>(n_recent));
+  const TokenId token = a.sampler.sample(logits, recent);
+
+  TokenEvent ev;
+  ev.request = a.id;
+  ev.token = token;
+  if (req.top_logprobs > 0) top_logprobs(logits, token, req.top_logprobs, ev);
+  if (req.stop_at_end_of_generation && tokenizer_.is_end_of_generation(token)) {
+    finish(a, FinishReason::EndOfGeneration);
+    return;
+  }
+  a.tokens.push_back(token);
+  const bool stopped = emit_text(a, a.utf8.push(tokenizer_.token_bytes(token)), ev.text);
+  if (a.callbacks.on_token) a.callbacks.on_token(ev);
+  if (stopped) {
+    finish(a, FinishReason::StopString);
+  } else if (a.n_generated() >= req.max_tokens) {
+    finish(a, FinishReason::Length);
+  } else if (static_cast<std::int64_t>(a.tokens.size()) >= kv_.config().max_context) {
+    finish(a, FinishReason::ContextFull,
+           fmt::format("reached the context length ({} tokens)", kv_.config().max_context));
+  }
+}
+
+// Appends decoded text, cuts it at a stop string, and puts in `out` what can be streamed.
+// Returns true when a stop string was found.
+bool Scheduler::emit_text(Active& a, std::string_view piece, std::string& out) {
+  const std::size_t before = a.text.size();
+  a.text.append(piece);
+  const auto& stops = a.request.stop_strings;
+  for (const auto& stop : stops) {
+    if (stop.empty()) continue;
+    const std::size_t from = before >= stop.size() ? before - stop.size() + 1 : 0;
+    if (auto at = a.text.find(stop, from); at != std::string::npos) {
+      a.text.resize(at);
+      out = a.text.substr(std::min(a.n_emitted, a.text.size()));
+      a.n_emitted = a.text.size();
+      return true;
+    }
+  }
+  const std::size_t safe = a.text.size() - held_for_stop(a.text, stops);
+  if (safe > a.n_emitted) {
+    out = a.text.substr(a.n_emitted, safe - a.n_emitted);
+    a.n_emitted = safe;
+  }
+  return false;
+}
+
+void Scheduler::finish(Active& a, FinishReason reason, std::string error) {
+  if (reason != FinishReason::StopString) a.text += a.utf8.flush();
+  if (a.text.size() > a.n_emitted && a.callbacks.on_token) {
+    TokenEvent tail;  // token -1: text held back (stop-string prefix, partial UTF-8) released
+    tail.request = a.id;
+    tail.text = a.text.substr(a.n_emitted);
+    a.callbacks.on_token(tail);
+  }
+  a.n_emitted = a.text.size();
+  if (a.in_kv) kv_.free_sequence(a.seq);
+  a.in_kv = false;
+  a.finished = reason;
+  if (a.callbacks.on_finish) {
+    RequestResult r;
+    r.request = a.id;
+    r.reason = reason;
+    r.error = std::move(error);
+    r.generated.assign(a.tokens.begin() + a.n_prompt, a.tokens.end());
+    r.text = a.text;
+    r.prompt_tokens = a.n_prompt;
+    r.recomputed_tokens = a.recomputed;
+    a.callbacks.on_finish(r);
+  }
+}
+
+}  // namespace kvscope

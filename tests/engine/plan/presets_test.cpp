@@ -1,0 +1,177 @@
+#include "plan/presets.h"
+
+#include <fstream>
+#include <string>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "engine/plan/preset_files.h"
+#include "support/test_data.h"
+#include "util/error.h"
+
+namespace kvscope {
+namespace {
+
+using ::testing::HasSubstr;
+using test::gpu_presets;
+using test::model_presets;
+
+// Parameters of a Llama-shaped decoder (Llama, Mistral, Qwen2, Gemma: three FFN matrices,
+// two norms per layer) from its shape alone.
+std::int64_t llama_shaped_params(const ModelSpec& s) {
+  const std::int64_t attn = s.dim * s.q_dim() + 2 * s.dim * s.kv_dim() + s.q_dim() * s.dim +
+                            (s.qkv_bias ? s.q_dim() + 2 * s.kv_dim() : 0);
+  const std::int64_t layer = attn + 3 * s.dim * s.ffn_dim + 2 * s.dim;
+  const std::int64_t embeddings = s.vocab_size * s.dim * (s.tied_embeddings ? 1 : 2);
+  return embeddings + s.n_layers * layer + s.dim;
+}
+
+TEST(Presets, CatalogueHoldsEveryModelTheIssueNames) {
+  for (const char* slug :
+       {"llama-7b", "llama-2-7b", "llama-2-13b", "llama-2-70b", "mistral-7b-v0.1", "llama-3-8b",
+        "qwen1.5-7b", "qwen2.5-0.5b", "qwen2.5-7b", "tinyllama-1.1b", "smollm2-135m",
+        "smollm2-360m", "smollm2-1.7b", "gemma-2b", "falcon-7b"}) {
+    EXPECT_NO_THROW(find_model_preset(model_presets(), slug)) << slug;
+  }
+}
+
+TEST(Presets, LlamaShapedPresetsHaveTheParameterCountTheirShapeGives) {
+  int checked = 0;
+  for (const ModelPreset& p : model_presets()) {
+    if (p.spec.architecture == "falcon") continue;  // parallel attention, 2-matrix MLP
+    EXPECT_EQ(p.n_params, llama_shaped_params(p.spec)) << p.slug;
+    ++checked;
+  }
+  EXPECT_EQ(checked, 14);
+}
+
+TEST(Presets, ModelValuesMatchTheirConfigJson) {
+  const ModelSpec& mistral = find_model_preset(model_presets(), "mistral-7b-v0.1").spec;
+  EXPECT_EQ(mistral.n_kv_heads, 8);
+  EXPECT_EQ(mistral.sliding_window, 4096);
+  EXPECT_EQ(mistral.context_length, 32768);
+  const ModelSpec& llama3 = find_model_preset(model_presets(), "llama-3-8b").spec;
+  EXPECT_EQ(llama3.vocab_size, 128256);
+  EXPECT_EQ(llama3.ffn_dim, 14336);
+  const ModelSpec& gemma = find_model_preset(model_presets(), "gemma-2b").spec;
+  EXPECT_EQ(gemma.n_kv_heads, 1);
+  EXPECT_EQ(gemma.head_dim, 256);
+  EXPECT_TRUE(gemma.tied_embeddings);
+  const ModelSpec& qwen = find_model_preset(model_presets(), "qwen2.5-7b").spec;
+  EXPECT_EQ(qwen.n_kv_heads, 4);
+  EXPECT_EQ(qwen.vocab_size, 152064);
+  EXPECT_TRUE(qwen.qkv_bias);
+  const ModelPreset& falcon = find_model_preset(model_presets(), "falcon-7b");
+  EXPECT_EQ(falcon.spec.n_heads, 71);
+  EXPECT_EQ(falcon.spec.n_kv_heads, 1);
+  EXPECT_EQ(falcon.n_params, 6'921'720'704);
+}
+
+TEST(Presets, GpuCatalogueHoldsTheConsumerAndDatacenterCards) {
+  const std::vector<std::pair<const char*, double>> expected = {
+      {"rtx-3060-12gb", 360},    {"rtx-3070", 448},   {"rtx-3080-10gb", 760},
+      {"rtx-3090", 936},         {"rtx-4060", 272},   {"rtx-4060-ti-8gb", 288},
+      {"rtx-4060-ti-16gb", 288}, {"rtx-4070", 504},   {"rtx-4070-ti-super", 672},
+      {"rtx-4080", 716.8},       {"rtx-4090", 1008},  {"rtx-5060-ti-16gb", 448},
+      {"rtx-5070", 672},         {"rtx-5080", 960},   {"rtx-5090", 1792},
+      {"a100-40gb", 1555},       {"a100-80gb", 2039}, {"h100-sxm", 3350},
+      {"h200", 4800}};
+  EXPECT_EQ(gpu_presets().size(), expected.size());
+  for (const auto& [slug, bandwidth] : expected) {
+    EXPECT_DOUBLE_EQ(find_gpu_preset(gpu_presets(), slug).bandwidth_gb_s, bandwidth) << slug;
+  }
+  EXPECT_EQ(find_gpu_preset(gpu_presets(), "rtx-4090").memory_bytes, 24LL << 30);
+  EXPECT_EQ(find_gpu_preset(gpu_presets(), "rtx-3080-10gb").memory_bytes, 10LL << 30);
+  EXPECT_EQ(find_gpu_preset(gpu_presets(), "h200").memory_bytes, 141LL << 30);
+}
+
+TEST(Presets, LookupIgnoresCaseAndAnUnknownSlugListsTheKnownOnes) {
+  EXPECT_EQ(find_model_preset(model_presets(), "Mistral-7B-v0.1").slug, "mistral-7b-v0.1");
+  EXPECT_EQ(find_gpu_preset(gpu_presets(), "RTX-4090").name, "GeForce RTX 4090");
+  try {
+    find_model_preset(model_presets(), "llama-9b");
+    FAIL() << "no error";
+  } catch (const UsageError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("\"llama-9b\""));
+    EXPECT_THAT(e.what(), HasSubstr("llama-2-70b"));
+  }
+  EXPECT_THROW(find_gpu_preset(gpu_presets(), "rtx-9090"), UsageError);
+}
+
+// --- bad files -------------------------------------------------------------------------
+
+constexpr const char* kGoodModel =
+    R"({"slug": "tiny", "name": "Tiny", "architecture": "llama", "n_params": 1000,
+        "n_layers": 2, "dim": 64, "n_heads": 4, "n_kv_heads": 2, "head_dim": 16,
+        "ffn_dim": 128, "vocab_size": 100, "context_length": 256, "sliding_window": 0})";
+
+std::string write(const std::string& name, const std::string& text) {
+  const auto path = (test::scratch_dir() / name).string();
+  std::ofstream(path) << text;
+  return path;
+}
+
+std::string model_error(const std::string& text) {
+  const std::string path = write("models.json", text);
+  try {
+    load_model_presets(path);
+  } catch (const ModelError& e) {
+    EXPECT_THAT(e.what(), HasSubstr(path));
+    return e.what();
+  }
+  ADD_FAILURE() << "no ModelError for " << text;
+  return "";
+}
+
+std::string with(std::string entry, const std::string& from, const std::string& to) {
+  entry.replace(entry.find(from), from.size(), to);
+  return R"({"models": [)" + entry + "]}";
+}
+
+TEST(Presets, AGoodEntryLoads) {
+  const auto presets = load_model_presets(write("models.json", with(kGoodModel, "", "")));
+  ASSERT_EQ(presets.size(), 1u);
+  EXPECT_EQ(presets[0].spec.kv_dim(), 32);
+}
+
+TEST(Presets, BadModelFilesAreRejectedNamingTheEntryAndField) {
+  EXPECT_THAT(model_error("{\"models\": [}"), HasSubstr("not valid JSON"));
+  EXPECT_THAT(model_error("{\"gpus\": []}"), HasSubstr("\"models\""));
+  EXPECT_THAT(model_error(with(kGoodModel, R"("dim": 64, )", "")),
+              HasSubstr("models[0] (\"tiny\"): field \"dim\" is missing"));
+  EXPECT_THAT(model_error(with(kGoodModel, R"("dim": 64)", R"("dim": "64")")),
+              HasSubstr("\"dim\" must be an integer"));
+  EXPECT_THAT(model_error(with(kGoodModel, R"("n_params": 1000)", R"("n_params": -5)")),
+              HasSubstr("\"n_params\" is -5"));
+  EXPECT_THAT(model_error(with(kGoodModel, R"("n_kv_heads": 2)", R"("n_kv_heads": 3)")),
+              HasSubstr("not a multiple of n_kv_heads 3"));
+  EXPECT_THAT(model_error(with(kGoodModel, R"("tiny")", R"("Tiny Model")")),
+              HasSubstr("must use only"));
+  EXPECT_THAT(model_error(R"({"models": [)" + std::string(kGoodModel) + "," + kGoodModel + "]}"),
+              HasSubstr("appears twice"));
+  EXPECT_THAT(model_error(with(kGoodModel, R"("n_layers": 2)", R"("n_layers": 18446744073709551615)")),
+              HasSubstr("out of range"));
+}
+
+TEST(Presets, BadGpuFilesAreRejected) {
+  const std::string good = R"({"slug": "g", "name": "G", "memory_bytes": 1024, "bandwidth_gb_s": 10})";
+  auto error = [](const std::string& text) -> std::string {
+    try {
+      load_gpu_presets(write("gpus.json", text));
+    } catch (const ModelError& e) {
+      return e.what();
+    }
+    return "no error";
+  };
+  EXPECT_EQ(load_gpu_presets(write("gpus.json", "{\"gpus\": [" + good + "]}")).size(), 1u);
+  std::string bad = good;
+  bad.replace(bad.find("10}"), 3, "0}");
+  EXPECT_THAT(error("{\"gpus\": [" + bad + "]}"), HasSubstr("\"bandwidth_gb_s\" is 0"));
+  EXPECT_THAT(error("{\"gpus\": []}"), HasSubstr("non-empty array"));
+  EXPECT_THAT(error("[1]"), HasSubstr("JSON object"));
+  EXPECT_THROW(load_gpu_presets(test::scratch_dir() / "absent.json"), ModelError);
+}
+
+}  // namespace
+}  // namespace kvscope
