@@ -17,7 +17,9 @@ struct Command {
   int (*run)(const Args& args);
 };
 
+int cmd_tokenize(const Args& args);
 int cmd_run(const Args& args);
+int cmd_bench(const Args& args);
 int cmd_devices(const Args& args);
 
 }  // namespace kvscope::cli

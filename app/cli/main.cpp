@@ -14,8 +14,10 @@ namespace {
 using kvscope::cli::Command;
 
 constexpr Command kCommands[] = {
+    {"tokenize", "print the token ids of a prompt", kvscope::cli::cmd_tokenize},
     {"run", "generate text from a prompt (--json for ids and log-probabilities)",
      kvscope::cli::cmd_run},
+    {"bench", "prompt and decode tokens/s (median of repeats)", kvscope::cli::cmd_bench},
     {"devices", "list the compute backends this machine can use", kvscope::cli::cmd_devices},
 };
 

@@ -177,6 +177,7 @@ inline void dot_and_sum(const std::int8_t* q, const float* x, float& dot, float&
   sum = ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
 }
 
+// sum_i q[i] * x[i] over a group of N quants (N a multiple of 8).
 template <int N>
 inline float dot_q(const std::int8_t* q, const float* x) {
   static_assert(N % 8 == 0);

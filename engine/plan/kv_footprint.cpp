@@ -12,7 +12,9 @@ namespace {
 
 constexpr std::int64_t kInt64Max = std::numeric_limits<std::int64_t>::max();
 
-std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
+  return (a + b - 1) / b;
+}
 
 // a x b for non-negative values, saturating instead of overflowing: a plan for an absurd
 // request then reads "needs 9.2 EB" and does not fit, rather than wrapping to a small number.
@@ -21,7 +23,9 @@ std::int64_t mul_sat(std::int64_t a, std::int64_t b) {
   return a > kInt64Max / b ? kInt64Max : a * b;
 }
 
-std::int64_t add_sat(std::int64_t a, std::int64_t b) { return a > kInt64Max - b ? kInt64Max : a + b; }
+std::int64_t add_sat(std::int64_t a, std::int64_t b) {
+  return a > kInt64Max - b ? kInt64Max : a + b;
+}
 
 const LayerGroupConfig& group_at(const KvCacheConfig& config, std::size_t group) {
   if (group >= config.groups.size()) {
@@ -124,8 +128,8 @@ std::int64_t kv_bytes_read_per_token(const KvCacheConfig& config, std::int64_t c
     const std::int64_t visible = g.window > 0 ? std::min(context, g.window) : context;
     const std::int64_t per_layer =
         kv_bytes_per_token_per_layer(g.k_dtype, g.v_dtype, config.n_kv_heads, config.head_dim);
-    total = add_sat(total, mul_sat(mul_sat(visible, per_layer),
-                                   static_cast<std::int64_t>(g.layers.size())));
+    total = add_sat(
+        total, mul_sat(mul_sat(visible, per_layer), static_cast<std::int64_t>(g.layers.size())));
   }
   return total;
 }

@@ -54,9 +54,9 @@ std::int64_t kv_bytes_read_per_token(const KvCacheConfig& config, std::int64_t c
 // `batch` sequences of `tokens` tokens each, grown in steps of `step` (all in lockstep, as
 // a batch decodes), per group and in total.
 struct KvGroupFootprint {
-  std::int64_t block_bytes = 0;   // one block of this group
-  std::int64_t held_blocks = 0;   // held at the end, all sequences
-  std::int64_t peak_blocks = 0;   // held at the busiest moment, all sequences
+  std::int64_t block_bytes = 0;  // one block of this group
+  std::int64_t held_blocks = 0;  // held at the end, all sequences
+  std::int64_t peak_blocks = 0;  // held at the busiest moment, all sequences
 };
 
 struct KvFootprint {

@@ -67,8 +67,8 @@ Workspace workspace_for(const ModelSpec& spec, std::int64_t batch, std::int64_t 
 }
 
 std::int64_t MemoryBudget::usable() const {
-  const auto share = static_cast<std::int64_t>(
-      std::floor(static_cast<double>(total_bytes) * utilisation));
+  const auto share =
+      static_cast<std::int64_t>(std::floor(static_cast<double>(total_bytes) * utilisation));
   return share - used_by_others;
 }
 

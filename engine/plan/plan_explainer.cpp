@@ -9,13 +9,20 @@ namespace kvscope {
 
 namespace {
 
-std::string bytes(std::int64_t b) { return fmt::format("{} B ({})", group_digits(b), human_bytes(b)); }
+std::string bytes(std::int64_t b) {
+  return fmt::format("{} B ({})", group_digits(b), human_bytes(b));
+}
 
 // One K or V vector's bytes as its format builds them: "128 x 2 B" or "128 B + 4 x 2 B scales".
 std::string vector_formula(KvDtype dtype, std::int64_t head_dim) {
   if (dtype == KvDtype::F16) return fmt::format("{} x 2 B", head_dim);
   return fmt::format("{} B + {} x 2 B scales", kv_data_bytes_per_vector(dtype, head_dim),
                      kv_scales_per_vector(dtype, head_dim));
+}
+
+// "1 sequence", "3 sequences"
+std::string sequences(std::int64_t n) {
+  return fmt::format("{} sequence{}", n, n == 1 ? "" : "s");
 }
 
 std::string window_text(std::int64_t window) {
@@ -31,8 +38,8 @@ void explain_group(std::string& out, const PlanRequest& r, const MemoryPlan& p, 
   const LayerGroupConfig& group = r.kv.groups[g];
   const KvGroupFootprint& f = p.kv.groups[g];
   const auto n_layers = static_cast<std::int64_t>(group.layers.size());
-  const std::int64_t per_layer = kv_bytes_per_token_per_layer(group.k_dtype, group.v_dtype,
-                                                              r.kv.n_kv_heads, r.kv.head_dim);
+  const std::int64_t per_layer =
+      kv_bytes_per_token_per_layer(group.k_dtype, group.v_dtype, r.kv.n_kv_heads, r.kv.head_dim);
   out += fmt::format("  group {}: {} layers, K {} / V {}, {}\n", g, n_layers,
                      kv_dtype_name(group.k_dtype), kv_dtype_name(group.v_dtype),
                      window_text(group.window));
@@ -55,13 +62,13 @@ void explain_group(std::string& out, const PlanRequest& r, const MemoryPlan& p, 
 }
 
 void explain_kv(std::string& out, const PlanRequest& r, const MemoryPlan& p) {
-  out += fmt::format("KV cache: {} sequences x {} tokens, blocks of {} tokens\n", r.batch,
+  out += fmt::format("KV cache: {} x {} tokens, blocks of {} tokens\n", sequences(r.batch),
                      group_digits(r.context), r.kv.block_size);
   for (std::size_t g = 0; g < r.kv.groups.size(); ++g) explain_group(out, r, p, g);
   out += fmt::format("  all layers: {} B per token before rounding to blocks\n",
                      group_digits(p.kv_bytes_per_token));
   if (r.kv.groups.size() == 1) {
-    out += fmt::format("  needed: {} sequences x {} blocks x {} B = {}\n", r.batch,
+    out += fmt::format("  needed: {} x {} blocks x {} B = {}\n", sequences(r.batch),
                        group_digits(p.kv.blocks_per_group_needed / r.batch),
                        group_digits(p.kv.groups[0].block_bytes), bytes(p.kv.pool_bytes_needed));
   } else {
@@ -81,11 +88,11 @@ void explain_workspace(std::string& out, const PlanRequest& r, const MemoryPlan&
       "  activations = {} tokens per step x 4 B x (3 x {} + 2 x {} + 2 x {} + 2 x {} + {}) = {}\n",
       group_digits(w.step_tokens), s.dim, s.q_dim(), s.kv_dim(), s.ffn_dim, s.rope_dim,
       bytes(w.activations));
-  out += fmt::format("  logits      = {} sequences x {} vocab x 4 B = {}\n", r.batch,
+  out += fmt::format("  logits      = {} x {} vocab x 4 B = {}\n", sequences(r.batch),
                      group_digits(s.vocab_size), bytes(w.logits));
-  out += fmt::format("  {} backend = {}\n", plan_backend_name(r.backend),
-                     w.backend > 0 ? bytes(w.backend) + " (CUDA context, cuBLAS)"
-                                   : std::string("0 B"));
+  out += fmt::format(
+      "  {} backend = {}\n", plan_backend_name(r.backend),
+      w.backend > 0 ? bytes(w.backend) + ": CUDA context and cuBLAS" : std::string("0 B"));
 }
 
 void explain_budget(std::string& out, const PlanRequest& r, const MemoryPlan& p) {
@@ -96,8 +103,8 @@ void explain_budget(std::string& out, const PlanRequest& r, const MemoryPlan& p)
     out += fmt::format("  usable = {} B x {:.2f} - {} B used by others = {}\n",
                        group_digits(r.budget.total_bytes), r.budget.utilisation,
                        group_digits(r.budget.used_by_others), bytes(p.usable_bytes));
-    out += fmt::format("  KV budget = usable - weights - workspace = {}\n",
-                       bytes(p.kv_budget_bytes));
+    out +=
+        fmt::format("  KV budget = usable - weights - workspace = {}\n", bytes(p.kv_budget_bytes));
   }
   out += fmt::format("  KV pool = floor({} / {} B per block set) = {} blocks per group = {}\n",
                      group_digits(p.kv_budget_bytes), group_digits(p.kv_block_set_bytes),
@@ -125,8 +132,8 @@ void explain_verdict(std::string& out, const PlanRequest& r, const MemoryPlan& p
 
 void explain_roofline(std::string& out, const PlanRequest& r, const RooflineEstimate& e) {
   out += "Decode speed limit (roofline: every step reads the weights and the visible KV)\n";
-  out += fmt::format("  bytes per step = weights {} + {} sequences x KV at {} tokens {} = {}\n",
-                     human_bytes(e.weight_bytes_read), r.batch, group_digits(r.context),
+  out += fmt::format("  bytes per step = weights {} + {} x KV at {} tokens {} = {}\n",
+                     human_bytes(e.weight_bytes_read), sequences(r.batch), group_digits(r.context),
                      human_bytes(e.kv_bytes_read / r.batch), human_bytes(e.bytes_per_step));
   out += fmt::format("  tokens/s <= {} x {:g} GB/s / {} B = {:.1f} ({:.1f} per sequence)\n",
                      r.batch, e.bandwidth_gb_s, group_digits(e.bytes_per_step), e.tokens_per_s,

@@ -18,7 +18,7 @@ namespace {
 using nlohmann::json;
 
 // Far beyond any real entry; they keep n_params x 16 bits and batch x KV sums inside 64 bits.
-constexpr std::int64_t kMaxParams = std::int64_t{1} << 44;        // ~17.6 trillion
+constexpr std::int64_t kMaxParams = std::int64_t{1} << 44;       // ~17.6 trillion
 constexpr std::int64_t kMaxMemoryBytes = std::int64_t{1} << 50;  // 1 PiB
 constexpr double kMaxBandwidthGbS = 1e6;
 
@@ -63,7 +63,8 @@ class EntryReader {
     const json& v = get(field);
     if (!v.is_number_integer()) fail(field, "must be an integer");
     if (v.is_number_unsigned() &&
-        v.get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+        v.get<std::uint64_t>() >
+            static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
       fail(field, "is out of range");
     }
     const auto x = v.get<std::int64_t>();

@@ -77,8 +77,7 @@ std::optional<KvDtype> best_kv_dtype(const PlanRequest& request) {
 
 RooflineEstimate roofline_decode(const PlanRequest& request, double bandwidth_gb_s) {
   if (!std::isfinite(bandwidth_gb_s) || bandwidth_gb_s <= 0.0) {
-    throw_error<UsageError>("roofline: memory bandwidth {} GB/s must be positive",
-                            bandwidth_gb_s);
+    throw_error<UsageError>("roofline: memory bandwidth {} GB/s must be positive", bandwidth_gb_s);
   }
   if (request.batch < 1 || request.context < 1) {
     throw_error<UsageError>("roofline: batch {} and context {} must be >= 1", request.batch,

@@ -14,7 +14,7 @@
 namespace kvscope {
 
 struct MaxContext {
-  std::int64_t tokens = 0;             // 0: not even one token per sequence fits
+  std::int64_t tokens = 0;              // 0: not even one token per sequence fits
   bool limited_by_max_context = false;  // memory would allow more than kv.max_context
 };
 
@@ -41,10 +41,10 @@ std::optional<KvDtype> best_kv_dtype(const PlanRequest& request);
 //   tokens/s      <= batch x bandwidth / step bytes   (per sequence: bandwidth / step bytes)
 struct RooflineEstimate {
   double bandwidth_gb_s = 0.0;
-  std::int64_t weight_bytes_read = 0;    // per step
-  std::int64_t kv_bytes_read = 0;        // per step, all sequences
+  std::int64_t weight_bytes_read = 0;  // per step
+  std::int64_t kv_bytes_read = 0;      // per step, all sequences
   std::int64_t bytes_per_step = 0;
-  double tokens_per_s = 0.0;             // all sequences together
+  double tokens_per_s = 0.0;  // all sequences together
   double tokens_per_s_per_sequence = 0.0;
 };
 

@@ -34,7 +34,8 @@ constexpr std::array<Unit, 10> kUnits{{
 
 double unit_factor(std::string_view unit) {
   std::string lowered;
-  for (const char c : unit) lowered += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (const char c : unit)
+    lowered += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   for (const Unit& u : kUnits) {
     if (u.name == lowered) return u.factor;
   }

@@ -6,6 +6,7 @@
 
 #include "model/model.h"
 #include "model/tensor_type.h"
+#include "plan/units.h"
 #include "util/error.h"
 
 namespace kvscope {
@@ -68,7 +69,9 @@ std::int64_t bytes_for(std::int64_t n, Bits bits) {
 
 }  // namespace
 
-std::span<const WeightTypeInfo> weight_types() { return table(); }
+std::span<const WeightTypeInfo> weight_types() {
+  return table();
+}
 
 const WeightTypeInfo& weight_type_info(WeightType type) {
   for (const auto& info : table()) {
@@ -100,10 +103,9 @@ WeightFootprint preset_weights(const ModelSpec& spec, std::int64_t n_params, Wei
   w.bytes = bytes_for(n_params, bits);
   const std::int64_t table_params = std::min(n_params, spec.vocab_size * spec.dim);
   const std::int64_t row = bytes_for(spec.dim, bits);
-  w.read_per_token =
-      spec.tied_embeddings ? w.bytes : w.bytes - bytes_for(table_params, bits) + row;
-  w.basis = fmt::format("{} parameters x {:g} bits ({}) / 8", n_params, info.bits_per_weight,
-                        info.name);
+  w.read_per_token = spec.tied_embeddings ? w.bytes : w.bytes - bytes_for(table_params, bits) + row;
+  w.basis = fmt::format("{} parameters x {:g} bits ({}) / 8", group_digits(n_params),
+                        info.bits_per_weight, info.name);
   return w;
 }
 

@@ -85,7 +85,7 @@ int ThreadPool::default_threads() {
 int ThreadPool::chunks_for(std::int64_t n_items, std::int64_t min_chunk) const {
   if (n_items <= 0) return 0;
   min_chunk = std::max<std::int64_t>(1, min_chunk);
-  const std::int64_t wanted = (n_items + min_chunk - 1) / min_chunk;
+  const std::int64_t wanted = std::max<std::int64_t>(1, n_items / min_chunk);  // each >= min_chunk
   return static_cast<int>(
       std::min<std::int64_t>(wanted, std::int64_t{n_threads_} * kChunksPerThread));
 }

@@ -24,7 +24,7 @@ namespace kvscope {
 
 class ThreadPool {
  public:
-  // n_threads >= 1 (UsageError otherwise): the caller plus n_threads - 1 workers.
+  // n_threads in 1..kMaxThreads (UsageError otherwise): the caller plus n_threads - 1 workers.
   explicit ThreadPool(int n_threads);
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;

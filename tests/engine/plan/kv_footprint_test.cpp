@@ -125,8 +125,8 @@ std::vector<std::int64_t> grow_all(KvCacheManager& m, std::int64_t batch, std::i
 void check_against_allocator(KvCacheConfig c, std::int64_t batch, std::int64_t tokens,
                              std::int64_t step) {
   const KvFootprint f = kv_footprint(c, batch, tokens, step);
-  SCOPED_TRACE(::testing::Message() << "batch " << batch << " tokens " << tokens << " step "
-                                    << step << " needs " << f.blocks_per_group_needed);
+  SCOPED_TRACE(::testing::Message() << "batch " << batch << " tokens " << tokens << " step " << step
+                                    << " needs " << f.blocks_per_group_needed);
   c.n_blocks = f.blocks_per_group_needed + 3;
   {
     KvCacheManager m(c);
@@ -170,10 +170,9 @@ TEST(KvFootprint, EqualsWhatKvCacheManagerAllocatesAcrossShapesDtypesBlockSizesA
           c.max_context = 1000;
           c.host_storage = false;
           SCOPED_TRACE(::testing::Message()
-                       << "heads " << shape.n_kv_heads << " head_dim " << shape.head_dim
-                       << " k " << kv_dtype_name(k) << " v " << kv_dtype_name(v) << " block "
-                       << block_size << " groups " << groups.size() << " window "
-                       << groups[0].window);
+                       << "heads " << shape.n_kv_heads << " head_dim " << shape.head_dim << " k "
+                       << kv_dtype_name(k) << " v " << kv_dtype_name(v) << " block " << block_size
+                       << " groups " << groups.size() << " window " << groups[0].window);
           for (const std::int64_t tokens : {std::int64_t{1}, block_size, block_size + 1,
                                             std::int64_t{100}, std::int64_t{257}}) {
             for (const std::int64_t step : {1, 7}) {

@@ -13,8 +13,8 @@ using ::testing::Not;
 
 PlanRequest llama_7b(KvDtype kv) {
   const ModelPreset& p = find_model_preset(test::model_presets(), "llama-7b");
-  PlanRequest r = make_plan_request(p.spec, preset_weights(p.spec, p.n_params, WeightType::F16),
-                                    kv, kv);
+  PlanRequest r =
+      make_plan_request(p.spec, preset_weights(p.spec, p.n_params, WeightType::F16), kv, kv);
   r.context = 2048;
   r.budget.total_bytes = std::int64_t{24} << 30;
   return r;
@@ -27,8 +27,9 @@ TEST(PlanExplainer, WritesTheKvFormulaWithTheNumbersFilledIn) {
                               "= 16,384 B"));
   EXPECT_THAT(text, HasSubstr("one block = 16 tokens x 32 layers x 16,384 B = 8,388,608 B"));
   EXPECT_THAT(text, HasSubstr("per sequence: ceil(2,048 / 16) = 128 blocks"));
-  EXPECT_THAT(text, HasSubstr("1 sequences x 128 blocks x 8,388,608 B = 1,073,741,824 B (1.00 GiB)"));
-  EXPECT_THAT(text, HasSubstr("6738415616 parameters x 16 bits (f16) / 8 = 13,476,831,232 B"));
+  EXPECT_THAT(text,
+              HasSubstr("1 sequence x 128 blocks x 8,388,608 B = 1,073,741,824 B (1.00 GiB)"));
+  EXPECT_THAT(text, HasSubstr("6,738,415,616 parameters x 16 bits (f16) / 8 = 13,476,831,232 B"));
   EXPECT_THAT(text, HasSubstr("usable = 25,769,803,776 B x 0.90"));
   EXPECT_THAT(text, HasSubstr(": fits, "));
   EXPECT_THAT(text, Not(HasSubstr("Decode speed limit")));

@@ -13,9 +13,9 @@
 namespace kvscope {
 namespace {
 
-using ::testing::HasSubstr;
 using test::gpu_presets;
 using test::model_presets;
+using ::testing::HasSubstr;
 
 // Parameters of a Llama-shaped decoder (Llama, Mistral, Qwen2, Gemma: three FFN matrices,
 // two norms per layer) from its shape alone.
@@ -69,14 +69,25 @@ TEST(Presets, ModelValuesMatchTheirConfigJson) {
 }
 
 TEST(Presets, GpuCatalogueHoldsTheConsumerAndDatacenterCards) {
-  const std::vector<std::pair<const char*, double>> expected = {
-      {"rtx-3060-12gb", 360},    {"rtx-3070", 448},   {"rtx-3080-10gb", 760},
-      {"rtx-3090", 936},         {"rtx-4060", 272},   {"rtx-4060-ti-8gb", 288},
-      {"rtx-4060-ti-16gb", 288}, {"rtx-4070", 504},   {"rtx-4070-ti-super", 672},
-      {"rtx-4080", 716.8},       {"rtx-4090", 1008},  {"rtx-5060-ti-16gb", 448},
-      {"rtx-5070", 672},         {"rtx-5080", 960},   {"rtx-5090", 1792},
-      {"a100-40gb", 1555},       {"a100-80gb", 2039}, {"h100-sxm", 3350},
-      {"h200", 4800}};
+  const std::vector<std::pair<const char*, double>> expected = {{"rtx-3060-12gb", 360},
+                                                                {"rtx-3070", 448},
+                                                                {"rtx-3080-10gb", 760},
+                                                                {"rtx-3090", 936},
+                                                                {"rtx-4060", 272},
+                                                                {"rtx-4060-ti-8gb", 288},
+                                                                {"rtx-4060-ti-16gb", 288},
+                                                                {"rtx-4070", 504},
+                                                                {"rtx-4070-ti-super", 672},
+                                                                {"rtx-4080", 716.8},
+                                                                {"rtx-4090", 1008},
+                                                                {"rtx-5060-ti-16gb", 448},
+                                                                {"rtx-5070", 672},
+                                                                {"rtx-5080", 960},
+                                                                {"rtx-5090", 1792},
+                                                                {"a100-40gb", 1555},
+                                                                {"a100-80gb", 2039},
+                                                                {"h100-sxm", 3350},
+                                                                {"h200", 4800}};
   EXPECT_EQ(gpu_presets().size(), expected.size());
   for (const auto& [slug, bandwidth] : expected) {
     EXPECT_DOUBLE_EQ(find_gpu_preset(gpu_presets(), slug).bandwidth_gb_s, bandwidth) << slug;
@@ -150,12 +161,14 @@ TEST(Presets, BadModelFilesAreRejectedNamingTheEntryAndField) {
               HasSubstr("must use only"));
   EXPECT_THAT(model_error(R"({"models": [)" + std::string(kGoodModel) + "," + kGoodModel + "]}"),
               HasSubstr("appears twice"));
-  EXPECT_THAT(model_error(with(kGoodModel, R"("n_layers": 2)", R"("n_layers": 18446744073709551615)")),
-              HasSubstr("out of range"));
+  EXPECT_THAT(
+      model_error(with(kGoodModel, R"("n_layers": 2)", R"("n_layers": 18446744073709551615)")),
+      HasSubstr("out of range"));
 }
 
 TEST(Presets, BadGpuFilesAreRejected) {
-  const std::string good = R"({"slug": "g", "name": "G", "memory_bytes": 1024, "bandwidth_gb_s": 10})";
+  const std::string good =
+      R"({"slug": "g", "name": "G", "memory_bytes": 1024, "bandwidth_gb_s": 10})";
   auto error = [](const std::string& text) -> std::string {
     try {
       load_gpu_presets(write("gpus.json", text));

@@ -15,7 +15,9 @@ PlanRequest preset(const char* slug, WeightType weights, KvDtype kv) {
   return make_plan_request(p.spec, preset_weights(p.spec, p.n_params, weights), kv, kv);
 }
 
-const GpuPreset& gpu(const char* slug) { return find_gpu_preset(test::gpu_presets(), slug); }
+const GpuPreset& gpu(const char* slug) {
+  return find_gpu_preset(test::gpu_presets(), slug);
+}
 
 // The example. Mistral-7B, fp16: 2 x 32 layers x 8 KV heads x 128 x 2 B = 128 KiB
 // per token; 8 GiB / 128 KiB = 65,536 tokens, 32,768 for each of 2 sequences. (A popular

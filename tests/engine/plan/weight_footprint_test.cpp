@@ -3,26 +3,28 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "model/model.h"
 #include "engine/plan/preset_files.h"
+#include "model/model.h"
 #include "support/test_data.h"
 #include "util/error.h"
 
 namespace kvscope {
 namespace {
 
-const ModelPreset& llama2_7b() { return find_model_preset(test::model_presets(), "llama-2-7b"); }
+const ModelPreset& llama2_7b() {
+  return find_model_preset(test::model_presets(), "llama-2-7b");
+}
 
 TEST(WeightFootprint, PresetBytesAreParametersTimesBitsPerWeight) {
   const ModelPreset& p = llama2_7b();
   ASSERT_EQ(p.n_params, 6'738'415'616);
   auto bytes = [&](WeightType t) { return preset_weights(p.spec, p.n_params, t).bytes; };
-  EXPECT_EQ(bytes(WeightType::F16), 13'476'831'232);  // x 2
-  EXPECT_EQ(bytes(WeightType::Q8_0), 7'159'566'592);  // x 34 / 32
-  EXPECT_EQ(bytes(WeightType::Q6_K), 5'527'606'560);  // x 210 / 256
+  EXPECT_EQ(bytes(WeightType::F16), 13'476'831'232);    // x 2
+  EXPECT_EQ(bytes(WeightType::Q8_0), 7'159'566'592);    // x 34 / 32
+  EXPECT_EQ(bytes(WeightType::Q6_K), 5'527'606'560);    // x 210 / 256
   EXPECT_EQ(bytes(WeightType::Q5_K_M), 4'784'275'088);  // x 5.68 / 8, rounded up
   EXPECT_EQ(bytes(WeightType::Q4_K_M), 4'076'741'448);  // x 4.84 / 8, rounded up
-  EXPECT_EQ(bytes(WeightType::Q4_0), 3'790'358'784);  // x 18 / 32
+  EXPECT_EQ(bytes(WeightType::Q4_0), 3'790'358'784);    // x 18 / 32
 }
 
 TEST(WeightFootprint, DecodingReadsOneRowOfAnUntiedTokenTable) {
@@ -33,7 +35,7 @@ TEST(WeightFootprint, DecodingReadsOneRowOfAnUntiedTokenTable) {
   const ModelPreset& gemma = find_model_preset(test::model_presets(), "gemma-2b");
   const WeightFootprint tied = preset_weights(gemma.spec, gemma.n_params, WeightType::F16);
   EXPECT_EQ(tied.read_per_token, tied.bytes);  // the table is the output projection too
-  EXPECT_THAT(w.basis, ::testing::HasSubstr("6738415616 parameters x 16 bits (f16)"));
+  EXPECT_THAT(w.basis, ::testing::HasSubstr("6,738,415,616 parameters x 16 bits (f16)"));
 }
 
 TEST(WeightFootprint, WeightTypeNamesParseInAnyCase) {

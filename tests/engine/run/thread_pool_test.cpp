@@ -61,6 +61,7 @@ TEST(ThreadPool, ChunksAreAFixedSplitThatDependsOnlyOnTheShape) {
   EXPECT_EQ(pool.chunks_for(1000, 1), 3 * ThreadPool::kChunksPerThread);
   EXPECT_EQ(pool.chunks_for(10, 1), 10);  // never more chunks than items
   EXPECT_EQ(pool.chunks_for(10, 5), 2);
+  EXPECT_EQ(pool.chunks_for(10, 4), 2);  // chunks of 5: never below min_chunk
   EXPECT_EQ(pool.chunks_for(0, 1), 0);
   for (int call = 0; call < 20; ++call) {
     const auto ranges = ranges_of(pool, 1000, 1);

@@ -1,0 +1,247 @@
+// `kvscope-cli plan`: will this model, at this context and batch, with this KV dtype, fit
+// in this GPU, and how fast can it decode? Prints the memory breakdown with its formulas,
+// the maxima (context, batch, KV dtype, smallest GPU) and the roofline bound, or all of it
+// as one JSON object (--json). The numbers are engine/plan's, which are the allocator's.
+#include <cstdlib>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "cli/arg_parser.h"
+#include "cli/command.h"
+#include "model/model.h"
+#include "plan/plan_explainer.h"
+#include "plan/presets.h"
+#include "plan/solvers.h"
+#include "plan/units.h"
+#include "util/error.h"
+
+namespace kvscope::cli {
+
+int cmd_plan(const Args& args);
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+void declare_plan_options(ArgParser& p) {
+  p.option({"--model"}, "model preset, e.g. llama-7b, mistral-7b-v0.1 (see --list)");
+  p.option({"-m"}, "a real model: GGUF file or Hugging Face folder (exact weight bytes)");
+  p.option({"--gpu"}, "GPU preset, e.g. rtx-4090, h100-sxm (see --list)");
+  p.option({"--vram"}, "memory size instead of a GPU preset, e.g. 16GB, 12GiB");
+  p.option({"--batch"}, "sequences decoded together (default 1)");
+  p.option({"-c", "--ctx"}, "tokens per sequence (default: the model's context length)");
+  p.option({"-ctk", "--cache-type-k"}, "K cache dtype: f16, int8, int4 (default f16)");
+  p.option({"-ctv", "--cache-type-v"}, "V cache dtype: f16, int8, int4 (default f16)");
+  p.option({"--weights"},
+           "preset weight type: f16, q8_0, q6_k, q5_k_m, q4_k_m, q4_0 "
+           "(default q4_k_m)");
+  p.option({"--kv-budget"}, "give the KV pool this much directly, e.g. 8GiB");
+  p.option({"--util"}, "fraction of the memory the engine may use (default 0.9)");
+  p.option({"--used"}, "memory already used by other programs, e.g. 1.5GiB (default 0)");
+  p.option({"--block-size"}, "KV block size in tokens (default 16)");
+  p.option({"--chunk"}, "prompt tokens per step, chunked prefill (default 512)");
+  p.option({"--backend"}, "cuda or cpu: whether to count the CUDA context (default cuda)");
+  p.option({"--bandwidth"}, "memory bandwidth in GB/s for the roofline (default: the GPU's)");
+  p.option({"--presets"}, "folder holding models.json and gpus.json");
+  p.flag({"--list"}, "list the model and GPU presets");
+  p.flag({"--json"}, "print one JSON object");
+}
+
+// $KVSCOPE_PRESETS_DIR, else share/kvscope/presets beside the binary's bin/ folder (the
+// build tree and the installed layout both put it there).
+fs::path presets_dir(const ArgParser& p) {
+  if (auto dir = p.get("--presets")) return *dir;
+  if (const char* env = std::getenv("KVSCOPE_PRESETS_DIR"); env != nullptr && *env != '\0') {
+    return env;
+  }
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) return "share/kvscope/presets";
+  return exe.parent_path().parent_path() / "share" / "kvscope" / "presets";
+}
+
+struct ModelChoice {
+  std::string label;  // preset slug or file path
+  ModelSpec spec;
+  WeightFootprint weights;
+  std::string weight_type;  // "exact" for a file
+};
+
+ModelChoice choose_model(const ArgParser& p, const fs::path& dir) {
+  if (p.has("--model") == p.has("-m")) {
+    throw_error<UsageError>("give a model preset with --model NAME or a file with -m FILE");
+  }
+  ModelChoice c;
+  if (auto path = p.get("-m")) {
+    if (p.has("--weights")) {
+      throw_error<UsageError>("--weights applies to presets; -m {} has its own tensor types",
+                              *path);
+    }
+    const auto model = load_model(*path);
+    c = {*path, model->spec(), model_weights(*model), "exact"};
+    return c;
+  }
+  const std::vector<ModelPreset> models = load_model_presets(dir / "models.json");
+  const ModelPreset& preset = find_model_preset(models, p.required("--model"));
+  const WeightType type = parse_weight_type(p.get_or("--weights", "q4_k_m"));
+  c = {preset.slug, preset.spec, preset_weights(preset.spec, preset.n_params, type),
+       std::string(weight_type_info(type).name)};
+  return c;
+}
+
+PlanRequest build_request(const ArgParser& p, const ModelChoice& m, const GpuPreset* gpu) {
+  const KvDtype k = parse_kv_dtype(p.get_or("-ctk", "f16"));
+  const KvDtype v = parse_kv_dtype(p.get_or("-ctv", "f16"));
+  PlanRequest r = make_plan_request(m.spec, m.weights, k, v, p.get_int("--block-size", 16));
+  r.batch = p.get_int("--batch", 1);
+  r.context = p.get_int("-c", m.spec.context_length);
+  r.prefill_chunk = p.get_int("--chunk", 512);
+  const std::string backend = p.get_or("--backend", "cuda");
+  if (backend != "cuda" && backend != "cpu") {
+    throw_error<UsageError>("--backend: '{}' (expected cuda or cpu)", backend);
+  }
+  r.backend = backend == "cuda" ? PlanBackend::Cuda : PlanBackend::Cpu;
+  r.budget.utilisation = p.get_double("--util", 0.9);
+  if (auto used = p.get("--used")) r.budget.used_by_others = parse_byte_size(*used, "--used");
+  if (gpu != nullptr && p.has("--vram")) throw_error<UsageError>("give --gpu or --vram, not both");
+  if (gpu != nullptr) r.budget.total_bytes = gpu->memory_bytes;
+  if (auto vram = p.get("--vram")) r.budget.total_bytes = parse_byte_size(*vram, "--vram");
+  if (auto kv = p.get("--kv-budget")) r.kv_budget_bytes = parse_byte_size(*kv, "--kv-budget");
+  if (r.budget.total_bytes == 0 && r.kv_budget_bytes == 0) {
+    throw_error<UsageError>("give the memory: --gpu NAME, --vram SIZE or --kv-budget SIZE");
+  }
+  return r;
+}
+
+struct Answers {
+  MemoryPlan plan;
+  MaxContext max_context;
+  std::int64_t max_batch = 0;
+  std::optional<KvDtype> best_dtype;
+  const GpuPreset* smallest_gpu = nullptr;
+  std::optional<RooflineEstimate> roofline;
+};
+
+Answers solve(const ArgParser& p, const PlanRequest& r, const GpuPreset* gpu,
+              const std::vector<GpuPreset>& gpus) {
+  Answers a;
+  a.plan = plan_memory(r);
+  a.max_context = max_context(r);
+  a.max_batch = max_batch(r);
+  a.best_dtype = best_kv_dtype(r);
+  a.smallest_gpu = smallest_gpu(r, gpus);
+  const double bandwidth = p.get_double("--bandwidth", gpu != nullptr ? gpu->bandwidth_gb_s : 0.0);
+  if (bandwidth != 0.0) a.roofline = roofline_decode(r, bandwidth);
+  return a;
+}
+
+void print_text(const ModelChoice& m, const GpuPreset* gpu, const PlanRequest& r,
+                const Answers& a) {
+  fmt::print("Model {} (weights {}), {}\n\n", m.label, m.weight_type,
+             gpu != nullptr ? fmt::format("GPU {} ({}, {:g} GB/s)", gpu->name,
+                                          human_bytes(gpu->memory_bytes), gpu->bandwidth_gb_s)
+                            : fmt::format("memory {}", human_bytes(r.budget.total_bytes)));
+  fmt::print("{}\n", explain_plan(r, a.plan, a.roofline));
+  fmt::print("Maxima\n");
+  fmt::print(
+      "  longest context for {} sequences: {} tokens{}\n", r.batch,
+      group_digits(a.max_context.tokens),
+      a.max_context.limited_by_max_context ? " (the model's limit; memory allows more)" : "");
+  fmt::print("  most sequences of {} tokens: {}\n", group_digits(r.context), a.max_batch);
+  fmt::print("  most precise KV dtype that fits: {}\n",
+             a.best_dtype ? std::string(kv_dtype_name(*a.best_dtype)) : "none");
+  fmt::print("  smallest GPU that fits (at utilisation {:.2f}): {}\n", r.budget.utilisation,
+             a.smallest_gpu != nullptr ? a.smallest_gpu->name : "none of the presets");
+  fmt::print("{}\n", a.plan.fits ? "FITS" : "DOES NOT FIT");
+}
+
+json to_json(const ModelChoice& m, const GpuPreset* gpu, const PlanRequest& r, const Answers& a) {
+  const MemoryPlan& pl = a.plan;
+  json out = {
+      {"model", m.label},
+      {"weight_type", m.weight_type},
+      {"gpu", gpu != nullptr ? json(gpu->slug) : json(nullptr)},
+      {"batch", r.batch},
+      {"context", r.context},
+      {"k_dtype", kv_dtype_name(r.kv.groups[0].k_dtype)},
+      {"v_dtype", kv_dtype_name(r.kv.groups[0].v_dtype)},
+      {"block_size", r.kv.block_size},
+      {"weights_bytes", pl.weights.bytes},
+      {"kv_bytes_per_token", pl.kv_bytes_per_token},
+      {"kv_bytes", pl.kv.pool_bytes_needed},
+      {"kv_blocks_per_group_needed", pl.kv.blocks_per_group_needed},
+      {"workspace_bytes", pl.workspace.total()},
+      {"workspace",
+       {{"activations", pl.workspace.activations},
+        {"logits", pl.workspace.logits},
+        {"backend", pl.workspace.backend}}},
+      {"usable_bytes", pl.usable_bytes},
+      {"kv_budget_bytes", pl.kv_budget_bytes},
+      {"kv_pool_blocks_per_group", pl.kv_blocks_per_group},
+      {"total_bytes", pl.total_needed},
+      {"margin_bytes", pl.margin_bytes},
+      {"within_context", pl.within_context},
+      {"fits", pl.fits},
+      {"max_context", a.max_context.tokens},
+      {"max_context_limited_by_model", a.max_context.limited_by_max_context},
+      {"max_batch", a.max_batch},
+      {"best_kv_dtype", a.best_dtype ? json(kv_dtype_name(*a.best_dtype)) : json(nullptr)},
+      {"smallest_gpu", a.smallest_gpu ? json(a.smallest_gpu->slug) : json(nullptr)},
+      {"formula", explain_plan(r, pl, a.roofline)},
+  };
+  if (a.roofline) {
+    out["roofline"] = {{"bandwidth_gb_s", a.roofline->bandwidth_gb_s},
+                       {"bytes_per_step", a.roofline->bytes_per_step},
+                       {"tokens_per_s", a.roofline->tokens_per_s},
+                       {"tokens_per_s_per_sequence", a.roofline->tokens_per_s_per_sequence}};
+  } else {
+    out["roofline"] = nullptr;
+  }
+  return out;
+}
+
+void print_list(const fs::path& dir) {
+  fmt::print("models ({}):\n", (dir / "models.json").string());
+  for (const ModelPreset& m : load_model_presets(dir / "models.json")) {
+    fmt::print("  {:<18} {} ({} parameters)\n", m.slug, m.name, group_digits(m.n_params));
+  }
+  fmt::print("GPUs ({}):\n", (dir / "gpus.json").string());
+  for (const GpuPreset& g : load_gpu_presets(dir / "gpus.json")) {
+    fmt::print("  {:<18} {} ({}, {:g} GB/s)\n", g.slug, g.name, human_bytes(g.memory_bytes),
+               g.bandwidth_gb_s);
+  }
+}
+
+}  // namespace
+
+int cmd_plan(const Args& args) {
+  ArgParser p("plan",
+              "(--model NAME | -m FILE) (--gpu NAME | --vram SIZE | --kv-budget SIZE) "
+              "[options]");
+  declare_plan_options(p);
+  if (!p.parse(args)) return 0;
+  const fs::path dir = presets_dir(p);
+  if (p.has("--list")) {
+    print_list(dir);
+    return 0;
+  }
+  const std::vector<GpuPreset> gpus = load_gpu_presets(dir / "gpus.json");
+  const GpuPreset* gpu = p.has("--gpu") ? &find_gpu_preset(gpus, p.required("--gpu")) : nullptr;
+  const ModelChoice model = choose_model(p, dir);
+  const PlanRequest request = build_request(p, model, gpu);
+  const Answers answers = solve(p, request, gpu, gpus);
+  if (p.has("--json")) {
+    fmt::print("{}\n", to_json(model, gpu, request, answers).dump(2));
+  } else {
+    print_text(model, gpu, request, answers);
+  }
+  return 0;
+}
+
+}  // namespace kvscope::cli
