@@ -17,8 +17,10 @@ struct Command {
   int (*run)(const Args& args);
 };
 
+int cmd_inspect(const Args& args);
 int cmd_tokenize(const Args& args);
 int cmd_run(const Args& args);
+int cmd_perplexity(const Args& args);
 int cmd_bench(const Args& args);
 int cmd_devices(const Args& args);
 

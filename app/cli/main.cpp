@@ -14,9 +14,13 @@ namespace {
 using kvscope::cli::Command;
 
 constexpr Command kCommands[] = {
+    {"inspect", "print a model's spec, tensors, tokenizer and KV bytes per token",
+     kvscope::cli::cmd_inspect},
     {"tokenize", "print the token ids of a prompt", kvscope::cli::cmd_tokenize},
     {"run", "generate text from a prompt (--json for ids and log-probabilities)",
      kvscope::cli::cmd_run},
+    {"perplexity", "PPL of a text; KL divergence against a saved baseline",
+     kvscope::cli::cmd_perplexity},
     {"bench", "prompt and decode tokens/s (median of repeats)", kvscope::cli::cmd_bench},
     {"devices", "list the compute backends this machine can use", kvscope::cli::cmd_devices},
 };

@@ -1,13 +1,95 @@
-// kvscope: the desktop app. `kvscope [MODEL]`.
+// kvscope: the desktop app.
+//
+//   kvscope [MODEL]                 open MODEL (a GGUF file or a Hugging Face folder);
+//                                   without it the last used model, else the demo model
+//   --palette light|dark            the colour theme (default: the last one chosen)
+//   --screenshot-dir DIR            run a scripted chat and save PNGs of the window to DIR
+//   --screenshot-prefix NAME        file name prefix of those PNGs (default "kvscope")
+//   --bench-runs N --bench-tokens M decode tokens/s with the live panel visible vs hidden
 #include <QApplication>
+#include <QCommandLineParser>
+#include <QDir>
+#include <QFileInfo>
+#include <QSettings>
+#include <QStandardPaths>
+#include <QStyleFactory>
 
+#include "app_palette.h"
+#include "bench_driver.h"
 #include "main_window.h"
+#include "screenshot_driver.h"
+
+#ifdef KVSCOPE_HAVE_CUDA
+#include "cuda_device.h"
+#endif
+
+namespace {
+
+// CUDA as this build has it: the probe's answer when kernels/ is built, else unavailable.
+kvscope::ui::AppConfig app_config() {
+  kvscope::ui::AppConfig config;
+  config.demo_folder = QStandardPaths::writableLocation(QStandardPaths::CacheLocation);
+#ifdef KVSCOPE_HAVE_CUDA
+  const kvscope::CudaDeviceInfo info = kvscope::probe_cuda_device();
+  config.cuda_available = info.available;
+  config.cuda_status = QString::fromStdString(info.available ? info.name : info.reason);
+  config.cuda_factory = [](const kvscope::Model&, const kvscope::EngineOptions&,
+                           std::string* why) -> std::unique_ptr<kvscope::Backend> {
+    const kvscope::CudaDeviceInfo device = kvscope::probe_cuda_device();
+    *why = device.available ? "found " + device.name + ", but this build has no CUDA decoder yet"
+                            : device.reason;
+    return nullptr;
+  };
+#else
+  config.cuda_status = QStringLiteral("not in this build (no CUDA toolkit at build time)");
+#endif
+  return config;
+}
+
+// The command line's model, else the last one used (when it still exists), else the demo.
+QString startup_model(const QStringList& args) {
+  if (!args.isEmpty()) return QFileInfo(args.front()).absoluteFilePath();
+  const QString last = QSettings().value("lastModel").toString();
+  return !last.isEmpty() && QFileInfo::exists(last) ? last : QString();
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   QApplication app(argc, argv);
   QApplication::setApplicationName("KVScope");
   QApplication::setOrganizationName("KVScope");
-  kvscope::ui::MainWindow window;
+  QApplication::setStyle(QStyleFactory::create(QStringLiteral("Fusion")));
+
+  QCommandLineParser parser;
+  parser.setApplicationDescription("Chat with a local model and watch its KV cache.");
+  parser.addHelpOption();
+  parser.addPositionalArgument("model", "GGUF file or Hugging Face folder to open");
+  parser.addOption({"palette", "Colour theme: light or dark.", "theme"});
+  parser.addOption({"screenshot-dir", "Run a scripted chat, save PNGs here, quit.", "dir"});
+  parser.addOption({"screenshot-prefix", "File name prefix of the PNGs.", "name", "kvscope"});
+  parser.addOption({"bench-runs", "Decode speed runs, panel visible and hidden.", "n"});
+  parser.addOption({"bench-tokens", "Tokens per benchmark run.", "n", "256"});
+  parser.process(app);
+
+  const QString theme = parser.isSet("palette")
+                            ? parser.value("palette")
+                            : (QSettings().value("darkTheme").toBool() ? "dark" : "light");
+  QApplication::setPalette(theme == QLatin1String("dark") ? kvscope::ui::dark_palette()
+                                                          : kvscope::ui::light_palette());
+
+  kvscope::ui::MainWindow window(app_config());
+  if (parser.isSet("screenshot-dir")) {
+    kvscope::ui::ScreenshotPlan plan;
+    plan.out_dir = parser.value("screenshot-dir");
+    plan.prefix = parser.value("screenshot-prefix");
+    QDir().mkpath(plan.out_dir);
+    new kvscope::ui::ScreenshotDriver(&window, plan);
+  } else if (parser.isSet("bench-runs")) {
+    new kvscope::ui::BenchDriver(&window, parser.value("bench-runs").toInt(),
+                                 parser.value("bench-tokens").toLongLong());
+  }
   window.show();
+  window.openModel(startup_model(parser.positionalArguments()));
   return QApplication::exec();
 }

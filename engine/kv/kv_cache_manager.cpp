@@ -153,50 +153,54 @@ std::int64_t KvCacheManager::window_blocks_freed(const BlockTable& t, std::int64
   return freed;
 }
 
-std::int64_t KvCacheManager::blocks_needed(SeqId seq, std::int64_t n, std::int64_t group) const {
-  const BlockTable& t = seq_at(seq).tables.at(static_cast<std::size_t>(group));
+std::int64_t KvCacheManager::needed_blocks(const BlockTable& t, std::int64_t group,
+                                           std::int64_t n) const {
   if (n <= 0) return 0;
   const bool cow =
       t.n_tokens() % t.block_size() != 0 && group_at(group).pool.refcount(t.tail()) > 1;
   return t.blocks_to_append(n) + (cow ? 1 : 0);
 }
 
-void KvCacheManager::check_can_grow(SeqId seq, const Sequence& s, std::int64_t n) const {
-  const std::int64_t t = s.tables[0].n_tokens();
-  if (n > config_.max_context - t) {
-    throw_error<CapacityError>(
-        "sequence {}: growing from {} by {} tokens exceeds the context length {}", seq, t, n,
-        config_.max_context);
-  }
+std::int64_t KvCacheManager::blocks_needed(SeqId seq, std::int64_t n, std::int64_t group) const {
+  group_at(group);  // range check
+  return needed_blocks(seq_at(seq).tables[static_cast<std::size_t>(group)], group, n);
+}
+
+// What stops a grow by n, if anything: the context length (group -1) or a group whose
+// free blocks, counting those its window releases, are fewer than it needs.
+std::optional<KvCacheManager::Shortfall> KvCacheManager::shortfall(const Sequence& s,
+                                                                   std::int64_t n) const {
+  if (n > config_.max_context - s.tables[0].n_tokens()) return Shortfall{};
   for (std::int64_t g = 0; g < n_groups(); ++g) {
     const BlockTable& table = s.tables[static_cast<std::size_t>(g)];
-    const BlockPool& pool = group_at(g).pool;
-    const std::int64_t needed = blocks_needed(seq, n, g);
-    const std::int64_t available = pool.n_free() + window_blocks_freed(table, g);
-    if (needed > available) {
-      throw_error<CapacityError>(
-          "KV cache full: sequence {} needs {} more blocks in layer group {} to grow from {} to {} "
-          "tokens, but only {} of {} blocks are free",
-          seq, needed, g, t, t + n, available, pool.n_blocks());
-    }
+    const std::int64_t needed = needed_blocks(table, g, n);
+    const std::int64_t available = group_at(g).pool.n_free() + window_blocks_freed(table, g);
+    if (needed > available) return Shortfall{g, needed, available};
   }
+  return std::nullopt;
 }
 
 bool KvCacheManager::can_grow(SeqId seq, std::int64_t n) const {
-  if (n < 0) return false;
-  try {
-    check_can_grow(seq, seq_at(seq), n);
-    return true;
-  } catch (const CapacityError&) {
-    return false;
-  }
+  return n >= 0 && !shortfall(seq_at(seq), n);
 }
 
 void KvCacheManager::grow(SeqId seq, std::int64_t n, std::vector<BlockCopy>* copies) {
   Sequence& s = running_seq_at(seq, "grow");
   if (n < 0) throw_error<UsageError>("KV cache: grow of sequence {} by {} tokens", seq, n);
   if (n == 0) return;
-  check_can_grow(seq, s, n);
+  if (const auto missing = shortfall(s, n)) {
+    const std::int64_t t = s.tables[0].n_tokens();
+    if (missing->group < 0) {
+      throw_error<CapacityError>(
+          "sequence {}: growing from {} by {} tokens exceeds the context length {}", seq, t, n,
+          config_.max_context);
+    }
+    throw_error<CapacityError>(
+        "KV cache full: sequence {} needs {} more blocks in layer group {} to grow from {} to {} "
+        "tokens, but only {} of {} blocks are free",
+        seq, missing->needed, missing->group, t, t + n, missing->available,
+        group_at(missing->group).pool.n_blocks());
+  }
   for (std::int64_t g = 0; g < n_groups(); ++g) {
     grow_group(s.tables[static_cast<std::size_t>(g)], g, n, copies);
   }

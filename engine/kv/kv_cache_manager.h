@@ -153,7 +153,13 @@ class KvCacheManager {
   std::int64_t check_layer(std::int64_t layer) const;
   std::int64_t window_blocks_to_drop(const BlockTable& t, std::int64_t group) const;
   std::int64_t window_blocks_freed(const BlockTable& t, std::int64_t group) const;
-  void check_can_grow(SeqId seq, const Sequence& s, std::int64_t n) const;
+  struct Shortfall {
+    std::int64_t group = -1;  // -1: the context length
+    std::int64_t needed = 0;
+    std::int64_t available = 0;
+  };
+  std::int64_t needed_blocks(const BlockTable& t, std::int64_t group, std::int64_t n) const;
+  std::optional<Shortfall> shortfall(const Sequence& s, std::int64_t n) const;
   void grow_group(BlockTable& t, std::int64_t group, std::int64_t n,
                   std::vector<BlockCopy>* copies);
   void release_all(Sequence& s);

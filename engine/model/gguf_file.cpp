@@ -8,7 +8,6 @@
 #include "model/gguf_file.h"
 
 #include <algorithm>
-#include <limits>
 #include <new>
 #include <numeric>
 #include <stdexcept>

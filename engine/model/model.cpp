@@ -19,23 +19,28 @@ const void* WeightView::row(std::int64_t r) const {
   return static_cast<const std::uint8_t*>(data) + r * row_bytes();
 }
 
-std::uint64_t Model::weight_bytes() const {
-  // Tied embeddings make `output` alias `token_embd`: count each stored tensor once.
+void Model::for_each_weight(const std::function<void(const WeightView&)>& fn) const {
+  // Tied embeddings make `output` alias `token_embd`: visit each stored tensor once.
   std::set<const void*> seen;
-  std::uint64_t total = 0;
-  auto add = [&](const WeightView& w) {
-    if (!w || !seen.insert(w.data).second) return;
-    total += static_cast<std::uint64_t>(w.rows) * static_cast<std::uint64_t>(w.row_bytes());
+  auto visit = [&](const WeightView& w) {
+    if (w && seen.insert(w.data).second) fn(w);
   };
-  add(weights_.token_embd);
+  visit(weights_.token_embd);
   for (const auto& l : weights_.layers) {
     for (const WeightView* w : {&l.attn_norm, &l.wq, &l.wk, &l.wv, &l.bq, &l.bk, &l.bv, &l.wo,
                                 &l.ffn_norm, &l.w_gate, &l.w_up, &l.w_down}) {
-      add(*w);
+      visit(*w);
     }
   }
-  add(weights_.output_norm);
-  add(weights_.output);
+  visit(weights_.output_norm);
+  visit(weights_.output);
+}
+
+std::uint64_t Model::weight_bytes() const {
+  std::uint64_t total = 0;
+  for_each_weight([&](const WeightView& w) {
+    total += static_cast<std::uint64_t>(w.rows) * static_cast<std::uint64_t>(w.row_bytes());
+  });
   return total;
 }
 

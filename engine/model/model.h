@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -72,6 +73,8 @@ class Model {
 
   // Total bytes of all weight tensors as stored (what a backend must hold).
   std::uint64_t weight_bytes() const;
+  // Calls fn once per stored weight tensor (a tied output, aliasing token_embd, once).
+  void for_each_weight(const std::function<void(const WeightView&)>& fn) const;
 
  protected:
   ModelSpec spec_;

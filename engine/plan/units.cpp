@@ -19,7 +19,7 @@ struct Unit {
   double factor;
 };
 
-constexpr std::array<Unit, 10> kUnits{{
+constexpr std::array<Unit, 14> kUnits{{
     {"", 1.0},
     {"b", 1.0},
     {"kb", 1e3},
@@ -30,6 +30,11 @@ constexpr std::array<Unit, 10> kUnits{{
     {"mib", 1024.0 * 1024.0},
     {"gib", 1024.0 * 1024.0 * 1024.0},
     {"tib", 1024.0 * 1024.0 * 1024.0 * 1024.0},
+    // Bare letters are binary, as in llama.cpp and the other kvscope-cli commands.
+    {"k", 1024.0},
+    {"m", 1024.0 * 1024.0},
+    {"g", 1024.0 * 1024.0 * 1024.0},
+    {"t", 1024.0 * 1024.0 * 1024.0 * 1024.0},
 }};
 
 double unit_factor(std::string_view unit) {
@@ -61,7 +66,7 @@ std::int64_t parse_byte_size(std::string_view text, std::string_view what) {
   const auto [end, ec] = std::from_chars(number.data(), number.data() + number.size(), value);
   if (ec != std::errc() || end != number.data() + number.size()) fail("is not a number");
   const double factor = unit_factor(unit);
-  if (factor == 0.0) fail("unknown unit (use B, KB, MB, GB, TB, KiB, MiB, GiB, TiB)");
+  if (factor == 0.0) fail("unknown unit (use B, KB, MB, GB, TB, KiB, MiB, GiB, TiB, K, M, G, T)");
   const double bytes = std::round(value * factor);
   if (!std::isfinite(bytes) || bytes > std::ldexp(1.0, 62)) fail("is too large");
   return static_cast<std::int64_t>(bytes);

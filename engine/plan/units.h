@@ -1,6 +1,7 @@
 // Byte sizes as users write and read them. Memory is sized in binary units, vendors and
 // bandwidths in decimal ones, and the planner takes both spellings at their word:
-//   "8GiB" = 8 x 2^30, "16GB" = 16 x 10^9, "512MiB", "1.5GiB", "300000000" (bytes).
+//   "8GiB" = 8 x 2^30, "16GB" = 16 x 10^9, "512MiB", "1.5GiB", "300000000" (bytes), and
+//   bare letters as binary units the way llama.cpp writes them: "1.5G" = 1.5 x 2^30.
 #pragma once
 
 #include <cstdint>

@@ -71,6 +71,16 @@ TEST_F(GgufBadInputTest, RejectsWrongMagicNamingTheFile) {
   EXPECT_THAT(msg, HasSubstr("model.gguf: "));
 }
 
+TEST_F(GgufBadInputTest, RejectsAMissingFileNamingThePath) {
+  const std::string path = (test::scratch_dir() / "absent.gguf").string();
+  try {
+    GgufFile f(path);
+    ADD_FAILURE() << "opened a missing file";
+  } catch (const ModelError& e) {
+    EXPECT_THAT(e.what(), HasSubstr(path + ": cannot open"));
+  }
+}
+
 TEST_F(GgufBadInputTest, RejectsEmptyAndTooShortFiles) {
   EXPECT_THAT(open_error({}), HasSubstr("0 bytes, too short for the magic"));
   EXPECT_THAT(open_error({'G', 'G'}), HasSubstr("too short"));

@@ -130,6 +130,16 @@ TEST(GgufFileTest, RoundTripsLongStringsUtf8KeysAndKeepsKeyOrder) {
   EXPECT_EQ(f.keys(), (std::vector<std::string>{"z.long", "a.empty", "m.名前"}));
 }
 
+// Keys and tensor names must be UTF-8; values are kept as bytes, because vocabularies of
+// byte-level tokenizers can hold tokens that are partial UTF-8 sequences.
+TEST(GgufFileTest, KeepsStringValuesThatAreNotUtf8AsBytes) {
+  GgufWriter w;
+  const std::string partial = "\xe6\x97";  // the first two bytes of a three-byte character
+  w.set_string_array("tokenizer.ggml.tokens", {"a", partial});
+  const GgufFile f = write_and_open(w);
+  EXPECT_EQ(f.get_string_array("tokenizer.ggml.tokens")[1], partial);
+}
+
 TEST(GgufFileTest, IntegerGettersConvertWhatFitsAndFindReturnsNulloptWhenMissing) {
   GgufWriter w;
   w.set_i32("t.pos", 12);

@@ -19,6 +19,8 @@ TEST(Units, ParsesBinaryAndDecimalSizes) {
   EXPECT_EQ(parse_byte_size("2TB"), 2'000'000'000'000LL);
   EXPECT_EQ(parse_byte_size("1TiB"), 1LL << 40);
   EXPECT_EQ(parse_byte_size("100B"), 100);
+  EXPECT_EQ(parse_byte_size("1.5G"), 3LL << 29);
+  EXPECT_EQ(parse_byte_size("512m"), 512LL << 20);
 }
 
 TEST(Units, RejectsMalformedSizesNamingTheOption) {

@@ -1,0 +1,176 @@
+// EngineWorker and ChatSession on the real stories260K model: replies stream into the
+// chat, stop ends a reply within one step keeping its text, regenerate makes a new reply
+// from the same prompt, and a broken model file is an error the worker survives. The
+// worker runs on the test's thread here (its steps are posted events), so the test can
+// act between two steps exactly; main_window_test covers it on its own thread.
+#include <QFile>
+#include <QSignalSpy>
+#include <QtTest>
+
+#include "chat_session.h"
+#include "engine_worker.h"
+#include "ui_test_support.h"
+
+namespace kvscope::ui {
+
+class EngineWorkerTest : public QObject {
+  Q_OBJECT
+
+ private:
+  // A worker with `model` loaded, and a session wired to it like the main window does.
+  struct Rig {
+    EngineWorker worker{test::scratch_dir()};
+    ChatSession session{1, QStringLiteral("test")};
+    PanelFrame last_frame;
+    int frames = 0;
+
+    explicit Rig(const QString& model) {
+      QObject::connect(&worker, &EngineWorker::replyStarted, &session,
+                       [this](ChatId, qint64 n) { session.replyStarted(n); });
+      QObject::connect(
+          &worker, &EngineWorker::replyText, &session,
+          [this](ChatId, const QString& t, qint64 n) { session.appendReplyText(t, n); });
+      QObject::connect(&worker, &EngineWorker::replyFinished, &session,
+                       [this](const ReplyFinished& r) { session.finishReply(r); });
+      QObject::connect(&worker, &EngineWorker::frameReady, &session, [this](const PanelFrame& f) {
+        last_frame = f;
+        ++frames;
+      });
+      SamplingSettings greedy;
+      greedy.params.temperature = 0.0f;
+      greedy.max_tokens = 200;
+      session.setSampling(greedy);
+      QSignalSpy loaded(&worker, &EngineWorker::modelLoaded);
+      worker.loadModel({model, test::test_engine_options()});
+      loaded_ok = loaded.count() == 1;
+    }
+    bool loaded_ok = false;
+  };
+
+ private slots:
+  void initTestCase() { QStandardPaths::setTestModeEnabled(true); }
+
+  void promptStreamsIntoTheChatSession() {
+    KVSCOPE_QT_REQUIRE_SHARED(model, "models/stories260K.gguf");
+    Rig rig(model);
+    QVERIFY(rig.loaded_ok);
+    QSignalSpy text(&rig.worker, &EngineWorker::replyText);
+    QSignalSpy finished(&rig.worker, &EngineWorker::replyFinished);
+    rig.worker.submitChat(rig.session.beginUserTurn(QStringLiteral("Once upon a time")));
+    QVERIFY(rig.session.generating());
+    QVERIFY(finished.wait(60000));
+
+    QString streamed;
+    for (const auto& args : text) streamed += args.at(1).toString();
+    QVERIFY2(text.count() >= 2, "the reply should arrive in several pieces, not at once");
+    const auto done = finished.front().front().value<ReplyFinished>();
+    QVERIFY(done.reason != FinishReason::Error);
+    QVERIFY(done.generated_tokens > 1);
+    QVERIFY(!streamed.isEmpty());
+    QCOMPARE(rig.session.items().back().text, streamed);
+    QVERIFY(!rig.session.generating());
+    QCOMPARE(rig.session.contextUsed(), done.prompt_tokens + done.generated_tokens);
+  }
+
+  void stopEndsTheReplyWithinOneStepAndKeepsItsText() {
+    KVSCOPE_QT_REQUIRE_SHARED(model, "models/stories260K.gguf");
+    Rig rig(model);
+    QVERIFY(rig.loaded_ok);
+    qint64 at_stop = -1;
+    QString text_at_stop;
+    // Called between two steps (the text of a step is emitted after it).
+    connect(&rig.worker, &EngineWorker::replyText, this,
+            [&](ChatId chat, const QString&, qint64 n) {
+              if (at_stop < 0 && n >= 5) {
+                at_stop = n;
+                text_at_stop = rig.session.items().back().text;
+                rig.worker.stopChat(chat);
+              }
+            });
+    QSignalSpy finished(&rig.worker, &EngineWorker::replyFinished);
+    rig.worker.submitChat(rig.session.beginUserTurn(QStringLiteral("Once upon a time")));
+    QVERIFY(finished.wait(60000));
+
+    const auto done = finished.front().front().value<ReplyFinished>();
+    QVERIFY2(at_stop >= 5, "the reply ended before the test could stop it");
+    QCOMPARE(done.reason, FinishReason::Cancelled);
+    QVERIFY2(done.generated_tokens <= at_stop + 1,
+             qPrintable(
+                 QStringLiteral("%1 tokens after the stop").arg(done.generated_tokens - at_stop)));
+    QVERIFY(rig.session.items().back().text.startsWith(text_at_stop));
+    QVERIFY(!text_at_stop.isEmpty());
+    QCOMPARE(rig.session.items().back().state, ChatItem::State::Stopped);
+
+    // The sequence's blocks are released and the next request works.
+    QTRY_COMPARE_WITH_TIMEOUT(rig.last_frame.cache.n_used, std::int64_t{0}, 10000);
+    finished.clear();
+    rig.worker.submitChat(rig.session.beginUserTurn(QStringLiteral("The end")));
+    QVERIFY(finished.wait(60000));
+    QVERIFY(finished.front().front().value<ReplyFinished>().reason != FinishReason::Cancelled);
+  }
+
+  void regenerateMakesANewReplyFromTheSamePrompt() {
+    KVSCOPE_QT_REQUIRE_SHARED(model, "models/stories260K.gguf");
+    Rig rig(model);
+    QVERIFY(rig.loaded_ok);
+    SamplingSettings s = rig.session.sampling();
+    s.params.temperature = 1.0f;
+    s.params.seed = 5;
+    rig.session.setSampling(s);
+    QSignalSpy finished(&rig.worker, &EngineWorker::replyFinished);
+    rig.worker.submitChat(rig.session.beginUserTurn(QStringLiteral("Once upon a time")));
+    QVERIFY(finished.wait(60000));
+    const auto first = finished.front().front().value<ReplyFinished>();
+    const QString first_text = rig.session.items().back().text;
+
+    // While it streams, the panel's frames must show the prompt's blocks shared between
+    // the old and the new reply. The engine can fork only a running request, with its
+    // sampler state, so the UI cannot do this yet (see the issue note).
+    std::int64_t max_shared = 0;
+    connect(&rig.worker, &EngineWorker::frameReady, this, [&](const PanelFrame& f) {
+      for (const auto& g : f.cache.groups) max_shared = std::max(max_shared, g.n_shared);
+    });
+    auto again = rig.session.beginRegenerate();
+    QVERIFY(again.has_value());
+    QCOMPARE(rig.session.items().size(), 2);
+    finished.clear();
+    rig.worker.submitChat(*again);
+    QVERIFY(finished.wait(60000));
+    const auto second = finished.front().front().value<ReplyFinished>();
+    QCOMPARE(second.prompt_tokens, first.prompt_tokens);
+    QVERIFY(!rig.session.items().back().text.isEmpty());
+    QVERIFY2(rig.session.items().back().text != first_text,
+             "a regenerated reply uses a new seed, so it should differ");
+    QEXPECT_FAIL("", "needs an engine fork from a prompt with a fresh sampler", Continue);
+    QVERIFY2(max_shared > 0, "regenerate should share the prompt's blocks (refcount > 1)");
+  }
+
+  void brokenModelFileIsAnErrorAndTheWorkerKeepsWorking() {
+    KVSCOPE_QT_REQUIRE_SHARED(model, "models/stories260K.gguf");
+    Rig rig(model);
+    QVERIFY(rig.loaded_ok);
+    const QString broken = test::scratch_dir() + QStringLiteral("/broken.gguf");
+    QFile file(broken);
+    QVERIFY(file.open(QIODevice::WriteOnly));
+    file.write(QByteArray("GGUF\x03\x00\x00\x00", 8) + QByteArray(64, '\xff'));
+    file.close();
+
+    QSignalSpy failed(&rig.worker, &EngineWorker::modelFailed);
+    QSignalSpy loaded(&rig.worker, &EngineWorker::modelLoaded);
+    rig.worker.loadModel({broken, test::test_engine_options()});
+    QCOMPARE(failed.count(), 1);
+    QVERIFY(failed.front().front().toString().contains(broken));
+    QCOMPARE(loaded.count(), 1);  // the previous model again
+    QCOMPARE(loaded.front().front().value<ModelInfo>().path, model);
+
+    QSignalSpy finished(&rig.worker, &EngineWorker::replyFinished);
+    rig.worker.submitChat(rig.session.beginUserTurn(QStringLiteral("Once upon a time")));
+    QVERIFY(finished.wait(60000));
+    QVERIFY(finished.front().front().value<ReplyFinished>().generated_tokens > 0);
+  }
+};
+
+}  // namespace kvscope::ui
+
+QTEST_MAIN(kvscope::ui::EngineWorkerTest)
+#include "engine_worker_test.moc"

@@ -1,0 +1,124 @@
+// The live panel: a snapshot from the real engine reaches every chart's series and the
+// block map; the view model stacks memory parts and keeps one point per token count; the
+// block map's tooltip names the block's owner, fill, refcount and bytes.
+#include <QBarSet>
+#include <QLineSeries>
+#include <QSignalSpy>
+#include <QtTest>
+
+#include "block_map_widget.h"
+#include "chat_session.h"
+#include "engine_worker.h"
+#include "fragmentation_chart.h"
+#include "layer_chart.h"
+#include "live_panel.h"
+#include "memory_chart.h"
+#include "panel_history.h"
+#include "ui_test_support.h"
+
+namespace kvscope::ui {
+namespace {
+
+// A hand-made frame: one group of 4 blocks of 16 tokens; block 0 full and shared by
+// sequences 1 and 2, block 1 holding 5 tokens of sequence 1, blocks 2-3 free.
+PanelFrame small_frame(std::int64_t tokens_seq1, double seconds) {
+  PanelFrame f;
+  f.seconds = seconds;
+  f.cache.block_size = 16;
+  LayerGroupSnapshot g;
+  g.layers = {0, 1};
+  g.block_bytes = 4096;
+  g.blocks = {{0, 1, 2, 16}, {1, 1, 1, 5}, {2, -1, 0, 0}, {3, -1, 0, 0}};
+  summarize_group(g, 16);
+  f.cache.groups.push_back(g);
+  f.cache.sequences = {{1, tokens_seq1, false, 0}, {2, 16, false, 0}};
+  summarize_totals(f.cache);
+  f.cache.layers = {{0, 0, 4096, {}, {}}, {1, 0, 4096, {}, {}}};
+  f.memory.total = 1000;
+  f.memory.weights = 100;
+  f.memory.kv_pool = 16384;
+  f.memory.workspace = 10;
+  f.memory.free = 500;
+  f.owners = {{1, 7}, {2, 8}};
+  return f;
+}
+
+}  // namespace
+
+class LivePanelTest : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void initTestCase() { QStandardPaths::setTestModeEnabled(true); }
+
+  void aSnapshotFromTheEngineReachesEverySeries() {
+    KVSCOPE_QT_REQUIRE_SHARED(model, "models/stories260K.gguf");
+    EngineWorker worker(test::scratch_dir());
+    LivePanel panel;
+    panel.resize(640, 700);
+    connect(&worker, &EngineWorker::frameReady, &panel, &LivePanel::setFrame);
+    QSignalSpy finished(&worker, &EngineWorker::replyFinished);
+    worker.loadModel({model, test::test_engine_options()});
+    ChatSession session(1, QStringLiteral("t"));
+    worker.submitChat(session.beginUserTurn(QStringLiteral("Once upon a time")));
+    QVERIFY(finished.wait(60000));
+    QTRY_VERIFY(panel.framesDrawn() >= 2);
+
+    QVERIFY(panel.fragmentationChart()->pagedSeries()->count() >= 2);
+    QCOMPARE(panel.fragmentationChart()->contiguousSeries()->count(),
+             panel.fragmentationChart()->pagedSeries()->count());
+    QVERIFY(panel.memoryChart()->upperSeries(kKvUsed)->count() >= 2);
+    QCOMPARE(panel.layerChart()->bytesSet()->count(), 5);  // stories260K has 5 layers
+    QCOMPARE(panel.layerChart()->kErrorSeries()->count(), 5);
+    QVERIFY(panel.blockMap()->blockCount() > 0);
+    // Some frame while generating had blocks in use: the memory curve rose above weights.
+    double max_kv = 0;
+    for (const QPointF& p : panel.memoryChart()->upperSeries(kKvUsed)->points()) {
+      const double weights = panel.memoryChart()->upperSeries(kWeights)->at(0).y();
+      max_kv = std::max(max_kv, p.y() - weights);
+    }
+    QVERIFY(max_kv > 0);
+  }
+
+  void historyStacksMemoryPartsAndKeepsOnePointPerTokenCount() {
+    PanelHistory h;
+    h.add(small_frame(21, 0.0));
+    h.add(small_frame(21, 0.1));  // same token count: replaces the point
+    h.add(small_frame(30, 0.2));
+    QCOMPARE(h.pagedWaste().size(), 3);
+    const QList<QPointF> weights = h.memoryStack(kWeights, 1.0);
+    const QList<QPointF> kv = h.memoryStack(kKvUsed, 1.0);
+    QCOMPARE(weights.size(), 2);
+    QCOMPARE(weights[0], QPointF(37, 100));  // 21 + 16 tokens; weights 100 bytes
+    QCOMPARE(kv[0].y(), 100.0 + 2 * 4096);   // + 2 used blocks of 4096 bytes
+    // Paged waste: 2 used blocks = 32 slots, 16 + 5 filled -> 11 empty.
+    QCOMPARE(h.pagedWaste()[0].y(), 100.0 * 11 / 32);
+  }
+
+  void blockMapTooltipNamesOwnerFillRefcountAndBytes() {
+    BlockMapWidget map;
+    map.resize(400, 200);
+    map.setFrame(small_frame(21, 0));
+    map.setChatNames({{7, QStringLiteral("Fox story")}});
+    // Find the cells by scanning: the first used cell is block 0 (shared).
+    QString shared, partial, free_text;
+    for (int y = 0; y < 200 && (shared.isEmpty() || partial.isEmpty()); ++y) {
+      for (int x = 0; x < 400; ++x) {
+        const QString t = map.describeAt({x, y});
+        if (t.contains("block 0")) shared = t;
+        if (t.contains("block 1\n")) partial = t;
+        if (t.contains("block 3")) free_text = t;
+      }
+    }
+    QVERIFY2(shared.contains("Fox story") && shared.contains("refcount: 2 (shared)") &&
+                 shared.contains("16 / 16") && shared.contains("4.00 KiB"),
+             qPrintable(shared));
+    QVERIFY2(partial.contains("5 / 16") && partial.contains("refcount: 1"), qPrintable(partial));
+    QVERIFY2(free_text.contains("free"), qPrintable(free_text));
+  }
+};
+
+}  // namespace kvscope::ui
+
+QTEST_MAIN(kvscope::ui::LivePanelTest)
+#include "live_panel_test.moc"

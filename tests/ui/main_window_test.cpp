@@ -1,0 +1,115 @@
+// The whole window with its engine thread, on the real stories260K model: a broken model
+// file shows an error and the app keeps working; closing the window or switching model
+// while a reply streams ends the reply cleanly (thread joined, no crash).
+#include <QElapsedTimer>
+#include <QFile>
+#include <QSignalSpy>
+#include <QtTest>
+
+#include <memory>
+
+#include "chat_session.h"
+#include "live_panel.h"
+#include "main_window.h"
+#include "ui_test_support.h"
+
+namespace kvscope::ui {
+
+class MainWindowTest : public QObject {
+  Q_OBJECT
+
+ private:
+  std::unique_ptr<MainWindow> make_window() {
+    AppConfig config;
+    config.demo_folder = test::scratch_dir();
+    auto w = std::make_unique<MainWindow>(config);
+    w->show();
+    return w;
+  }
+
+  static void long_replies(MainWindow& w) {
+    SamplingSettings s = w.currentSession()->sampling();
+    s.max_tokens = 400;
+    s.params.seed = 3;
+    w.currentSession()->setSampling(s);
+  }
+
+ private slots:
+  void initTestCase() {
+    QStandardPaths::setTestModeEnabled(true);
+    QSettings().clear();
+  }
+
+  void brokenModelFileShowsAnErrorAndTheAppKeepsWorking() {
+    KVSCOPE_QT_REQUIRE_SHARED(model, "models/stories260K.gguf");
+    auto w = make_window();
+    QSignalSpy ready(w.get(), &MainWindow::modelReady);
+    QSignalSpy error(w.get(), &MainWindow::modelError);
+    w->openModel(model);
+    QVERIFY(ready.wait(60000));
+
+    const QString broken = test::scratch_dir() + QStringLiteral("/truncated.gguf");
+    QFile in(model), out(broken);
+    QVERIFY(in.open(QIODevice::ReadOnly) && out.open(QIODevice::WriteOnly));
+    out.write(in.read(in.size() / 2));  // tensors past the end of the file
+    out.close();
+    w->openModel(broken);
+    QVERIFY(error.wait(60000));
+    QVERIFY2(w->noticeText().contains(QStringLiteral("Cannot load")), qPrintable(w->noticeText()));
+    QVERIFY(w->noticeText().contains(broken));
+    QTRY_VERIFY_WITH_TIMEOUT(w->modelInfo().has_value(), 60000);  // the previous model is back
+    QCOMPARE(w->modelInfo()->path, model);
+
+    QSignalSpy finished(w.get(), &MainWindow::replyFinished);
+    w->sendMessage(QStringLiteral("Once upon a time"));
+    QVERIFY(finished.wait(60000));
+    QVERIFY(!w->currentSession()->items().back().text.isEmpty());
+  }
+
+  void closingTheWindowWhileGeneratingJoinsTheEngineThread() {
+    KVSCOPE_QT_REQUIRE_SHARED(model, "models/stories260K.gguf");
+    auto w = make_window();
+    QSignalSpy ready(w.get(), &MainWindow::modelReady);
+    w->openModel(model);
+    QVERIFY(ready.wait(60000));
+    long_replies(*w);
+    QSignalSpy text(w.get(), &MainWindow::replyText);
+    w->sendMessage(QStringLiteral("Once upon a time"));
+    QVERIFY(text.wait(60000));
+    QVERIFY(w->currentSession()->generating());
+    QVERIFY(w->close());
+    QElapsedTimer clock;
+    clock.start();
+    w.reset();  // joins the worker thread, deletes the engine on it
+    QVERIFY2(clock.elapsed() < 10000, "closing waited for the reply to finish");
+  }
+
+  void switchingModelWhileGeneratingEndsTheReplyAndLoadsTheNewOne() {
+    KVSCOPE_QT_REQUIRE_SHARED(model, "models/stories260K.gguf");
+    auto w = make_window();
+    QSignalSpy ready(w.get(), &MainWindow::modelReady);
+    w->openModel(model);
+    QVERIFY(ready.wait(60000));
+    long_replies(*w);
+    QSignalSpy text(w.get(), &MainWindow::replyText);
+    QSignalSpy finished(w.get(), &MainWindow::replyFinished);
+    w->sendMessage(QStringLiteral("Once upon a time"));
+    QVERIFY(text.wait(60000));
+    w->openModel({});  // the demo model
+    QTRY_VERIFY_WITH_TIMEOUT(finished.count() == 1, 60000);
+    QCOMPARE(finished.front().front().value<ReplyFinished>().reason, FinishReason::Cancelled);
+    QCOMPARE(w->currentSession()->items().back().state, ChatItem::State::Stopped);
+    QTRY_VERIFY_WITH_TIMEOUT(w->modelInfo().has_value() && w->modelInfo()->demo, 120000);
+
+    finished.clear();
+    w->sendMessage(QStringLiteral("Hello"));
+    QVERIFY(finished.wait(60000));
+    QVERIFY(finished.front().front().value<ReplyFinished>().generated_tokens > 0);
+    QTRY_VERIFY_WITH_TIMEOUT(w->livePanel()->framesDrawn() > 0, 10000);
+  }
+};
+
+}  // namespace kvscope::ui
+
+QTEST_MAIN(kvscope::ui::MainWindowTest)
+#include "main_window_test.moc"

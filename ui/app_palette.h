@@ -1,0 +1,14 @@
+// The app's light and dark palettes (Fusion style), so the GUI looks the same on every
+// desktop and both can be checked under Xvfb.
+#pragma once
+
+#include <QPalette>
+
+namespace kvscope::ui {
+
+QPalette light_palette();
+QPalette dark_palette();
+// Whether `palette` has a dark window (text lighter than the window).
+bool is_dark(const QPalette& palette);
+
+}  // namespace kvscope::ui

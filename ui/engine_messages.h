@@ -1,0 +1,93 @@
+// Value types that cross between the GUI thread and the EngineWorker's thread. Every
+// signal between them carries only these (copied, never shared), so neither side ever
+// touches the other's objects.
+#pragma once
+
+#include <QMetaType>
+#include <QString>
+#include <QtGlobal>
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "kv/cache_snapshot.h"
+#include "run/backend.h"
+#include "run/engine.h"
+#include "run/request.h"
+#include "run/sampler.h"
+#include "text/chat_template.h"
+
+namespace kvscope::ui {
+
+// The GUI's id of one chat (one conversation in the sidebar); each reply of a chat is one
+// engine request (one KV sequence).
+using ChatId = qint64;
+
+// What to load and how. An empty path means the built-in demo model.
+struct LoadRequest {
+  QString path;
+  EngineOptions options;
+};
+
+// What the GUI shows about the loaded model.
+struct ModelInfo {
+  QString path;
+  QString name;  // spec name, or the demo's label
+  bool demo = false;
+  QString architecture;
+  std::int64_t n_layers = 0;
+  std::int64_t n_heads = 0;
+  std::int64_t n_kv_heads = 0;
+  std::int64_t head_dim = 0;
+  std::int64_t vocab_size = 0;
+  std::int64_t context_length = 0;  // what the engine allows (max_context)
+  std::int64_t block_size = 0;
+  QString template_name;  // the chat template family in use
+  QString device;         // MemoryInfo::device
+  QString backend_note;   // why the requested backend was not used ("" when it was)
+};
+
+// One reply to generate: the conversation up to and including the user's last message.
+struct ChatRequest {
+  ChatId chat = 0;
+  std::vector<ChatMessage> messages;
+  SamplingParams sampling;
+  std::int64_t max_tokens = 256;
+};
+
+// How a reply ended. Text streamed before stays in the chat whatever the reason.
+struct ReplyFinished {
+  ChatId chat = 0;
+  FinishReason reason = FinishReason::None;
+  QString error;                      // the engine's message for Error / ContextFull
+  std::int64_t prompt_tokens = 0;     // tokens of the prompt the reply was generated from
+  std::int64_t generated_tokens = 0;  // tokens the reply holds
+};
+
+// One frame of the live panel: everything it draws, taken on the worker thread in one go.
+struct PanelFrame {
+  CacheSnapshot cache;
+  MemoryInfo memory;
+  std::map<SeqId, ChatId> owners;  // chat of every live sequence (from the scheduler)
+  double seconds = 0.0;            // since the model was loaded (x of the time charts)
+};
+
+// Throughput measured by the worker over about one second of steps.
+struct SpeedSample {
+  double decode_tokens_per_s = 0.0;
+  double prompt_tokens_per_s = 0.0;
+};
+
+// Registers the types above for queued connections (idempotent).
+void register_engine_metatypes();
+
+}  // namespace kvscope::ui
+
+Q_DECLARE_METATYPE(kvscope::ui::LoadRequest)
+Q_DECLARE_METATYPE(kvscope::ui::ModelInfo)
+Q_DECLARE_METATYPE(kvscope::ui::ChatRequest)
+Q_DECLARE_METATYPE(kvscope::ui::ReplyFinished)
+Q_DECLARE_METATYPE(kvscope::ui::PanelFrame)
+Q_DECLARE_METATYPE(kvscope::ui::SpeedSample)

@@ -1,0 +1,45 @@
+// LayerChart: per model layer, the KV bytes in use (bars, left axis) and the measured
+// quantization error of K and V written so far (lines, right axis: relative RMS error in
+// %, from the sums the decoder records at write time).
+#pragma once
+
+#include <QChartView>
+
+class QBarCategoryAxis;
+class QBarSeries;
+class QBarSet;
+class QLineSeries;
+class QValueAxis;
+
+namespace kvscope::ui {
+
+struct PanelFrame;
+
+class LayerChart : public QChartView {
+  Q_OBJECT
+
+ public:
+  explicit LayerChart(QWidget* parent = nullptr);
+
+  void update(const PanelFrame& frame);
+
+  QBarSet* bytesSet() const { return bytes_; }
+  QLineSeries* kErrorSeries() const { return k_error_; }
+  QLineSeries* vErrorSeries() const { return v_error_; }
+
+ protected:
+  void changeEvent(QEvent* event) override;
+
+ private:
+  void restyle();
+
+  QBarSeries* bars_;
+  QBarSet* bytes_;
+  QLineSeries* k_error_;
+  QLineSeries* v_error_;
+  QBarCategoryAxis* layers_;
+  QValueAxis* bytes_axis_;
+  QValueAxis* error_axis_;
+};
+
+}  // namespace kvscope::ui

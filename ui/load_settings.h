@@ -1,0 +1,40 @@
+// LoadSettings: how the user wants models loaded (backend, KV dtypes, block size, context,
+// threads, memory budget), kept in QSettings between runs and turned into EngineOptions.
+// On the CPU the memory budget can be a simulated GPU from the presets
+// (resources/presets/gpus.json), so the headroom chart shows how a chat fits on that card.
+#pragma once
+
+#include <QString>
+#include <QVector>
+
+#include "plan/presets.h"
+#include "run/engine.h"
+
+class QSettings;
+
+namespace kvscope::ui {
+
+struct LoadSettings {
+  QString backend = QStringLiteral("auto");  // "auto", "cpu", "cuda"
+  QString k_dtype = QStringLiteral("f16");
+  QString v_dtype = QStringLiteral("f16");
+  int block_size = 16;
+  int context_length = 0;  // 0: the model's (at most EngineOptions::kDefaultMaxContext)
+  int threads = 0;         // 0: all cores
+  QString memory = {};     // "": this machine; a GPU preset slug; or "custom"
+  double custom_memory_gib = 16.0;
+  int kv_pool_mib = 0;  // 0: room for four full contexts
+
+  static LoadSettings read(QSettings& settings);
+  void write(QSettings& settings) const;
+};
+
+// The GPU presets shipped with the app (bin/../share/kvscope/presets/gpus.json), or none
+// when the file is missing or unreadable (`error` then says why).
+QVector<GpuPreset> load_gpu_catalogue(QString* error = nullptr);
+
+// EngineOptions for `settings`. Throws UsageError for a dtype name the engine rejects.
+EngineOptions engine_options(const LoadSettings& settings, const QVector<GpuPreset>& gpus,
+                             BackendFactory cuda_factory);
+
+}  // namespace kvscope::ui
