@@ -21,6 +21,7 @@ int cmd_inspect(const Args& args);
 int cmd_tokenize(const Args& args);
 int cmd_run(const Args& args);
 int cmd_perplexity(const Args& args);
+int cmd_plan(const Args& args);
 int cmd_bench(const Args& args);
 int cmd_devices(const Args& args);
 

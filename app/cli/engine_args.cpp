@@ -1,9 +1,8 @@
 #include "cli/engine_args.h"
 
-#include <cctype>
-#include <charconv>
 
 #include "kv/kv_format.h"
+#include "plan/units.h"
 #include "util/error.h"
 
 namespace kvscope::cli {
@@ -21,30 +20,6 @@ void declare_engine_options(ArgParser& p) {
   p.option({"-b", "--batch-size"}, "tokens per forward step / prompt chunk (default 512)");
 }
 
-std::uint64_t parse_size(const std::string& flag, const std::string& text) {
-  double value = 0;
-  const char* begin = text.data();
-  const char* end = text.data() + text.size();
-  auto [ptr, ec] = std::from_chars(begin, end, value);
-  if (ec != std::errc() || value < 0) {
-    throw_error<UsageError>("option {}: '{}' is not a size (like 8GiB, 16GB, 512MiB)", flag, text);
-  }
-  std::string unit(ptr, end);
-  for (char& ch : unit) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  double mult = 0;
-  if (unit.empty() || unit == "b") mult = 1;
-  else if (unit == "k" || unit == "kib") mult = 1024.0;
-  else if (unit == "m" || unit == "mib") mult = 1024.0 * 1024;
-  else if (unit == "g" || unit == "gib") mult = 1024.0 * 1024 * 1024;
-  else if (unit == "t" || unit == "tib") mult = 1024.0 * 1024 * 1024 * 1024;
-  else if (unit == "kb") mult = 1e3;
-  else if (unit == "mb") mult = 1e6;
-  else if (unit == "gb") mult = 1e9;
-  else if (unit == "tb") mult = 1e12;
-  else throw_error<UsageError>("option {}: unknown size unit '{}' in '{}'", flag, unit, text);
-  return static_cast<std::uint64_t>(value * mult);
-}
-
 EngineOptions engine_options(const ArgParser& p) {
   EngineOptions o;
   o.backend = p.get_or("--backend", "auto");
@@ -55,8 +30,8 @@ EngineOptions engine_options(const ArgParser& p) {
   o.k_dtype = parse_kv_dtype(p.get_or("-ctk", "f16"));
   o.v_dtype = parse_kv_dtype(p.get_or("-ctv", "f16"));
   o.block_size = p.get_int("--block-size", 16);
-  if (auto v = p.get("--kv-budget")) o.kv_budget_bytes = parse_size("--kv-budget", *v);
-  if (auto v = p.get("--memory")) o.memory_budget_bytes = parse_size("--memory", *v);
+  if (auto v = p.get("--kv-budget")) o.kv_budget_bytes = static_cast<std::uint64_t>(parse_byte_size(*v, "--kv-budget"));
+  if (auto v = p.get("--memory")) o.memory_budget_bytes = static_cast<std::uint64_t>(parse_byte_size(*v, "--memory"));
   o.scheduler.max_batch_tokens = p.get_int("-b", 512);
   return o;
 }

@@ -13,9 +13,6 @@ namespace kvscope::cli {
 void declare_engine_options(ArgParser& p);
 EngineOptions engine_options(const ArgParser& p);
 
-// "8GiB", "16GB", "512MiB", "1.5G", "123456" -> bytes. UsageError naming the flag.
-std::uint64_t parse_size(const std::string& flag, const std::string& text);
-
 // The CUDA backend factory of this build (empty when built without CUDA).
 BackendFactory cuda_backend_factory();
 

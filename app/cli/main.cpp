@@ -21,6 +21,7 @@ constexpr Command kCommands[] = {
      kvscope::cli::cmd_run},
     {"perplexity", "PPL of a text; KL divergence against a saved baseline",
      kvscope::cli::cmd_perplexity},
+    {"plan", "what fits: memory breakdown, maxima and the decode roofline", kvscope::cli::cmd_plan},
     {"bench", "prompt and decode tokens/s (median of repeats)", kvscope::cli::cmd_bench},
     {"devices", "list the compute backends this machine can use", kvscope::cli::cmd_devices},
 };

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "plan/memory_model.h"
 #include "run/cpu_backend.h"
 #include "util/error.h"
 
@@ -71,6 +72,21 @@ KvCacheConfig Engine::make_kv_config() const {
   c.host_storage = backend_->uses_host_kv_storage();
   if (options_.kv_budget_bytes > 0) {
     c.budget_bytes = static_cast<std::int64_t>(options_.kv_budget_bytes);
+  } else if (options_.memory_budget_bytes > 0) {
+    // The planner's own arithmetic: what is left of the device after weights and workspace.
+    const MemoryBudget budget{static_cast<std::int64_t>(options_.memory_budget_bytes),
+                              options_.memory_utilisation, 0};
+    const Workspace ws = workspace_for(spec, options_.default_sequences,
+                                       options_.scheduler.max_batch_tokens, PlanBackend::Cpu);
+    c.budget_bytes =
+        kv_budget_from(budget, static_cast<std::int64_t>(model_->weight_bytes()), ws);
+    if (c.budget_bytes <= 0) {
+      throw_error<CapacityError>(
+          "a memory budget of {} bytes leaves nothing for the KV cache: the weights take {} and "
+          "the workspace {} (at {:.0f}% utilisation)",
+          options_.memory_budget_bytes, model_->weight_bytes(), ws.total(),
+          100.0 * options_.memory_utilisation);
+    }
   } else {
     if (options_.block_size < 1) {
       throw_error<UsageError>("block size {} must be at least 1", options_.block_size);

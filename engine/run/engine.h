@@ -45,6 +45,7 @@ struct EngineOptions {
   // default_sequences full contexts.
   std::uint64_t kv_budget_bytes = 0;
   std::uint64_t memory_budget_bytes = 0;
+  double memory_utilisation = 0.9;  // fraction of memory_budget_bytes the engine may use
   std::int64_t default_sequences = 4;
   SchedulerOptions scheduler;
 
