@@ -1,0 +1,19 @@
+// Runs build/bin/kvscope-cli as a user would and captures what it prints, so the CLI's
+// behaviour (output, exit codes, one-line errors) is tested end to end.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace kvscope::test {
+
+struct CliResult {
+  int exit_code = -1;  // -1: killed by a signal (a crash)
+  std::string out;
+  std::string err;
+};
+
+// Runs kvscope-cli with `args` (no shell is involved; arguments are passed as they are).
+CliResult run_cli(const std::vector<std::string>& args);
+
+}  // namespace kvscope::test
