@@ -20,6 +20,7 @@ struct Command {
 int cmd_inspect(const Args& args);
 int cmd_tokenize(const Args& args);
 int cmd_run(const Args& args);
+int cmd_chat(const Args& args);
 int cmd_perplexity(const Args& args);
 int cmd_plan(const Args& args);
 int cmd_bench(const Args& args);

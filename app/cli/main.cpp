@@ -19,6 +19,7 @@ constexpr Command kCommands[] = {
     {"tokenize", "print the token ids of a prompt", kvscope::cli::cmd_tokenize},
     {"run", "generate text from a prompt (--json for ids and log-probabilities)",
      kvscope::cli::cmd_run},
+    {"chat", "an interactive chat with the model's chat template", kvscope::cli::cmd_chat},
     {"perplexity", "PPL of a text; KL divergence against a saved baseline",
      kvscope::cli::cmd_perplexity},
     {"plan", "what fits: memory breakdown, maxima and the decode roofline", kvscope::cli::cmd_plan},
