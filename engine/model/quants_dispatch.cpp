@@ -92,4 +92,8 @@ float dot_row(TensorType type, const void* row, const float* x, std::int64_t n) 
   return checked_codec(type, n, "dot_row").dot(row, x, n);
 }
 
+RowDotFn row_dot_fn(TensorType type, std::int64_t n) {
+  return checked_codec(type, n, "row_dot_fn").dot;
+}
+
 }  // namespace kvscope

@@ -56,5 +56,9 @@ void dequantize_row(TensorType type, const void* src, float* dst, std::int64_t n
 void quantize_row(TensorType type, const float* x, void* dst, std::int64_t n);
 // sum_i row[i] * x[i] for a stored row of n values, without materialising the row.
 float dot_row(TensorType type, const void* row, const float* x, std::int64_t n);
+// The function dot_row dispatches to, resolved (and n checked) once: hot loops over many
+// rows of one tensor call it directly, without a per-row type switch.
+using RowDotFn = float (*)(const void* row, const float* x, std::int64_t n);
+RowDotFn row_dot_fn(TensorType type, std::int64_t n);
 
 }  // namespace kvscope

@@ -119,7 +119,7 @@ void matvec(ThreadPool& pool, const WeightView& w, std::span<const float> x, std
 
   const std::int64_t stride = row_bytes(w.type, cols);
   const auto* base = static_cast<const std::byte*>(w.data);
-  const TensorType type = w.type;
+  const RowDotFn dot = row_dot_fn(w.type, cols);
   const float* xs = x.data();
   float* ys = y.data();
   const std::int64_t min_rows = std::max<std::int64_t>(1, kMinMacsPerChunk / (cols * n_tokens));
@@ -130,7 +130,7 @@ void matvec(ThreadPool& pool, const WeightView& w, std::span<const float> x, std
           const void* row = base + r * stride;
           // the token loop inside: this row stays in cache while every token uses it
           for (std::int64_t t = 0; t < n_tokens; ++t) {
-            ys[t * rows + r] = dot_row(type, row, xs + t * cols, cols);
+            ys[t * rows + r] = dot(row, xs + t * cols, cols);
           }
         }
       },
