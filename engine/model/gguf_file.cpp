@@ -16,7 +16,7 @@
 
 #include "model/byte_reader.h"
 #include "model/gguf_value_reader.h"
-#include "model/utf8_check.h"
+#include "util/utf8.h"
 #include "util/error.h"
 
 namespace kvscope {

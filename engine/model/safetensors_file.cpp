@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "util/error.h"
+#include "util/utf8.h"
 
 namespace kvscope {
 
@@ -48,38 +49,6 @@ const DtypeInfo& dtype_info(SafetensorsDtype dtype) {
   return kDtypes[0];  // unreachable: every enumerator is in the table
 }
 
-// Offset of the first byte that is not well-formed UTF-8 (RFC 3629: no overlong forms,
-// no surrogates, nothing above U+10FFFF), or nullopt when all of `s` is valid.
-std::optional<std::size_t> invalid_utf8_at(std::string_view s) {
-  std::size_t i = 0;
-  while (i < s.size()) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    std::size_t len = 0;
-    std::uint32_t cp = 0;
-    if (c < 0x80) {
-      ++i;
-      continue;
-    } else if ((c & 0xe0) == 0xc0) {
-      len = 2, cp = c & 0x1fu;
-    } else if ((c & 0xf0) == 0xe0) {
-      len = 3, cp = c & 0x0fu;
-    } else if ((c & 0xf8) == 0xf0) {
-      len = 4, cp = c & 0x07u;
-    } else {
-      return i;
-    }
-    if (i + len > s.size()) return i;
-    for (std::size_t k = 1; k < len; ++k) {
-      const auto cc = static_cast<unsigned char>(s[i + k]);
-      if ((cc & 0xc0) != 0x80) return i;
-      cp = (cp << 6) | (cc & 0x3fu);
-    }
-    constexpr std::array<std::uint32_t, 5> kMinForLen{0, 0, 0x80, 0x800, 0x10000};
-    if (cp < kMinForLen[len] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return i;
-    i += len;
-  }
-  return std::nullopt;
-}
 
 std::string shape_str(const std::vector<std::int64_t>& shape) {
   return fmt::format("[{}]", fmt::join(shape, ", "));
@@ -135,7 +104,7 @@ SafetensorsFile::SafetensorsFile(const std::string& path) : map_(path) {
   }
   header_size_ = n;
   const std::string_view header(reinterpret_cast<const char*>(map_.data() + 8), n);
-  if (auto bad = invalid_utf8_at(header)) {
+  if (auto bad = find_invalid_utf8(header)) {
     throw_error<ModelError>("{}: header is not valid UTF-8 (byte 0x{:02X} at header offset {})",
                             path, static_cast<unsigned char>(header[*bad]), *bad);
   }

@@ -33,19 +33,6 @@ LeadByte classify_lead(std::uint8_t byte) {
   return lead;
 }
 
-// Length of the well-formed UTF-8 sequence at text[pos], or 0 when there is none.
-std::size_t sequence_length(std::string_view text, std::size_t pos) {
-  const LeadByte lead = classify_lead(static_cast<std::uint8_t>(text[pos]));
-  if (!lead.valid || text.size() - pos <= lead.continuation) return 0;
-  for (std::size_t k = 1; k <= lead.continuation; ++k) {
-    const auto byte = static_cast<std::uint8_t>(text[pos + k]);
-    const std::uint8_t lower = k == 1 ? lead.lower : 0x80;
-    const std::uint8_t upper = k == 1 ? lead.upper : 0xBF;
-    if (byte < lower || byte > upper) return 0;
-  }
-  return lead.continuation + 1;
-}
-
 }  // namespace
 
 std::string Utf8StreamDecoder::push(std::string_view bytes) {
@@ -101,14 +88,5 @@ void Utf8StreamDecoder::start(std::uint8_t byte, std::string& out) {
   }
 }
 
-std::optional<std::size_t> find_invalid_utf8(std::string_view text) {
-  std::size_t pos = 0;
-  while (pos < text.size()) {
-    const std::size_t length = sequence_length(text, pos);
-    if (length == 0) return pos;
-    pos += length;
-  }
-  return std::nullopt;
-}
 
 }  // namespace kvscope

@@ -5,6 +5,8 @@
 // so a model that produces garbage never stalls the stream.
 #pragma once
 
+#include "util/utf8.h"  // find_invalid_utf8
+
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -39,8 +41,6 @@ class Utf8StreamDecoder {
   std::uint8_t upper_ = 0xBF;
 };
 
-// Offset of the first byte that is not part of a valid UTF-8 sequence (an incomplete
-// sequence at the end counts as invalid), or nullopt when all of `text` is valid.
-std::optional<std::size_t> find_invalid_utf8(std::string_view text);
+
 
 }  // namespace kvscope

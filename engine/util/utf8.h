@@ -1,8 +1,11 @@
-// UTF-8 validation for names read from model files (GGUF keys and tensor names), and a
-// printable escape of arbitrary bytes so an error message can show what was found.
+// UTF-8 validation (model file names and headers, tokenizer input) and a printable escape
+// of arbitrary bytes so an error message can show what was found. The one validator of
+// the engine; the streaming decoder of generated text is text/utf8_stream.h.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -10,9 +13,10 @@
 
 namespace kvscope {
 
-// True for well-formed UTF-8: no stray continuation bytes, no truncated sequences, no
-// overlong encodings, no surrogates, nothing above U+10FFFF.
-inline bool is_valid_utf8(std::string_view s) {
+// Offset of the first byte that does not start a well-formed UTF-8 sequence (a stray
+// continuation byte, a truncated sequence, an overlong encoding, a surrogate, anything
+// above U+10FFFF), or nullopt when all of `s` is valid.
+inline std::optional<std::size_t> find_invalid_utf8(std::string_view s) {
   constexpr std::uint32_t kMinCodePoint[5] = {0, 0, 0x80, 0x800, 0x10000};
   std::size_t i = 0;
   while (i < s.size()) {
@@ -29,19 +33,21 @@ inline bool is_valid_utf8(std::string_view s) {
     } else if ((c & 0xf8) == 0xf0) {
       len = 4, cp = c & 0x07u;
     } else {
-      return false;
+      return i;
     }
-    if (s.size() - i < len) return false;
+    if (s.size() - i < len) return i;
     for (std::size_t k = 1; k < len; ++k) {
       const auto b = static_cast<unsigned char>(s[i + k]);
-      if ((b & 0xc0) != 0x80) return false;
+      if ((b & 0xc0) != 0x80) return i;
       cp = (cp << 6) | (b & 0x3fu);
     }
-    if (cp < kMinCodePoint[len] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return false;
+    if (cp < kMinCodePoint[len] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return i;
     i += len;
   }
-  return true;
+  return std::nullopt;
 }
+
+inline bool is_valid_utf8(std::string_view s) { return !find_invalid_utf8(s).has_value(); }
 
 // Printable ASCII as is, every other byte as \xNN.
 inline std::string escape_bytes(std::string_view s) {
