@@ -31,8 +31,8 @@ CudaDeviceInfo probe_cuda_device(int device) {
     return info;
   }
   if (device < 0 || device >= count) {
-    info.reason = "CUDA device " + std::to_string(device) + " requested, " +
-                  std::to_string(count) + " present";
+    info.reason = "CUDA device " + std::to_string(device) + " requested, " + std::to_string(count) +
+                  " present";
     return info;
   }
   cudaDeviceProp prop{};
@@ -49,7 +49,8 @@ CudaDeviceInfo probe_cuda_device(int device) {
   info.total_bytes = prop.totalGlobalMem;
   size_t free_bytes = 0;
   size_t total_bytes = 0;
-  if (cudaSetDevice(device) == cudaSuccess && cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess) {
+  if (cudaSetDevice(device) == cudaSuccess &&
+      cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess) {
     info.free_bytes = free_bytes;
     info.total_bytes = total_bytes;
   }

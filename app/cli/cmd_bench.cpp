@@ -29,7 +29,8 @@ struct Sample {
 // the special tokens of most vocabularies), as llama-bench does.
 Sample run_once(Engine& engine, std::int64_t n_prompt, std::int64_t n_gen, std::mt19937& rng) {
   GenerationRequest r;
-  std::uniform_int_distribution<TokenId> pick(3, static_cast<TokenId>(engine.spec().vocab_size - 1));
+  std::uniform_int_distribution<TokenId> pick(3,
+                                              static_cast<TokenId>(engine.spec().vocab_size - 1));
   r.prompt.resize(static_cast<std::size_t>(n_prompt));
   for (auto& t : r.prompt) t = pick(rng);
   r.max_tokens = std::max<std::int64_t>(n_gen, 1);
@@ -43,9 +44,11 @@ Sample run_once(Engine& engine, std::int64_t n_prompt, std::int64_t n_gen, std::
   });
   const auto end = Clock::now();
   Sample s;
-  s.prompt_tps = static_cast<double>(n_prompt) / std::chrono::duration<double>(first - start).count();
+  s.prompt_tps =
+      static_cast<double>(n_prompt) / std::chrono::duration<double>(first - start).count();
   if (tokens > 1) {
-    s.decode_tps = static_cast<double>(tokens - 1) / std::chrono::duration<double>(end - first).count();
+    s.decode_tps =
+        static_cast<double>(tokens - 1) / std::chrono::duration<double>(end - first).count();
   }
   return s;
 }
@@ -69,7 +72,8 @@ int cmd_bench(const Args& args) {
   const std::int64_t n_prompt = p.get_int("-p", 128), n_gen = p.get_int("-n", 128);
   const std::int64_t reps = p.get_int("-r", 5);
   if (n_prompt < 1 || n_gen < 1 || reps < 1) {
-    throw_error<UsageError>("-p ({}), -n ({}) and -r ({}) must be at least 1", n_prompt, n_gen, reps);
+    throw_error<UsageError>("-p ({}), -n ({}) and -r ({}) must be at least 1", n_prompt, n_gen,
+                            reps);
   }
   Engine engine(p.required("-m"), engine_options(p));
   if (!engine.backend_note().empty()) fmt::print(stderr, "note: {}\n", engine.backend_note());
@@ -83,10 +87,10 @@ int cmd_bench(const Args& args) {
   }
   const double pp_med = median(pp), tg_med = median(tg);
   if (p.has("--json")) {
-    nlohmann::json out = {{"model", engine.spec().name},       {"backend", engine.backend().name()},
-                          {"n_prompt", n_prompt},              {"n_gen", n_gen},
-                          {"repetitions", reps},               {"prompt_tokens_per_s", pp_med},
-                          {"decode_tokens_per_s", tg_med},     {"prompt_samples", pp},
+    nlohmann::json out = {{"model", engine.spec().name},   {"backend", engine.backend().name()},
+                          {"n_prompt", n_prompt},          {"n_gen", n_gen},
+                          {"repetitions", reps},           {"prompt_tokens_per_s", pp_med},
+                          {"decode_tokens_per_s", tg_med}, {"prompt_samples", pp},
                           {"decode_samples", tg}};
     fmt::print("{}\n", out.dump(2));
   } else {

@@ -56,9 +56,10 @@ nlohmann::json kv_json(const ModelSpec& s) {
   nlohmann::json out = nlohmann::json::object();
   for (KvDtype d : {KvDtype::F16, KvDtype::Int8, KvDtype::Int4}) {
     const std::int64_t per_layer = kv_bytes_per_token_per_layer(d, s.n_kv_heads, s.head_dim);
-    out[std::string(kv_dtype_name(d))] = {{"bytes_per_token_per_layer", per_layer},
-                                          {"bytes_per_token", per_layer * s.n_layers},
-                                          {"bytes_full_context", per_layer * s.n_layers * s.context_length}};
+    out[std::string(kv_dtype_name(d))] = {
+        {"bytes_per_token_per_layer", per_layer},
+        {"bytes_per_token", per_layer * s.n_layers},
+        {"bytes_full_context", per_layer * s.n_layers * s.context_length}};
   }
   return out;
 }
@@ -71,27 +72,35 @@ nlohmann::json inspect_json(const Model& model, const Tokenizer& tok) {
           {"weight_bytes", model.weight_bytes()},
           {"tensors", tensor_summary(model)},
           {"tokenizer",
-           {{"kind", tok.kind()}, {"vocab_size", tok.vocab_size()}, {"bos", tok.bos()},
-            {"eos", tok.eos()}, {"eot", tok.eot()}, {"add_bos", tok.add_bos_default()}}},
+           {{"kind", tok.kind()},
+            {"vocab_size", tok.vocab_size()},
+            {"bos", tok.bos()},
+            {"eos", tok.eos()},
+            {"eot", tok.eot()},
+            {"add_bos", tok.add_bos_default()}}},
           {"chat_template", template_family_name(family)},
           {"kv_cache", kv_json(model.spec())}};
 }
 
-double mib(std::uint64_t b) { return static_cast<double>(b) / (1024.0 * 1024.0); }
+double mib(std::uint64_t b) {
+  return static_cast<double>(b) / (1024.0 * 1024.0);
+}
 
 void print_text(const nlohmann::json& j) {
   const auto& s = j["spec"];
   fmt::print("{} ({})\n", j["path"].get<std::string>(), j["format"].get<std::string>());
-  fmt::print("  architecture  {}  \"{}\"\n", s["architecture"].get<std::string>(), s["name"].get<std::string>());
+  fmt::print("  architecture  {}  \"{}\"\n", s["architecture"].get<std::string>(),
+             s["name"].get<std::string>());
   fmt::print("  layers {}  dim {}  heads {}  kv heads {}  head dim {}  ffn {}  vocab {}\n",
              s["n_layers"].get<int64_t>(), s["dim"].get<int64_t>(), s["n_heads"].get<int64_t>(),
-             s["n_kv_heads"].get<int64_t>(), s["head_dim"].get<int64_t>(), s["ffn_dim"].get<int64_t>(),
-             s["vocab_size"].get<int64_t>());
-  fmt::print("  context {}  rope theta {}  scaling {}  pairing {}  norm eps {}  window {}  tied {}\n",
-             s["context_length"].get<int64_t>(), s["rope_theta"].get<double>(),
-             s["rope_scaling"].get<std::string>(), s["rope_pairing"].get<std::string>(),
-             s["norm_eps"].get<double>(), s["sliding_window"].get<int64_t>(),
-             s["tied_embeddings"].get<bool>() ? "yes" : "no");
+             s["n_kv_heads"].get<int64_t>(), s["head_dim"].get<int64_t>(),
+             s["ffn_dim"].get<int64_t>(), s["vocab_size"].get<int64_t>());
+  fmt::print(
+      "  context {}  rope theta {}  scaling {}  pairing {}  norm eps {}  window {}  tied {}\n",
+      s["context_length"].get<int64_t>(), s["rope_theta"].get<double>(),
+      s["rope_scaling"].get<std::string>(), s["rope_pairing"].get<std::string>(),
+      s["norm_eps"].get<double>(), s["sliding_window"].get<int64_t>(),
+      s["tied_embeddings"].get<bool>() ? "yes" : "no");
   fmt::print("tensors ({:.2f} MiB, {} bytes)\n", mib(j["weight_bytes"].get<std::uint64_t>()),
              j["weight_bytes"].get<std::uint64_t>());
   for (const auto& [type, v] : j["tensors"].items()) {
@@ -100,12 +109,15 @@ void print_text(const nlohmann::json& j) {
   }
   const auto& t = j["tokenizer"];
   fmt::print("tokenizer  {}, vocab {}, bos {}, eos {}, eot {}\n", t["kind"].get<std::string>(),
-             t["vocab_size"].get<int64_t>(), t["bos"].get<int>(), t["eos"].get<int>(), t["eot"].get<int>());
+             t["vocab_size"].get<int64_t>(), t["bos"].get<int>(), t["eos"].get<int>(),
+             t["eot"].get<int>());
   fmt::print("chat template  {}\n", j["chat_template"].get<std::string>());
-  fmt::print("KV cache per token (all {} layers; K+V incl. scales):\n", s["n_layers"].get<int64_t>());
+  fmt::print("KV cache per token (all {} layers; K+V incl. scales):\n",
+             s["n_layers"].get<int64_t>());
   for (const auto& [dtype, v] : j["kv_cache"].items()) {
     fmt::print("  {:<5} {:>10} bytes/token   {:>10.2f} MiB at the full context\n", dtype,
-               v["bytes_per_token"].get<int64_t>(), mib(v["bytes_full_context"].get<std::uint64_t>()));
+               v["bytes_per_token"].get<int64_t>(),
+               mib(v["bytes_full_context"].get<std::uint64_t>()));
   }
 }
 

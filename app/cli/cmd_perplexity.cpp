@@ -108,7 +108,8 @@ int cmd_perplexity(const Args& args) {
   fmt::print("PPL = {:.6f}\n", std::exp(s.nll / static_cast<double>(s.n)));
   if (baseline.is_open()) {
     fmt::print("mean KL = {:.8f}\n", s.kl / static_cast<double>(s.n));
-    fmt::print("top-1 agreement = {:.4f}%\n", 100.0 * static_cast<double>(s.top1_same) / static_cast<double>(s.n));
+    fmt::print("top-1 agreement = {:.4f}%\n",
+               100.0 * static_cast<double>(s.top1_same) / static_cast<double>(s.n));
   }
   return 0;
 }

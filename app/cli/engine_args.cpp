@@ -1,6 +1,5 @@
 #include "cli/engine_args.h"
 
-
 #include "kv/kv_format.h"
 #include "plan/units.h"
 #include "util/error.h"
@@ -30,8 +29,10 @@ EngineOptions engine_options(const ArgParser& p) {
   o.k_dtype = parse_kv_dtype(p.get_or("-ctk", "f16"));
   o.v_dtype = parse_kv_dtype(p.get_or("-ctv", "f16"));
   o.block_size = p.get_int("--block-size", 16);
-  if (auto v = p.get("--kv-budget")) o.kv_budget_bytes = static_cast<std::uint64_t>(parse_byte_size(*v, "--kv-budget"));
-  if (auto v = p.get("--memory")) o.memory_budget_bytes = static_cast<std::uint64_t>(parse_byte_size(*v, "--memory"));
+  if (auto v = p.get("--kv-budget"))
+    o.kv_budget_bytes = static_cast<std::uint64_t>(parse_byte_size(*v, "--kv-budget"));
+  if (auto v = p.get("--memory"))
+    o.memory_budget_bytes = static_cast<std::uint64_t>(parse_byte_size(*v, "--memory"));
   o.scheduler.max_batch_tokens = p.get_int("-b", 512);
   return o;
 }

@@ -16,8 +16,8 @@
 
 #include "model/byte_reader.h"
 #include "model/gguf_value_reader.h"
-#include "util/utf8.h"
 #include "util/error.h"
+#include "util/utf8.h"
 
 namespace kvscope {
 

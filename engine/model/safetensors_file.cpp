@@ -49,7 +49,6 @@ const DtypeInfo& dtype_info(SafetensorsDtype dtype) {
   return kDtypes[0];  // unreachable: every enumerator is in the table
 }
 
-
 std::string shape_str(const std::vector<std::int64_t>& shape) {
   return fmt::format("[{}]", fmt::join(shape, ", "));
 }

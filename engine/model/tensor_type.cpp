@@ -53,7 +53,9 @@ const TensorTypeInfo& tensor_type_info(TensorType type) {
   throw_error<ModelError>("unknown tensor type {}", static_cast<std::uint32_t>(type));
 }
 
-std::string_view tensor_type_name(TensorType type) { return tensor_type_info(type).name; }
+std::string_view tensor_type_name(TensorType type) {
+  return tensor_type_info(type).name;
+}
 
 std::optional<TensorType> tensor_type_from_name(std::string_view name) {
   for (const auto& t : kTypes) {

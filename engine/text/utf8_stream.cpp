@@ -88,5 +88,4 @@ void Utf8StreamDecoder::start(std::uint8_t byte, std::string& out) {
   }
 }
 
-
 }  // namespace kvscope

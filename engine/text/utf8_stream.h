@@ -41,6 +41,4 @@ class Utf8StreamDecoder {
   std::uint8_t upper_ = 0xBF;
 };
 
-
-
 }  // namespace kvscope

@@ -47,7 +47,9 @@ inline std::optional<std::size_t> find_invalid_utf8(std::string_view s) {
   return std::nullopt;
 }
 
-inline bool is_valid_utf8(std::string_view s) { return !find_invalid_utf8(s).has_value(); }
+inline bool is_valid_utf8(std::string_view s) {
+  return !find_invalid_utf8(s).has_value();
+}
 
 // Printable ASCII as is, every other byte as \xNN.
 inline std::string escape_bytes(std::string_view s) {

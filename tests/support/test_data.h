@@ -26,10 +26,10 @@ std::filesystem::path binary_dir();
 }  // namespace kvscope::test
 
 // Declares `var` as the path of a shared file, or skips the test saying what is missing.
-#define KVSCOPE_REQUIRE_SHARED(var, relative)                                              \
-  const auto var##_found = ::kvscope::test::find_shared(relative);                        \
-  if (!var##_found) {                                                                     \
-    GTEST_SKIP() << "needs " << (::kvscope::test::shared_dir() / (relative)).string()     \
+#define KVSCOPE_REQUIRE_SHARED(var, relative)                                                 \
+  const auto var##_found = ::kvscope::test::find_shared(relative);                            \
+  if (!var##_found) {                                                                         \
+    GTEST_SKIP() << "needs " << (::kvscope::test::shared_dir() / (relative)).string()         \
                  << " (set KVSCOPE_SHARED_DIR to the folder holding models/ and reference/)"; \
-  }                                                                                       \
+  }                                                                                           \
   const std::string var = var##_found->string()

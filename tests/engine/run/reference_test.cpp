@@ -35,7 +35,8 @@ std::vector<Case> load_cases(const std::string& path) {
     k.greedy_ids = c.at("greedy_ids").get<std::vector<TokenId>>();
     for (const auto& s : c.at("steps")) {
       std::vector<std::pair<TokenId, double>> top;
-      for (const auto& t : s.at("top")) top.emplace_back(t.at(0).get<TokenId>(), t.at(1).get<double>());
+      for (const auto& t : s.at("top"))
+        top.emplace_back(t.at(0).get<TokenId>(), t.at(1).get<double>());
       k.top.push_back(top);
     }
     cases.push_back(std::move(k));

@@ -25,7 +25,7 @@ TEST(Half, KnownValues) {
   EXPECT_EQ(fp16_to_float(0xc000), -2.0f);
   EXPECT_EQ(fp16_to_float(0x7bff), 65504.0f);
   EXPECT_EQ(fp16_to_float(0x0001), std::ldexp(1.0f, -24));
-  EXPECT_EQ(float_to_fp16(65520.0f), 0x7c00);  // rounds to inf
+  EXPECT_EQ(float_to_fp16(65520.0f), 0x7c00);               // rounds to inf
   EXPECT_EQ(float_to_fp16(std::ldexp(1.0f, -26)), 0x0000);  // below half the smallest subnormal
   EXPECT_EQ(float_to_fp16(1.0f + std::ldexp(1.0f, -11)), 0x3c00);  // tie rounds to even
   EXPECT_EQ(float_to_fp16(1.0f + 3 * std::ldexp(1.0f, -11)), 0x3c02);
