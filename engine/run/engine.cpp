@@ -73,13 +73,15 @@ KvCacheConfig Engine::make_kv_config() const {
   if (options_.kv_budget_bytes > 0) {
     c.budget_bytes = static_cast<std::int64_t>(options_.kv_budget_bytes);
   } else if (options_.memory_budget_bytes > 0) {
-    // The planner's own arithmetic: what is left of the device after weights and workspace.
+    // The planner's own arithmetic: what is left of the device after weights and workspace,
+    // for one sequence (plan_memory's default batch, what `kvscope-cli plan` asks) and this
+    // backend's overhead, so the planner's max context is exactly what the engine reaches.
     const MemoryBudget budget{static_cast<std::int64_t>(options_.memory_budget_bytes),
                               options_.memory_utilisation, 0};
-    const Workspace ws = workspace_for(spec, options_.default_sequences,
-                                       options_.scheduler.max_batch_tokens, PlanBackend::Cpu);
-    c.budget_bytes =
-        kv_budget_from(budget, static_cast<std::int64_t>(model_->weight_bytes()), ws);
+    const PlanBackend kind =
+        backend_->uses_host_kv_storage() ? PlanBackend::Cpu : PlanBackend::Cuda;
+    const Workspace ws = workspace_for(spec, 1, options_.scheduler.max_batch_tokens, kind);
+    c.budget_bytes = kv_budget_from(budget, static_cast<std::int64_t>(model_->weight_bytes()), ws);
     if (c.budget_bytes <= 0) {
       throw_error<CapacityError>(
           "a memory budget of {} bytes leaves nothing for the KV cache: the weights take {} and "

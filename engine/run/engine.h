@@ -42,7 +42,11 @@ struct EngineOptions {
   std::int64_t context_length = 0;  // 0: the model's, at most kDefaultMaxContext
   // KV pool size. kv_budget_bytes > 0 sets it directly; else memory_budget_bytes (a device
   // size, e.g. a simulated 16 GB GPU on the CPU) minus weights and workspace; else room for
-  // default_sequences full contexts.
+  // default_sequences full contexts. With memory_budget_bytes the pool is exactly the one
+  // plan_memory() (plan/memory_model.h) gives for batch 1, prefill_chunk =
+  // scheduler.max_batch_tokens and this backend, so a sequence reaches exactly the
+  // planner's max context; each further sequence decoded at once takes vocab x 4 bytes of
+  // logits that this plan does not hold back.
   std::uint64_t kv_budget_bytes = 0;
   std::uint64_t memory_budget_bytes = 0;
   double memory_utilisation = 0.9;  // fraction of memory_budget_bytes the engine may use

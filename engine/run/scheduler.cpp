@@ -45,25 +45,35 @@ Scheduler::~Scheduler() = default;
 
 RequestId Scheduler::submit(GenerationRequest request, RequestCallbacks callbacks) {
   validate(request.sampling);
+  if (request.max_tokens < 1) {
+    throw_error<UsageError>("max_tokens is {}: a request generates at least one token",
+                            request.max_tokens);
+  }
   const auto n_prompt = static_cast<std::int64_t>(request.prompt.size());
   if (n_prompt == 0) throw_error<UsageError>("the prompt is empty: nothing to generate from");
-  const std::int64_t ctx = kv_.config().max_context;
-  if (n_prompt >= ctx) {
-    throw_error<CapacityError>(
-        "the prompt has {} tokens but the context holds {} (prompt + at "
-        "least one generated token must fit)",
-        n_prompt, ctx);
+  const std::int64_t vocab = tokenizer_.vocab_size();
+  for (std::int64_t i = 0; i < n_prompt; ++i) {
+    const TokenId id = request.prompt[static_cast<std::size_t>(i)];
+    if (id < 0 || id >= vocab) {
+      throw_error<UsageError>("prompt token {} is id {}, outside the vocabulary [0, {})", i, id,
+                              vocab);
+    }
   }
+  const std::int64_t ctx = kv_.config().max_context;
+  if (n_prompt > ctx) {
+    throw_error<CapacityError>("the prompt has {} tokens but the context holds {}", n_prompt, ctx);
+  }
+  // The prompt must fit the pool alone (a sliding window holds at most window + one block).
   for (std::int64_t g = 0; g < kv_.n_groups(); ++g) {
     const std::int64_t bs = kv_.layout(g).block_size;
     const std::int64_t window = kv_.config().groups[static_cast<std::size_t>(g)].window;
-    const std::int64_t tokens = window > 0 ? std::min(n_prompt + 1, window + bs) : n_prompt + 1;
+    const std::int64_t tokens = window > 0 ? std::min(n_prompt, window + bs) : n_prompt;
     const std::int64_t need = (tokens + bs - 1) / bs;
     if (need > kv_.pool(g).n_blocks()) {
       throw_error<CapacityError>(
-          "the KV cache has {} blocks of {} tokens but this prompt needs {} ({} tokens): "
+          "the KV cache has {} blocks of {} tokens but this prompt of {} tokens needs {}: "
           "raise the memory budget or use a smaller KV dtype",
-          kv_.pool(g).n_blocks(), bs, need, n_prompt + 1);
+          kv_.pool(g).n_blocks(), bs, n_prompt, need);
     }
   }
   auto a = std::make_unique<Active>(std::move(request), std::move(callbacks));
@@ -129,29 +139,42 @@ bool Scheduler::step() {
 
   std::int64_t budget = options_.max_batch_tokens;
   std::vector<Planned> plan;
+  copies_.clear();
   plan_decodes(plan, budget);
   plan_prefills(plan, budget);
-  remove_finished();
+  remove_finished();  // sequences that ended with ContextFull while planning (never planned)
   if (plan.empty()) return !idle();
 
+  run_forward(plan);
+  remove_finished();
+  return true;
+}
+
+// Runs the planned chunks (already reserved in the cache) and consumes their logits. If the
+// backend fails, the step's requests end with its message: their cache no longer matches
+// their tokens, and the other requests must not be stopped by an exception.
+void Scheduler::run_forward(const std::vector<Planned>& plan) {
   std::vector<SequenceChunk> chunks;
   chunks.reserve(plan.size());
-  std::vector<BlockCopy> copies;
   for (const Planned& p : plan) {
-    Active& a = *p.active;
-    kv_.grow(a.seq, p.n, &copies);
+    const Active& a = *p.active;
     const std::span<const TokenId> all(a.tokens);
     chunks.push_back(
         {a.seq, all.subspan(static_cast<std::size_t>(a.n_cached), static_cast<std::size_t>(p.n)),
          a.n_cached, false});
     (p.n == 1 && a.n_cached >= a.n_prompt ? stats_.decode_tokens : stats_.prompt_tokens) += p.n;
   }
-  backend_.copy_blocks(copies);
-  backend_.forward(chunks, kv_, logits_);
+  try {
+    backend_.copy_blocks(copies_);
+    backend_.forward(chunks, kv_, logits_);
+  } catch (const std::exception& e) {
+    for (const Planned& p : plan) {
+      finish(*p.active, FinishReason::Error, fmt::format("the forward pass failed: {}", e.what()));
+    }
+    return;
+  }
   ++stats_.steps;
   consume_logits(plan, logits_);
-  remove_finished();
-  return true;
 }
 
 }  // namespace kvscope

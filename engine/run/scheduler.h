@@ -3,9 +3,16 @@
 // (up to max_batch_tokens in all), runs one backend forward over them, samples, streams
 // the text and finishes what is done. Sequences join and leave between steps.
 //
-// Out of blocks while decoding: the newest running sequence is preempted (its blocks are
-// freed and its tokens recomputed when blocks are free again); the others go on with
-// unchanged output. A single sequence that cannot grow finishes with ContextFull.
+// The context length is what the KV cache holds: a sequence's prompt and generated tokens
+// are cached up to max_context, and the token sampled from the last cached position is
+// still generated (llama.cpp's n_ctx means the same).
+//
+// Out of blocks: a sequence that needs a block preempts the running sequences admitted
+// after it, newest first (their blocks are freed and their tokens recomputed when blocks
+// are free again); the others go on with unchanged output. A sequence with no newer one to
+// preempt waits for the older ones; one that cannot grow even alone finishes with
+// ContextFull. Each chunk is reserved in the cache as it is planned, so a step never plans
+// more than the pool holds.
 //
 // Not thread-safe except cancel(): one thread calls submit/fork/step.
 #pragma once
@@ -42,8 +49,9 @@ class Scheduler {
             SchedulerOptions options);
   ~Scheduler();
 
-  // Queues a request. Throws UsageError for an empty prompt and CapacityError when the
-  // prompt cannot fit the context or the whole KV pool (naming both numbers).
+  // Queues a request. Throws UsageError for an empty prompt, max_tokens < 1 or bad sampling
+  // settings, and CapacityError when the prompt cannot fit the context or the whole KV pool
+  // (naming both numbers).
   RequestId submit(GenerationRequest request, RequestCallbacks callbacks);
   // A new request continuing `parent` (running, with tokens in the cache): it shares the
   // parent's blocks (copy-on-write) and generates up to the parent's max_tokens.
@@ -51,7 +59,9 @@ class Scheduler {
   // Safe from any thread: the request finishes (Cancelled) at the start of the next step.
   void cancel(RequestId id);
 
-  // One batched forward step. Returns false when there was nothing to do.
+  // One batched forward step. Returns false when there was nothing to do (or nothing is
+  // left once cancelled requests have finished). A failing forward pass ends the requests
+  // of that step with FinishReason::Error and its message; the others go on.
   bool step();
   bool idle() const { return running_.empty() && waiting_.empty(); }
   std::int64_t n_running() const { return static_cast<std::int64_t>(running_.size()); }
@@ -70,9 +80,15 @@ class Scheduler {
   void apply_cancellations();
   void plan_decodes(std::vector<Planned>& plan, std::int64_t& budget);
   void plan_prefills(std::vector<Planned>& plan, std::int64_t& budget);
+  void admit_waiting(std::vector<Planned>& plan, std::int64_t& budget);
+  void reserve(std::vector<Planned>& plan, Active& a, std::int64_t n);
   bool make_room(Active& a, std::int64_t n);
+  bool is_running(const Active* a) const;
+  bool others_running(const Active& a) const;
+  void end_full(Active& a);
   std::int64_t fitting_chunk(const Active& a, std::int64_t want) const;
   void preempt(Active& a);
+  void run_forward(const std::vector<Planned>& plan);
   void consume_logits(const std::vector<Planned>& plan, const std::vector<float>& logits);
   void accept_token(Active& a, std::span<const float> logits);
   bool emit_text(Active& a, std::string_view piece, std::string& out);
@@ -90,6 +106,7 @@ class Scheduler {
   std::deque<std::unique_ptr<Active>> waiting_;   // FIFO; preempted requests go to the front
   std::vector<std::unique_ptr<Active>> running_;  // in admission order
   std::vector<float> logits_;
+  std::vector<BlockCopy> copies_;  // copy-on-write copies of the step being planned
 
   std::mutex cancel_mutex_;
   std::vector<RequestId> cancel_requests_;

@@ -15,6 +15,7 @@ namespace {
 std::size_t held_for_stop(std::string_view text, const std::vector<std::string>& stops) {
   std::size_t held = 0;
   for (const auto& stop : stops) {
+    if (stop.empty()) continue;
     for (std::size_t n = std::min(stop.size() - 1, text.size()); n > held; --n) {
       if (text.substr(text.size() - n) == std::string_view(stop).substr(0, n)) {
         held = n;
@@ -59,7 +60,13 @@ void Scheduler::accept_token(Active& a, std::span<const float> logits) {
                                    static_cast<std::int64_t>(a.tokens.size()));
   const std::span<const TokenId> recent =
       std::span<const TokenId>(a.tokens).last(static_cast<std::size_t>(n_recent));
-  const TokenId token = a.sampler.sample(logits, recent);
+  TokenId token = -1;
+  try {
+    token = a.sampler.sample(logits, recent);
+  } catch (const std::exception& e) {  // NaN / inf logits: this request cannot go on
+    finish(a, FinishReason::Error, e.what());
+    return;
+  }
 
   TokenEvent ev;
   ev.request = a.id;
@@ -76,9 +83,11 @@ void Scheduler::accept_token(Active& a, std::span<const float> logits) {
     finish(a, FinishReason::StopString);
   } else if (a.n_generated() >= req.max_tokens) {
     finish(a, FinishReason::Length);
-  } else if (static_cast<std::int64_t>(a.tokens.size()) >= kv_.config().max_context) {
+  } else if (a.n_cached >= kv_.config().max_context) {
+    // Every position of the context is cached: the next token has nowhere to go.
     finish(a, FinishReason::ContextFull,
-           fmt::format("reached the context length ({} tokens)", kv_.config().max_context));
+           fmt::format("reached the context length: all {} tokens of the context are used",
+                       kv_.config().max_context));
   }
 }
 

@@ -1,5 +1,14 @@
 // Scheduler: choosing what runs in a step (decode tokens first, then prompt chunks),
 // admission of waiting requests, preemption and cancellation.
+//
+// Every planned chunk is grown in the KV cache at once (reserve), so the next sequence's
+// fitting check sees the blocks that are really left. Preemption only takes sequences
+// admitted after the one that needs room; those have not been planned yet in this step
+// (decodes are planned oldest first, and a prompt chunk preempts only when nothing else is
+// planned), so a planned chunk never loses its blocks.
+//
+// Loops over running_ / waiting_ go over snapshots of pointers: preemption moves sequences
+// between the two, and finish() runs callbacks that may submit or fork.
 #include <algorithm>
 
 #include "run/scheduler.h"
@@ -16,23 +25,40 @@ void Scheduler::apply_cancellations() {
     ids.swap(cancel_requests_);
     has_cancel_.store(false, std::memory_order_release);
   }
-  for (RequestId id : ids) {
-    for (auto& a : running_) {
-      if (a->id == id && a->finished == FinishReason::None) finish(*a, FinishReason::Cancelled);
-    }
-    for (auto& a : waiting_) {
-      if (a->id == id && a->finished == FinishReason::None) finish(*a, FinishReason::Cancelled);
+  std::vector<Active*> live;
+  for (auto& a : running_) live.push_back(a.get());
+  for (auto& a : waiting_) live.push_back(a.get());
+  for (Active* a : live) {
+    if (a->finished == FinishReason::None && std::ranges::find(ids, a->id) != ids.end()) {
+      finish(*a, FinishReason::Cancelled);
     }
   }
 }
 
-// Frees blocks for `a` to grow by n by preempting the newest other running sequences.
-// False when no other sequence is left to preempt.
+bool Scheduler::is_running(const Active* a) const {
+  return std::ranges::any_of(running_, [&](const auto& p) { return p.get() == a; });
+}
+
+bool Scheduler::others_running(const Active& a) const {
+  return std::ranges::any_of(
+      running_, [&](const auto& p) { return p.get() != &a && p->finished == FinishReason::None; });
+}
+
+// Grows `a` by n now and plans the chunk.
+void Scheduler::reserve(std::vector<Planned>& plan, Active& a, std::int64_t n) {
+  kv_.grow(a.seq, n, &copies_);
+  plan.push_back({&a, n});
+}
+
+// Frees blocks for `a` to grow by n by preempting the running sequences admitted after it,
+// newest first. False when it still cannot grow (no newer sequence left, or the context
+// length is reached).
 bool Scheduler::make_room(Active& a, std::int64_t n) {
+  if (a.n_cached + n > kv_.config().max_context) return false;
   while (!kv_.can_grow(a.seq, n)) {
     Active* victim = nullptr;
-    for (auto it = running_.rbegin(); it != running_.rend(); ++it) {
-      if (it->get() != &a && (*it)->finished == FinishReason::None) {
+    for (auto it = running_.rbegin(); it != running_.rend() && it->get() != &a; ++it) {
+      if ((*it)->finished == FinishReason::None) {
         victim = it->get();
         break;
       }
@@ -56,9 +82,17 @@ void Scheduler::preempt(Active& a) {
   running_.erase(it);
 }
 
+// `a` cannot grow and nothing else holds blocks it could have.
+void Scheduler::end_full(Active& a) {
+  const KvBlockLayout& layout = kv_.layout(0);
+  finish(a, FinishReason::ContextFull,
+         fmt::format("the KV cache is full: this sequence's {} tokens fill all {} blocks of {} "
+                     "tokens; raise the memory budget or use a smaller KV dtype",
+                     a.n_cached, kv_.pool(0).n_blocks(), layout.block_size));
+}
+
 void Scheduler::plan_decodes(std::vector<Planned>& plan, std::int64_t& budget) {
-  // Snapshot of the decoding sequences, oldest first: preemption may reorder running_.
-  std::vector<Active*> decoding;
+  std::vector<Active*> decoding;  // oldest first
   for (auto& a : running_) {
     if (a->finished == FinishReason::None && a->n_cached > 0 && a->n_pending() == 1) {
       decoding.push_back(a.get());
@@ -66,20 +100,16 @@ void Scheduler::plan_decodes(std::vector<Planned>& plan, std::int64_t& budget) {
   }
   for (Active* a : decoding) {
     if (budget < 1) break;
-    const bool still_running =
-        std::any_of(running_.begin(), running_.end(), [&](const auto& p) { return p.get() == a; });
-    if (!still_running) continue;  // preempted to make room for an older sequence
+    if (!is_running(a)) continue;  // preempted to make room for an older sequence
     if (!make_room(*a, 1)) {
-      finish(*a, FinishReason::ContextFull,
-             fmt::format("the KV cache is full: {} tokens use all {} blocks", a->n_cached,
-                         kv_.pool(0).n_blocks()));
+      // The blocks are held by older sequences: wait for them to finish or to preempt this
+      // one. Alone, it can never grow.
+      if (!others_running(*a)) end_full(*a);
       continue;
     }
-    plan.push_back({a, 1});
+    reserve(plan, *a, 1);
     --budget;
   }
-  // A preempted sequence may have been planned before it was preempted: drop it.
-  std::erase_if(plan, [&](const Planned& p) { return p.active->n_cached == 0; });
 }
 
 // The largest n <= want by which `a` can grow now without preempting anyone.
@@ -95,23 +125,33 @@ std::int64_t Scheduler::fitting_chunk(const Active& a, std::int64_t want) const 
 
 void Scheduler::plan_prefills(std::vector<Planned>& plan, std::int64_t& budget) {
   // Running sequences part-way through their prompt (or a recompute) continue first.
-  for (auto& p : running_) {
-    Active& a = *p;
+  std::vector<Active*> prefilling;
+  for (auto& a : running_) {
+    if (a->finished == FinishReason::None && (a->n_pending() > 1 || a->n_cached == 0)) {
+      prefilling.push_back(a.get());
+    }
+  }
+  for (Active* a : prefilling) {
     if (budget < 1) return;
-    if (a.finished != FinishReason::None || (a.n_pending() <= 1 && a.n_cached > 0)) continue;
-    std::int64_t n = fitting_chunk(a, std::min(a.n_pending(), budget));
+    if (!is_running(a)) continue;
+    std::int64_t n = fitting_chunk(*a, std::min(a->n_pending(), budget));
     if (n == 0 && plan.empty()) {
-      if (!make_room(a, 1)) {
-        finish(a, FinishReason::ContextFull, "the KV cache is full");
+      // Nothing else runs in this step: take blocks from newer sequences.
+      if (!make_room(*a, 1)) {
+        if (!others_running(*a)) end_full(*a);
         continue;
       }
-      n = fitting_chunk(a, std::min(a.n_pending(), budget));
+      n = fitting_chunk(*a, std::min(a->n_pending(), budget));
     }
     if (n == 0) continue;
-    plan.push_back({&a, n});
+    reserve(plan, *a, n);
     budget -= n;
   }
-  // Then waiting requests are admitted in order while blocks and batch room last.
+  admit_waiting(plan, budget);
+}
+
+// Waiting requests are admitted in order while blocks, step budget and batch room last.
+void Scheduler::admit_waiting(std::vector<Planned>& plan, std::int64_t& budget) {
   while (budget > 0 && !waiting_.empty() &&
          static_cast<std::int64_t>(running_.size()) < options_.max_running) {
     Active& a = *waiting_.front();
@@ -131,7 +171,7 @@ void Scheduler::plan_prefills(std::vector<Planned>& plan, std::int64_t& budget) 
       kv_.preempt(a.seq);  // holds nothing; stays queued until blocks are free
       break;
     }
-    plan.push_back({&a, n});
+    reserve(plan, a, n);
     budget -= n;
     running_.push_back(std::move(waiting_.front()));
     waiting_.pop_front();
