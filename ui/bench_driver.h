@@ -33,6 +33,9 @@ class BenchDriver : public QObject {
   qint64 first_tokens_ = 0;
   QElapsedTimer clock_;
   QVector<double> visible_, hidden_;
+  double gui_cpu0_ = 0;                     // GUI thread CPU seconds at the run's start
+  double step_s_ = 0, frame_s_ = 0;         // engine thread, this run
+  double frame_share_ = 0, gui_share_ = 0;  // summed over visible runs
   bool started_ = false;
 };
 

@@ -60,7 +60,7 @@ ChatPanel::ChatPanel(QWidget* parent)
   connect(edit_, &QPushButton::clicked, this, &ChatPanel::edit_last);
   connect(sampling_, &QPushButton::clicked, this, &ChatPanel::samplingRequested);
   connect(system_prompt_, &QLineEdit::textEdited, this, [this](const QString& text) {
-    if (session_) session_->setSystemPrompt(text);
+    if (ChatSession* s = session_.data()) s->setSystemPrompt(text);
   });
   update_actions();
 }
@@ -98,15 +98,17 @@ void ChatPanel::setPromptProgress(qint64 done, qint64 total) {
 
 void ChatPanel::send() {
   const QString text = input_->toPlainText();
-  if (!session_ || session_->generating() || !model_ready_ || text.trimmed().isEmpty()) return;
+  const ChatSession* s = session_.data();
+  if (s == nullptr || s->generating() || !model_ready_ || text.trimmed().isEmpty()) return;
   input_->clear();
   editing_->setVisible(false);
   emit sendRequested(text);
 }
 
 void ChatPanel::edit_last() {
-  if (!session_) return;
-  if (auto text = session_->takeLastUserMessage()) {
+  ChatSession* s = session_.data();
+  if (s == nullptr) return;
+  if (auto text = s->takeLastUserMessage()) {
     input_->setPlainText(*text);
     input_->moveCursor(QTextCursor::End);
     input_->setFocus();
@@ -115,15 +117,18 @@ void ChatPanel::edit_last() {
 }
 
 void ChatPanel::update_actions() {
-  const bool generating = session_ && session_->generating();
-  const bool has_reply = session_ && !session_->items().isEmpty() &&
-                         session_->items().back().role == QLatin1String("assistant");
-  const bool has_user = session_ && !session_->items().isEmpty();
-  send_->setEnabled(session_ && model_ready_ && !generating);
+  const ChatSession* s = session_.data();
+  bool generating = false, has_items = false, has_reply = false;
+  if (s != nullptr) {
+    generating = s->generating();
+    has_items = !s->items().isEmpty();
+    has_reply = has_items && s->items().constLast().role == QLatin1String("assistant");
+  }
+  send_->setEnabled(s != nullptr && model_ready_ && !generating);
   stop_->setEnabled(generating);
   regenerate_->setEnabled(model_ready_ && !generating && has_reply);
-  edit_->setEnabled(!generating && has_user);
-  system_prompt_->setEnabled(session_ != nullptr);
+  edit_->setEnabled(!generating && has_items);
+  system_prompt_->setEnabled(s != nullptr);
 }
 
 }  // namespace kvscope::ui

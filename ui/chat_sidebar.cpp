@@ -42,6 +42,7 @@ ChatSidebar::ChatSidebar(QWidget* parent)
   layout->addLayout(buttons);
   layout->addWidget(list_, 1);
   list_->setTextElideMode(Qt::ElideRight);
+  list_->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
 
   connect(new_chat_, &QPushButton::clicked, this, &ChatSidebar::newChatRequested);
   connect(delete_chat_, &QPushButton::clicked, this, [this] {

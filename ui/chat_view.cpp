@@ -14,7 +14,7 @@ ChatView::ChatView(QWidget* parent) : QTextBrowser(parent) {
   setFrameShape(QFrame::NoFrame);
   document()->setDocumentMargin(12);
   last_item_timer_.setSingleShot(true);
-  last_item_timer_.setInterval(40);
+  last_item_timer_.setInterval(80);
   connect(&last_item_timer_, &QTimer::timeout, this, &ChatView::render_last);
 }
 
@@ -46,9 +46,10 @@ void ChatView::render_all() {
   last_item_timer_.stop();
   clear();
   last_item_start_ = 0;
-  if (!session_) return;
+  const ChatSession* s = session_.data();
+  if (s == nullptr) return;
   QTextCursor cursor(document());
-  const auto& items = session_->items();
+  const auto& items = s->items();
   for (qsizetype i = 0; i < items.size(); ++i) {
     if (i + 1 == items.size()) last_item_start_ = cursor.position();
     insert_item(cursor, items[i]);
@@ -57,13 +58,14 @@ void ChatView::render_all() {
 }
 
 void ChatView::render_last() {
-  if (!session_ || session_->items().isEmpty()) return;
+  const ChatSession* s = session_.data();
+  if (s == nullptr || s->items().isEmpty()) return;
   const bool was_at_end = at_end();
   QTextCursor cursor(document());
   cursor.setPosition(last_item_start_);
   cursor.movePosition(QTextCursor::End, QTextCursor::KeepAnchor);
   cursor.removeSelectedText();
-  insert_item(cursor, session_->items().back());
+  insert_item(cursor, s->items().constLast());
   scroll_if_following(was_at_end);
 }
 

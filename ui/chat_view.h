@@ -1,5 +1,5 @@
 // ChatView: renders a ChatSession as a document, each message's text as Markdown. While a
-// reply streams only that last message is re-rendered (at most every 40 ms), and the view
+// reply streams only that last message is re-rendered (at most every 80 ms), and the view
 // follows the end unless the user has scrolled up.
 #pragma once
 

@@ -78,6 +78,8 @@ struct PanelFrame {
 struct SpeedSample {
   double decode_tokens_per_s = 0.0;
   double prompt_tokens_per_s = 0.0;
+  double step_seconds = 0.0;   // spent in Engine::step() during the window
+  double frame_seconds = 0.0;  // spent taking panel frames (snapshot, memory info)
 };
 
 // Registers the types above for queued connections (idempotent).

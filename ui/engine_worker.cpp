@@ -48,6 +48,7 @@ bool EngineWorker::load(const LoadRequest& request) {
     return false;
   }
   last_good_ = request;
+  demo_ = demo;
   since_load_.start();
   last_frame_ms_ = -1;
   emit modelLoaded(model_info(path, demo));
@@ -76,6 +77,9 @@ void EngineWorker::submitChat(const ChatRequest& request) {
     gen.sampling = request.sampling;
     gen.max_tokens = request.max_tokens;
     gen.stop_strings = reply_stop_strings();
+    // The demo's end-of-text token is as random as the rest of its output: its replies
+    // run to their length, so the panel always has a cache to show.
+    gen.stop_at_end_of_generation = !demo_;
     reply.prompt_tokens = static_cast<std::int64_t>(gen.prompt.size());
     RequestCallbacks cb;
     const std::uint64_t ticket = reply.ticket;
@@ -119,6 +123,8 @@ void EngineWorker::run_step() {
     speed_decode0_ = engine_->scheduler().stats().decode_tokens;
     speed_prompt0_ = engine_->scheduler().stats().prompt_tokens;
   }
+  QElapsedTimer step_clock;
+  step_clock.start();
   try {
     engine_->step();
   } catch (const std::exception& e) {
@@ -131,6 +137,7 @@ void EngineWorker::run_step() {
     emit modelFailed(QStringLiteral("The engine stopped: %1\nLoad a model again.").arg(why));
     return;
   }
+  step_ns_ += step_clock.nsecsElapsed();
   flush_replies();
   const bool idle = engine_->idle();
   measure_speed(idle);
@@ -211,8 +218,10 @@ void EngineWorker::abandon_all(FinishReason reason, const QString& why) {
 void EngineWorker::emit_frame(bool force) {
   if (!engine_ || !panel_enabled_) return;
   const qint64 now = since_load_.elapsed();
-  if (!force && last_frame_ms_ >= 0 && now - last_frame_ms_ < kFrameIntervalMs) return;
+  if (!force && last_frame_ms_ >= 0 && now - last_frame_ms_ < frame_interval_ms_) return;
   last_frame_ms_ = now;
+  QElapsedTimer clock;
+  clock.start();
   PanelFrame frame;
   frame.cache = engine_->snapshot();
   frame.memory = engine_->memory_info();
@@ -221,13 +230,17 @@ void EngineWorker::emit_frame(bool force) {
     const SeqId seq = engine_->scheduler().sequence_of(r.request);
     if (seq >= 0) frame.owners[seq] = chat;
   }
+  frame_ns_ += clock.nsecsElapsed();
   emit frameReady(frame);
 }
 
 void EngineWorker::measure_speed(bool going_idle) {
   const qint64 ms = speed_clock_.elapsed();
   if (ms < 1000 && !(going_idle && ms >= 200)) {
-    if (going_idle) speed_clock_.invalidate();
+    if (going_idle) {
+      speed_clock_.invalidate();
+      step_ns_ = frame_ns_ = 0;
+    }
     return;
   }
   const SchedulerStats& stats = engine_->scheduler().stats();
@@ -235,6 +248,9 @@ void EngineWorker::measure_speed(bool going_idle) {
   SpeedSample s;
   s.decode_tokens_per_s = static_cast<double>(stats.decode_tokens - speed_decode0_) / seconds;
   s.prompt_tokens_per_s = static_cast<double>(stats.prompt_tokens - speed_prompt0_) / seconds;
+  s.step_seconds = static_cast<double>(step_ns_) / 1e9;
+  s.frame_seconds = static_cast<double>(frame_ns_) / 1e9;
+  step_ns_ = frame_ns_ = 0;
   emit speedMeasured(s);
   speed_decode0_ = stats.decode_tokens;
   speed_prompt0_ = stats.prompt_tokens;
@@ -256,8 +272,7 @@ ModelInfo EngineWorker::model_info(const QString& path, bool demo) const {
   ModelInfo info;
   info.path = path;
   info.demo = demo;
-  info.name = demo ? demo_model_label()
-                   : (s.name.empty() ? QFileInfo(path).fileName() : QString::fromStdString(s.name));
+  info.name = demo ? demo_model_label() : QFileInfo(path).fileName();
   info.architecture = QString::fromStdString(s.architecture);
   info.n_layers = s.n_layers;
   info.n_heads = s.n_heads;

@@ -31,8 +31,9 @@ class EngineWorker : public QObject {
   explicit EngineWorker(QString demo_folder, QObject* parent = nullptr);
   ~EngineWorker() override;
 
-  // Minimum time between two panel frames while generating.
-  static constexpr qint64 kFrameIntervalMs = 100;
+  // Minimum time between two panel frames while generating (default 100 ms; 0: a frame
+  // after every step, for tests). Call before the worker is moved to its thread.
+  void setFrameInterval(qint64 ms) { frame_interval_ms_ = ms; }
 
  public slots:
   // Replaces the loaded model (replies in flight end as Cancelled first). An empty path
@@ -88,6 +89,7 @@ class EngineWorker : public QObject {
   QString demo_folder_;
   std::unique_ptr<Engine> engine_;
   std::optional<LoadRequest> last_good_;  // the last request that loaded
+  bool demo_ = false;                     // the demo model is loaded
   std::map<ChatId, Reply> replies_;
   std::uint64_t next_ticket_ = 1;
   bool step_posted_ = false;
@@ -95,10 +97,13 @@ class EngineWorker : public QObject {
   bool panel_enabled_ = true;
   QElapsedTimer since_load_;
   qint64 last_frame_ms_ = -1;
+  qint64 frame_interval_ms_ = 100;
   // Throughput window: starts with the first step of a busy period.
   QElapsedTimer speed_clock_;
   std::int64_t speed_decode0_ = 0;
   std::int64_t speed_prompt0_ = 0;
+  qint64 step_ns_ = 0;   // in the window, inside Engine::step()
+  qint64 frame_ns_ = 0;  // in the window, taking panel frames
 };
 
 }  // namespace kvscope::ui

@@ -1,27 +1,36 @@
 #include "fragmentation_chart.h"
 
+#include <QChartView>
 #include <QEvent>
 #include <QLineSeries>
+#include <QVBoxLayout>
 #include <QValueAxis>
 
 #include <algorithm>
 
+#include "chart_legend.h"
 #include "chart_style.h"
 #include "panel_history.h"
 
 namespace kvscope::ui {
 
 FragmentationChart::FragmentationChart(QWidget* parent)
-    : QChartView(new QChart, parent),
+    : QWidget(parent),
+      view_(new QChartView(new QChart, this)),
+      legend_(new ChartLegend(this)),
       paged_(new QLineSeries),
       contiguous_(new QLineSeries),
       x_(new QValueAxis),
       y_(new QValueAxis) {
-  setup_chart_view(this);
-  QChart* c = chart();
+  setup_chart_view(view_);
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->setSpacing(0);
+  layout->addWidget(view_, 1);
+  layout->addWidget(legend_);
+  QChart* c = view_->chart();
   c->setTitle(tr("KV slots wasted (%)"));
-  paged_->setName(tr("paged: empty tail slots"));
-  contiguous_->setName(tr("contiguous: reserved, unused"));
+  c->legend()->hide();
   c->addSeries(contiguous_);
   c->addSeries(paged_);
   c->addAxis(x_, Qt::AlignBottom);
@@ -32,31 +41,44 @@ FragmentationChart::FragmentationChart(QWidget* parent)
   }
   x_->setTitleText(tr("seconds"));
   x_->setLabelFormat(QStringLiteral("%.0f"));
-  x_->setTickCount(4);
+  x_->setTickCount(3);
+  x_->setRange(0, 1);
   y_->setRange(0, 100);
   y_->setLabelFormat(QStringLiteral("%.0f"));
   y_->setTickCount(5);
-  x_->setRange(0, 10);
   restyle();
+  update_legend({});
 }
 
 void FragmentationChart::update(const PanelHistory& history) {
   paged_->replace(history.pagedWaste());
   contiguous_->replace(history.contiguousWaste());
   if (!history.pagedWaste().isEmpty()) {
-    const double last = history.pagedWaste().back().x();
     const double first = history.pagedWaste().front().x();
-    x_->setRange(first, std::max(last, first + 10.0));
+    const double last = history.pagedWaste().back().x();
+    x_->setLabelFormat(last - first < 3 ? QStringLiteral("%.1f") : QStringLiteral("%.0f"));
+    x_->setRange(first, std::max(last, first + 1.0));
   }
+  update_legend(history);
+}
+
+void FragmentationChart::update_legend(const PanelHistory& history) {
+  const auto now = [](const QList<QPointF>& points) {
+    return points.isEmpty() ? QString() : QStringLiteral(" %1%").arg(points.back().y(), 0, 'f', 1);
+  };
+  legend_->setEntries(
+      {{series_color(0), tr("paged: empty tail slots") + now(history.pagedWaste()), true},
+       {series_color(1), tr("contiguous: reserved, unused") + now(history.contiguousWaste()),
+        true}});
 }
 
 void FragmentationChart::changeEvent(QEvent* event) {
-  QChartView::changeEvent(event);
+  QWidget::changeEvent(event);
   if (event->type() == QEvent::PaletteChange) restyle();
 }
 
 void FragmentationChart::restyle() {
-  style_chart(chart(), palette());
+  style_chart(view_->chart(), palette());
   paged_->setPen(QPen(series_color(0), 2));
   contiguous_->setPen(QPen(series_color(1), 2, Qt::DashLine));
 }

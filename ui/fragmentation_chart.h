@@ -3,16 +3,19 @@
 // context per sequence, holding the same sequences.
 #pragma once
 
-#include <QChartView>
+#include <QWidget>
 
+class QChart;
+class QChartView;
 class QLineSeries;
 class QValueAxis;
 
 namespace kvscope::ui {
 
+class ChartLegend;
 class PanelHistory;
 
-class FragmentationChart : public QChartView {
+class FragmentationChart : public QWidget {
   Q_OBJECT
 
  public:
@@ -29,7 +32,10 @@ class FragmentationChart : public QChartView {
 
  private:
   void restyle();
+  void update_legend(const PanelHistory& history);
 
+  QChartView* view_;
+  ChartLegend* legend_;
   QLineSeries* paged_;
   QLineSeries* contiguous_;
   QValueAxis* x_;

@@ -3,19 +3,24 @@
 #include <QBarCategoryAxis>
 #include <QBarSeries>
 #include <QBarSet>
+#include <QChartView>
 #include <QEvent>
 #include <QLineSeries>
+#include <QVBoxLayout>
 #include <QValueAxis>
 
 #include <algorithm>
 
+#include "chart_legend.h"
 #include "chart_style.h"
 #include "engine_messages.h"
 
 namespace kvscope::ui {
 
 LayerChart::LayerChart(QWidget* parent)
-    : QChartView(new QChart, parent),
+    : QWidget(parent),
+      view_(new QChartView(new QChart, this)),
+      legend_(new ChartLegend(this)),
       bars_(new QBarSeries),
       bytes_(new QBarSet(tr("KV in use"))),
       k_error_(new QLineSeries),
@@ -23,8 +28,14 @@ LayerChart::LayerChart(QWidget* parent)
       layers_(new QBarCategoryAxis),
       bytes_axis_(new QValueAxis),
       error_axis_(new QValueAxis) {
-  setup_chart_view(this);
-  QChart* c = chart();
+  setup_chart_view(view_);
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->setSpacing(0);
+  layout->addWidget(view_, 1);
+  layout->addWidget(legend_);
+  QChart* c = view_->chart();
+  c->legend()->hide();
   c->setTitle(tr("Per layer: KV bytes and quantization error"));
   bars_->append(bytes_);
   k_error_->setName(tr("K error (rel. RMS %)"));
@@ -78,7 +89,7 @@ void LayerChart::update(const PanelFrame& frame) {
       if (bytes_->at(i) != kib[i]) bytes_->replace(i, kib[i]);
     }
   } else {
-    bytes_->remove(0, bytes_->count());
+    if (bytes_->count() > 0) bytes_->remove(0, bytes_->count());
     bytes_->append(kib);
   }
   k_error_->replace(k_err);
@@ -88,12 +99,15 @@ void LayerChart::update(const PanelFrame& frame) {
 }
 
 void LayerChart::changeEvent(QEvent* event) {
-  QChartView::changeEvent(event);
+  QWidget::changeEvent(event);
   if (event->type() == QEvent::PaletteChange) restyle();
 }
 
 void LayerChart::restyle() {
-  style_chart(chart(), palette());
+  style_chart(view_->chart(), palette());
+  legend_->setEntries({{series_color(0), tr("KV bytes in use (left)")},
+                       {series_color(1), tr("K error"), true},
+                       {series_color(3), tr("V error (relative RMS %, right)"), true}});
   bytes_->setColor(series_color(0));
   bytes_->setBorderColor(series_color(0).darker(130));
   k_error_->setPen(QPen(series_color(1), 2));

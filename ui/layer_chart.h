@@ -3,9 +3,10 @@
 // %, from the sums the decoder records at write time).
 #pragma once
 
-#include <QChartView>
+#include <QWidget>
 
 class QBarCategoryAxis;
+class QChartView;
 class QBarSeries;
 class QBarSet;
 class QLineSeries;
@@ -13,9 +14,10 @@ class QValueAxis;
 
 namespace kvscope::ui {
 
+class ChartLegend;
 struct PanelFrame;
 
-class LayerChart : public QChartView {
+class LayerChart : public QWidget {
   Q_OBJECT
 
  public:
@@ -33,6 +35,8 @@ class LayerChart : public QChartView {
  private:
   void restyle();
 
+  QChartView* view_;
+  ChartLegend* legend_;
   QBarSeries* bars_;
   QBarSet* bytes_;
   QLineSeries* k_error_;

@@ -1,7 +1,7 @@
 // LivePanel: the right side of the window. A summary line, the block map and three charts
 // (waste over time, memory by tokens, per-layer bytes and error), all fed from the
-// worker's PanelFrames. Frames arriving faster than the screen needs are merged: only the
-// newest is drawn, from a single-shot timer, one replace() per series.
+// worker's PanelFrames. Every frame is added to the history; drawing is merged: only the
+// newest frame is drawn, from a single-shot timer, with one replace() per series.
 #pragma once
 
 #include <QTimer>
@@ -42,6 +42,8 @@ class LivePanel : public QWidget {
   MemoryChart* memoryChart() const { return memory_; }
   LayerChart* layerChart() const { return layers_; }
   int framesDrawn() const { return frames_drawn_; }
+  // Time spent updating the panel's widgets so far (painting happens later, in Qt).
+  double updateSeconds() const { return static_cast<double>(update_ns_) / 1e9; }
 
  private:
   void draw_pending();
@@ -57,6 +59,7 @@ class LivePanel : public QWidget {
   std::optional<PanelFrame> pending_;
   QTimer draw_timer_;
   int frames_drawn_ = 0;
+  qint64 update_ns_ = 0;
 };
 
 }  // namespace kvscope::ui

@@ -50,7 +50,7 @@ MainWindow::MainWindow(AppConfig config, QWidget* parent)
   build_menus();
   build_layout();
   connect_engine();
-  select_chat(newChat()->id());
+  newChat();
   set_model_ready(false);
   resize(1280, 800);
 }
@@ -68,8 +68,7 @@ void MainWindow::build_menus() {
   rebuild_recent_menu();
 
   QMenu* chat = menuBar()->addMenu(tr("&Chat"));
-  chat->addAction(tr("&New chat"), QKeySequence::New, this,
-                  [this] { select_chat(newChat()->id()); });
+  chat->addAction(tr("&New chat"), QKeySequence::New, this, [this] { newChat(); });
   chat->addAction(tr("&Regenerate"), QKeySequence(Qt::CTRL | Qt::Key_R), this,
                   &MainWindow::regenerate);
   chat->addAction(tr("&Stop"), this, &MainWindow::stopCurrent);
@@ -140,7 +139,7 @@ void MainWindow::build_layout() {
   statusBar()->addPermanentWidget(context_label_);
 
   connect(sidebar_, &ChatSidebar::currentChanged, this, &MainWindow::select_chat);
-  connect(sidebar_, &ChatSidebar::newChatRequested, this, [this] { select_chat(newChat()->id()); });
+  connect(sidebar_, &ChatSidebar::newChatRequested, this, [this] { newChat(); });
   connect(sidebar_, &ChatSidebar::deleteChatRequested, this, &MainWindow::delete_chat);
   connect(chat_panel_, &ChatPanel::sendRequested, this, &MainWindow::sendMessage);
   connect(chat_panel_, &ChatPanel::stopRequested, this, &MainWindow::stopCurrent);
@@ -171,6 +170,7 @@ void MainWindow::connect_engine() {
   });
   connect(engine_, &EngineController::speedMeasured, this, [this](const SpeedSample& s) {
     speed_label_->setText(tr("%1 tokens/s").arg(s.decode_tokens_per_s, 0, 'f', 1));
+    emit speedMeasured(s);
   });
 }
 
@@ -198,6 +198,7 @@ void MainWindow::on_model_loaded(const ModelInfo& info) {
   loading_bar_->setVisible(false);
   statusBar()->clearMessage();
   live_panel_->reset();
+  speed_label_->clear();
   const QString name = info.name.toHtmlEscaped();
   const QString details = tr("%1 \u00b7 %2 layers \u00b7 context %3 \u00b7 %4 \u00b7 template %5")
                               .arg(info.architecture)
@@ -209,7 +210,7 @@ void MainWindow::on_model_loaded(const ModelInfo& info) {
                       .arg(name, details.toHtmlEscaped())
                 : QStringLiteral("<b>%1</b> &nbsp;%2").arg(name, details.toHtmlEscaped()));
   model_label_->setToolTip(info.demo ? demo_model_description() : info.path);
-  if (!info.backend_note.isEmpty()) notice_->showInfo(info.backend_note);
+  if (!info.backend_note.isEmpty()) statusBar()->showMessage(info.backend_note, 15000);
   QSettings settings;
   settings.setValue("lastModel", info.demo ? QString() : info.path);
   if (!info.demo) remember_recent(info.path);

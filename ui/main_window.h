@@ -48,6 +48,7 @@ class MainWindow : public QMainWindow {
   void sendMessage(const QString& text);
   void regenerate();
   void stopCurrent();
+  // Adds a chat (with the current chat's settings) and makes it the current one.
   ChatSession* newChat();
   void setPanelVisible(bool visible);
 
@@ -62,6 +63,7 @@ class MainWindow : public QMainWindow {
   void modelError(const QString& error);
   void replyFinished(const kvscope::ui::ReplyFinished& result);
   void replyText(kvscope::ui::ChatId chat, qint64 generated_tokens);
+  void speedMeasured(const kvscope::ui::SpeedSample& speed);
 
  protected:
   void closeEvent(QCloseEvent* event) override;

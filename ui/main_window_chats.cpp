@@ -28,6 +28,7 @@ ChatSession* MainWindow::newChat() {
   });
   connect(s, &ChatSession::titleChanged, this, &MainWindow::update_chat_names);
   update_chat_names();
+  select_chat(id);
   return s;
 }
 
@@ -56,9 +57,9 @@ void MainWindow::delete_chat(ChatId chat) {
   if (s->generating()) engine_->stop(chat);
   sessions_.erase(chat);
   sidebar_->removeSession(chat);
+  if (chat == current_) current_ = 0;
   if (sessions_.empty()) newChat();
-  if (chat == current_) {
-    current_ = 0;
+  if (current_ == 0) {
     select_chat(sessions_.begin()->first);
   }
   s->deleteLater();

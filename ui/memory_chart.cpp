@@ -1,43 +1,60 @@
 #include "memory_chart.h"
 
 #include <QAreaSeries>
+#include <QChartView>
 #include <QEvent>
 #include <QLineSeries>
+#include <QVBoxLayout>
 #include <QValueAxis>
 
 #include <algorithm>
 
+#include "chart_legend.h"
 #include "chart_style.h"
 #include "plan/units.h"
 
 namespace kvscope::ui {
 namespace {
 
-const char* const kPartNames[kMemoryParts] = {"weights",   "KV in use",      "KV pool free",
-                                              "workspace", "used by others", "free"};
+const char* const kPartNames[kMemoryParts] = {
+    QT_TRANSLATE_NOOP("MemoryChart", "weights"),      QT_TRANSLATE_NOOP("MemoryChart", "KV in use"),
+    QT_TRANSLATE_NOOP("MemoryChart", "KV pool free"), QT_TRANSLATE_NOOP("MemoryChart", "workspace"),
+    QT_TRANSLATE_NOOP("MemoryChart", "others"),       QT_TRANSLATE_NOOP("MemoryChart", "free")};
+constexpr QRgb kPartColors[kMemoryParts] = {0x4e79a7, 0xe15759, 0xf1a9a0,
+                                            0x59a14f, 0xb07aa1, 0xbab0ac};
 
 }  // namespace
 
 MemoryChart::MemoryChart(QWidget* parent)
-    : QChartView(new QChart, parent), x_(new QValueAxis), y_(new QValueAxis) {
-  setup_chart_view(this);
-  QChart* c = chart();
+    : QWidget(parent),
+      view_(new QChartView(new QChart, this)),
+      legend_(new ChartLegend(this)),
+      x_(new QValueAxis),
+      y_(new QValueAxis) {
+  setup_chart_view(view_);
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->setSpacing(0);
+  layout->addWidget(view_, 1);
+  layout->addWidget(legend_);
+  QChart* c = view_->chart();
   c->setTitle(tr("Memory as the context grows"));
+  c->legend()->hide();
   c->addAxis(x_, Qt::AlignBottom);
   c->addAxis(y_, Qt::AlignLeft);
   for (int p = 0; p < kMemoryParts; ++p) {
     upper_[p] = new QLineSeries(this);
     areas_[p] = new QAreaSeries(upper_[p], p == 0 ? nullptr : upper_[p - 1]);
-    areas_[p]->setName(tr(kPartNames[p]));
     c->addSeries(areas_[p]);
     areas_[p]->attachAxis(x_);
     areas_[p]->attachAxis(y_);
   }
   x_->setTitleText(tr("tokens in cache"));
   x_->setLabelFormat(QStringLiteral("%.0f"));
-  x_->setTickCount(4);
+  x_->setTickCount(3);
   y_->setLabelFormat(QStringLiteral("%.3g"));
-  y_->setTickCount(5);
+  y_->setTickCount(4);
+  areas_[kFree]->setVisible(show_free_);
   restyle();
 }
 
@@ -48,42 +65,46 @@ void MemoryChart::setShowFree(bool show) {
 
 void MemoryChart::update(const PanelHistory& history) {
   const auto& latest = history.latestMemory();
-  std::uint64_t top = show_free_ ? history.total() : 0;
-  if (!show_free_) {
-    for (int p = 0; p < kFree; ++p) top += latest[static_cast<std::size_t>(p)];
-  }
+  std::uint64_t top = 0;
+  for (int p = 0; p < (show_free_ ? kMemoryParts : kFree); ++p) top += latest[p];
   const double gib = 1024.0 * 1024.0 * 1024.0;
-  const double unit = top >= 4 * static_cast<std::uint64_t>(gib) ? gib : 1024.0 * 1024.0;
+  const double unit = static_cast<double>(top) >= 4 * gib ? gib : 1024.0 * 1024.0;
   y_->setTitleText(unit == gib ? tr("GiB") : tr("MiB"));
   double max_x = 16;
   for (int p = 0; p < kMemoryParts; ++p) {
     QList<QPointF> points = history.memoryStack(p, unit);
     if (!points.isEmpty()) max_x = std::max(max_x, points.back().x());
     upper_[p]->replace(points);
-    const QString name = QStringLiteral("%1 %2").arg(
-        tr(kPartNames[p]),
-        QString::fromStdString(human_bytes(static_cast<std::int64_t>(latest[p]))));
-    if (areas_[p]->name() != name) areas_[p]->setName(name);
   }
   x_->setRange(0, max_x);
-  y_->setRange(0, std::max(1e-9, static_cast<double>(top) / unit));
+  y_->setRange(0, std::max(1e-6, static_cast<double>(top) / unit * 1.05));
+  update_legend(history);
+}
+
+void MemoryChart::update_legend(const PanelHistory& history) {
+  QVector<LegendEntry> entries;
+  for (int p = 0; p < kMemoryParts; ++p) {
+    const auto bytes = static_cast<std::int64_t>(history.latestMemory()[p]);
+    QString text =
+        tr(kPartNames[p]) + QLatin1Char(' ') + QString::fromStdString(human_bytes(bytes));
+    if (p == kFree && !show_free_) text += tr(" (not drawn)");
+    entries.push_back({QColor(kPartColors[p]), text});
+  }
+  legend_->setEntries(entries);
 }
 
 void MemoryChart::changeEvent(QEvent* event) {
-  QChartView::changeEvent(event);
+  QWidget::changeEvent(event);
   if (event->type() == QEvent::PaletteChange) restyle();
 }
 
 void MemoryChart::restyle() {
-  style_chart(chart(), palette());
-  static constexpr QRgb kColors[kMemoryParts] = {0x4e79a7, 0xe15759, 0xf1a9a0,
-                                                 0x59a14f, 0xb07aa1, 0xbab0ac};
+  style_chart(view_->chart(), palette());
   for (int p = 0; p < kMemoryParts; ++p) {
-    QColor fill(kColors[p]);
+    const QColor fill(kPartColors[p]);
     areas_[p]->setBrush(fill);
     areas_[p]->setPen(QPen(fill.darker(130), 1));
   }
-  areas_[kFree]->setBrush(QColor(0xba, 0xb0, 0xac, 90));
 }
 
 }  // namespace kvscope::ui

@@ -1,22 +1,25 @@
 // MemoryChart: where the device's memory goes as the context grows (x = tokens in the
 // cache): weights, KV in use, KV pool free, workspace, used by others and free, stacked.
-// The legend carries the latest value of each part. "Free" can be left out so that a
-// small model on a big device stays readable.
+// The legend carries the latest value of each part. "Free" is drawn only on request, so
+// that a small model on a big device stays readable; its value is always in the legend.
 #pragma once
 
-#include <QChartView>
+#include <QWidget>
 
 #include <array>
 
 #include "panel_history.h"
 
 class QAreaSeries;
+class QChartView;
 class QLineSeries;
 class QValueAxis;
 
 namespace kvscope::ui {
 
-class MemoryChart : public QChartView {
+class ChartLegend;
+
+class MemoryChart : public QWidget {
   Q_OBJECT
 
  public:
@@ -33,12 +36,15 @@ class MemoryChart : public QChartView {
 
  private:
   void restyle();
+  void update_legend(const PanelHistory& history);
 
+  QChartView* view_;
+  ChartLegend* legend_;
   std::array<QLineSeries*, kMemoryParts> upper_{};
   std::array<QAreaSeries*, kMemoryParts> areas_{};
   QValueAxis* x_;
   QValueAxis* y_;
-  bool show_free_ = true;
+  bool show_free_ = false;
 };
 
 }  // namespace kvscope::ui

@@ -8,6 +8,7 @@
 #include <QTimer>
 
 #include <cstdio>
+#include <string>
 
 #include "block_map_widget.h"
 #include "chat_panel.h"
@@ -54,6 +55,10 @@ void ScreenshotDriver::on_text(ChatId chat, qint64 generated) {
 
 void ScreenshotDriver::on_finished(const ReplyFinished& result) {
   if (result.chat != first_ && result.chat != second_) return;
+  std::printf("chat %lld: %lld prompt tokens, %lld generated, ended: %s\n",
+              static_cast<long long>(result.chat), static_cast<long long>(result.prompt_tokens),
+              static_cast<long long>(result.generated_tokens),
+              std::string(finish_reason_name(result.reason)).c_str());
   if (result.reason == FinishReason::Error) {
     fail(QStringLiteral("reply failed: %1").arg(result.error));
     return;

@@ -21,7 +21,7 @@ struct ScreenshotPlan {
   QString first_prompt = QStringLiteral("Once upon a time, a little fox");
   QString second_prompt = QStringLiteral("Tell me about the moon and the stars.");
   qint64 second_chat_after = 24;  // tokens of chat 1 before chat 2 starts
-  qint64 grab_after = 48;         // tokens of chat 2 before the mid-generation shot
+  qint64 grab_after = 160;        // tokens of chat 2 before the mid-generation shot
   qint64 max_tokens = 400;
   int timeout_ms = 120000;
 };

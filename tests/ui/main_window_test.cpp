@@ -27,6 +27,16 @@ class MainWindowTest : public QObject {
     return w;
   }
 
+  // Opens `path` and waits until it is loaded; a load error fails the test with its text.
+  static bool load(MainWindow& w, const QString& path) {
+    QSignalSpy ready(&w, &MainWindow::modelReady);
+    QSignalSpy error(&w, &MainWindow::modelError);
+    w.openModel(path);
+    for (int i = 0; i < 1200 && ready.count() + error.count() == 0; ++i) QTest::qWait(100);
+    if (error.count() > 0) qWarning("load failed: %s", qPrintable(w.noticeText()));
+    return ready.count() > 0 && error.count() == 0;
+  }
+
   static void long_replies(MainWindow& w) {
     SamplingSettings s = w.currentSession()->sampling();
     s.max_tokens = 400;
@@ -43,10 +53,8 @@ class MainWindowTest : public QObject {
   void brokenModelFileShowsAnErrorAndTheAppKeepsWorking() {
     KVSCOPE_QT_REQUIRE_SHARED(model, "models/stories260K.gguf");
     auto w = make_window();
-    QSignalSpy ready(w.get(), &MainWindow::modelReady);
+    QVERIFY(load(*w, model));
     QSignalSpy error(w.get(), &MainWindow::modelError);
-    w->openModel(model);
-    QVERIFY(ready.wait(60000));
 
     const QString broken = test::scratch_dir() + QStringLiteral("/truncated.gguf");
     QFile in(model), out(broken);
@@ -69,9 +77,7 @@ class MainWindowTest : public QObject {
   void closingTheWindowWhileGeneratingJoinsTheEngineThread() {
     KVSCOPE_QT_REQUIRE_SHARED(model, "models/stories260K.gguf");
     auto w = make_window();
-    QSignalSpy ready(w.get(), &MainWindow::modelReady);
-    w->openModel(model);
-    QVERIFY(ready.wait(60000));
+    QVERIFY(load(*w, model));
     long_replies(*w);
     QSignalSpy text(w.get(), &MainWindow::replyText);
     w->sendMessage(QStringLiteral("Once upon a time"));
@@ -87,9 +93,7 @@ class MainWindowTest : public QObject {
   void switchingModelWhileGeneratingEndsTheReplyAndLoadsTheNewOne() {
     KVSCOPE_QT_REQUIRE_SHARED(model, "models/stories260K.gguf");
     auto w = make_window();
-    QSignalSpy ready(w.get(), &MainWindow::modelReady);
-    w->openModel(model);
-    QVERIFY(ready.wait(60000));
+    QVERIFY(load(*w, model));
     long_replies(*w);
     QSignalSpy text(w.get(), &MainWindow::replyText);
     QSignalSpy finished(w.get(), &MainWindow::replyFinished);

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Screenshots of the real app under Xvfb at 1280x800: for the demo model and for
+# stories260K (when ../shared has it), in the light and the dark palette, each saved
+# mid-generation and after it. The app's --screenshot-dir mode runs a scripted two-chat
+# session, saves the PNGs and fails unless every chart of the live panel has points.
+#
+#   tests/ui/screenshots.sh BUILD_DIR      PNGs go to BUILD_DIR/screenshots/
+set -euo pipefail
+
+build=${1:?usage: screenshots.sh BUILD_DIR}
+app="$build/bin/kvscope"
+out="$build/screenshots"
+shared=${KVSCOPE_SHARED_DIR:-$(dirname "$0")/../../../shared}
+[[ -x $app ]] || { echo "no $app: build the kvscope target first" >&2; exit 1; }
+command -v xvfb-run >/dev/null || { echo "xvfb-run not found" >&2; exit 1; }
+mkdir -p "$out"
+
+# Settings, recent models and the demo model's cache stay inside the build folder.
+home=$(mktemp -d "$build/screenshots-home.XXXXXX")
+trap 'rm -rf "$home"' EXIT
+export XDG_CONFIG_HOME="$home/config" XDG_CACHE_HOME="$home/cache" XDG_RUNTIME_DIR="$home/run"
+mkdir -p "$XDG_RUNTIME_DIR" && chmod 700 "$XDG_RUNTIME_DIR"
+
+shoot() {  # name palette [model]
+  local name=$1 palette=$2
+  shift 2
+  xvfb-run -a -s "-screen 0 1280x800x24" \
+    "$app" --palette "$palette" --screenshot-dir "$out" --screenshot-prefix "$name" "$@"
+}
+
+shoot demo-light light
+shoot demo-dark dark
+model="$shared/models/stories260K.gguf"
+if [[ -f $model ]]; then
+  shoot stories-light light "$model"
+  shoot stories-dark dark "$model"
+else
+  echo "skipping stories260K screenshots: no $model"
+fi
+ls -1 "$out"/*.png
