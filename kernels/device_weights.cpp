@@ -1,0 +1,126 @@
+#include "device_weights.h"
+
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "util/error.h"
+#include "util/half.h"
+
+namespace kvscope::cuda {
+
+namespace {
+
+bool matrix_type_supported(TensorType t) {
+  return t == TensorType::F32 || t == TensorType::F16 || t == TensorType::BF16 ||
+         t == TensorType::Q8_0 || t == TensorType::Q4_0;
+}
+
+// Norm weights and biases (1 x n or n x 1) go through the CPU dequantizer to f32.
+bool is_vector_weight(const WeightView& w) {
+  return w.rows == 1 || w.cols == 1;
+}
+
+}  // namespace
+
+std::optional<std::string> unsupported_weights(const Model& model) {
+  std::optional<std::string> why;
+  model.for_each_weight([&](const WeightView& w) {
+    if (why || matrix_type_supported(w.type)) return;
+    if (is_vector_weight(w)) return;
+    why = fmt::format("tensor {} is {}; the CUDA backend supports f32, f16, bf16, q8_0 and q4_0",
+                      w.name, tensor_type_name(w.type));
+  });
+  return why;
+}
+
+DeviceModelWeights::DeviceModelWeights(const Model& model, DeviceAllocator& alloc,
+                                       bool f32_as_f16) {
+  if (auto why = unsupported_weights(model)) throw_error<ModelError>("{}", *why);
+  const ModelWeights& w = model.weights();
+  token_embd = matrix(w.token_embd, alloc, f32_as_f16);
+  for (const LayerWeights& l : w.layers) {
+    DeviceLayerWeights d;
+    d.attn_norm = vector(l.attn_norm, alloc);
+    d.wq = matrix(l.wq, alloc, f32_as_f16);
+    d.wk = matrix(l.wk, alloc, f32_as_f16);
+    d.wv = matrix(l.wv, alloc, f32_as_f16);
+    d.wo = matrix(l.wo, alloc, f32_as_f16);
+    if (l.bq) d.bq = vector(l.bq, alloc);
+    if (l.bk) d.bk = vector(l.bk, alloc);
+    if (l.bv) d.bv = vector(l.bv, alloc);
+    d.ffn_norm = vector(l.ffn_norm, alloc);
+    d.w_gate = matrix(l.w_gate, alloc, f32_as_f16);
+    d.w_up = matrix(l.w_up, alloc, f32_as_f16);
+    d.w_down = matrix(l.w_down, alloc, f32_as_f16);
+    layers.push_back(d);
+  }
+  output_norm = vector(w.output_norm, alloc);
+  // tied embeddings: one copy serves both
+  output = w.output.data == w.token_embd.data ? token_embd : matrix(w.output, alloc, f32_as_f16);
+}
+
+DeviceWeight DeviceModelWeights::matrix(const WeightView& w, DeviceAllocator& alloc,
+                                        bool f32_as_f16) {
+  DeviceWeight d;
+  d.rows = w.rows;
+  d.cols = w.cols;
+  const auto n = static_cast<std::size_t>(w.rows * w.cols);
+  std::vector<std::uint8_t> host;  // converted copy when the device encoding differs
+  const void* src = w.data;
+  switch (w.type) {
+    case TensorType::Q8_0:
+      d.type = DeviceWeightType::Q8_0;
+      break;
+    case TensorType::Q4_0:
+      d.type = DeviceWeightType::Q4_0;
+      break;
+    case TensorType::F16:
+      d.type = DeviceWeightType::F16;
+      break;
+    case TensorType::F32:
+    case TensorType::BF16: {
+      // row by row through the CPU's own dequantizer, then to fp16 when asked
+      std::vector<float> row(static_cast<std::size_t>(w.cols));
+      d.type =
+          w.type == TensorType::F32 && !f32_as_f16 ? DeviceWeightType::F32 : DeviceWeightType::F16;
+      const std::size_t elem = d.type == DeviceWeightType::F32 ? 4 : 2;
+      host.resize(n * elem);
+      for (std::int64_t r = 0; r < w.rows; ++r) {
+        dequantize_row(w.type, w.row(r), row.data(), w.cols);
+        std::uint8_t* dst = host.data() + static_cast<std::size_t>(r * w.cols) * elem;
+        if (elem == 4) {
+          std::memcpy(dst, row.data(), row.size() * 4);
+        } else {
+          for (std::size_t c = 0; c < row.size(); ++c) {
+            const std::uint16_t h = float_to_fp16(row[c]);
+            std::memcpy(dst + 2 * c, &h, 2);
+          }
+        }
+      }
+      src = host.data();
+      break;
+    }
+    default:
+      throw_error<ModelError>("tensor {}: type {} has no CUDA kernel", w.name,
+                              tensor_type_name(w.type));
+  }
+  d.row_bytes = device_row_bytes(d.type, d.cols);
+  const auto bytes = static_cast<std::size_t>(d.row_bytes * d.rows);
+  buffers_.emplace_back(alloc, bytes, DeviceMemoryCategory::Weights, w.name.c_str());
+  buffers_.back().upload(src, bytes);
+  d.data = buffers_.back().get();
+  return d;
+}
+
+const float* DeviceModelWeights::vector(const WeightView& w, DeviceAllocator& alloc) {
+  const std::int64_t n = w.rows * w.cols;
+  std::vector<float> host(static_cast<std::size_t>(n));
+  dequantize_row(w.type, w.data, host.data(), n);
+  buffers_.emplace_back(alloc, host.size() * sizeof(float), DeviceMemoryCategory::Weights,
+                        w.name.c_str());
+  buffers_.back().upload(host.data(), host.size() * sizeof(float));
+  return buffers_.back().as<const float>();
+}
+
+}  // namespace kvscope::cuda

@@ -1,0 +1,126 @@
+// The CUDA kernels of the decoder, one family per .cu file, as host-callable launchers.
+// Every launcher takes the stream it runs on, checks the launch (KVSCOPE_CUDA_CHECK_LAUNCH)
+// and does not synchronise. Pointers are device pointers; shapes are given as in the CPU
+// reference (engine/run/cpu_ops.h, cpu_attention.h, rope.h, kv/kv_format.h), which each
+// kernel is tested against in tests/kernels/.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "kv/kv_block_layout.h"
+
+namespace kvscope::cuda {
+
+// --- Weights on the device -------------------------------------------------------------
+
+// How a weight matrix is stored on the device. F32 and F16 are plain row-major; Q8_0 and
+// Q4_0 are ggml's blocks of 32 values, byte for byte as in the GGUF file (quant_blocks.h),
+// dequantized on the fly by the kernels.
+enum class DeviceWeightType : std::uint8_t { F32, F16, Q8_0, Q4_0 };
+
+struct DeviceWeight {
+  DeviceWeightType type = DeviceWeightType::F32;
+  std::int64_t rows = 0;  // outputs
+  std::int64_t cols = 0;  // inputs (a multiple of 32 for Q8_0 / Q4_0)
+  std::int64_t row_bytes = 0;
+  const void* data = nullptr;
+};
+
+// Bytes of one row of `cols` values of `type`.
+std::int64_t device_row_bytes(DeviceWeightType type, std::int64_t cols);
+
+// --- The paged KV pool -----------------------------------------------------------------
+
+// One layer's sections inside a block (KvBlockLayout flattened to offsets the kernels use):
+// vector (head, slot) of side K starts at base + k_data + (head * block_size + slot) *
+// k_stride and its fp16 scales at base + k_scales + (head * block_size + slot) * 2 * k_n_scales.
+struct KvLayerLayout {
+  KvDtype k_dtype = KvDtype::F16;
+  KvDtype v_dtype = KvDtype::F16;
+  int head_dim = 0;
+  int block_size = 0;
+  int n_kv_heads = 0;
+  std::int64_t block_bytes = 0;
+  std::int64_t k_data = 0, k_scales = 0, v_data = 0, v_scales = 0;  // byte offsets
+  std::int64_t k_stride = 0, v_stride = 0;                          // data bytes per vector
+  int k_n_scales = 0, v_n_scales = 0;                               // fp16 scales per vector
+};
+
+KvLayerLayout kv_layer_layout(const KvBlockLayout& layout, std::int64_t layer_in_group);
+
+// Where each token of a step reads and writes its layer group's KV.
+struct KvStepTables {
+  const int* pos = nullptr;          // [n_tokens] position of each token
+  const int* first = nullptr;        // [n_tokens] oldest visible key (sliding window; else 0)
+  const int* table_start = nullptr;  // [n_tokens] offset of the token's sequence in `blocks`
+  const int* blocks = nullptr;       // the sequences' block tables, concatenated
+  std::uint8_t* pool = nullptr;      // [n_blocks][block_bytes]
+};
+
+// --- Launchers -------------------------------------------------------------------------
+
+// x[t][:] = dequantized row tokens[t] of `table`. x: [n_tokens][table.cols].
+void launch_embedding(const DeviceWeight& table, const int* tokens, int n_tokens, float* x,
+                      cudaStream_t stream);
+
+// out[r] = x[rows ? rows[r] : r] / sqrt(mean(x^2) + eps) * weight, for r < n_rows.
+// x: [*][n]; weight: [n] f32; out: [n_rows][n]. out may alias x when rows is null.
+void launch_rmsnorm(const float* x, const int* rows, const float* weight, int n_rows, int n,
+                    float eps, float* out, cudaStream_t stream);
+
+// Rotates q [n_tokens][n_heads][head_dim] and k [n_tokens][n_kv_heads][head_dim] in place by
+// the angles of each token's position: cos/sin tables [max_pos][rope_dim / 2] as
+// Rope::angles gives them. adjacent: pairs (2i, 2i+1), else (i, i + rope_dim / 2).
+struct RopeArgs {
+  int n_tokens = 0, n_heads = 0, n_kv_heads = 0, head_dim = 0, rope_dim = 0;
+  bool adjacent = true;
+  const int* pos = nullptr;
+  const float* cos = nullptr;
+  const float* sin = nullptr;
+};
+void launch_rope(const RopeArgs& args, float* q, float* k, cudaStream_t stream);
+
+// out[i] = silu(gate[i]) * up[i]; out may alias gate or up.
+void launch_swiglu(const float* gate, const float* up, float* out, std::int64_t n,
+                   cudaStream_t stream);
+// x[i] += y[i] (the residual connection).
+void launch_add_in_place(float* x, const float* y, std::int64_t n, cudaStream_t stream);
+// y[t][i] += bias[i]; y: [n_rows][n].
+void launch_add_bias(float* y, const float* bias, int n_rows, int n, cudaStream_t stream);
+
+// y[t][r] = sum_c W[r][c] * x[t][c]. x: [n_tokens][W.cols]; y: [n_tokens][W.rows].
+void launch_matvec(const DeviceWeight& w, const float* x, int n_tokens, float* y,
+                   cudaStream_t stream);
+
+// Quantizes each token's K and V ([n_tokens][n_kv_heads][head_dim]) into its slot of the
+// paged pool, producing exactly the bytes kv_quantize writes (data, padding and scales).
+void launch_kv_append(const KvLayerLayout& layout, const KvStepTables& tables, const float* k,
+                      const float* v, int n_tokens, cudaStream_t stream);
+
+// Paged GQA attention for every token of a step (decode, or causal prompt chunks: each
+// token sees keys [first[t], pos[t]] of its own sequence, which must already be written).
+// q, out: [n_tokens][n_heads][head_dim] (q rotated, not scaled). One CTA serves all query
+// heads of one KV head, so each K/V byte is read once per token; the keys are split into
+// n_splits ranges whose partial results are merged with a log-sum-exp, which fills the GPU
+// for a single long sequence. partial: attention_partial_floats(...) floats (unused when
+// n_splits is 1).
+struct AttentionArgs {
+  int n_tokens = 0, n_heads = 0;
+  int n_splits = 1;
+  float scale = 1.0f;  // 1 / sqrt(head_dim)
+  KvLayerLayout layout;
+  KvStepTables tables;
+};
+std::int64_t attention_partial_floats(int n_tokens, int n_heads, int head_dim, int n_splits);
+// Splits that give about two CTAs per SM, at least kMinKeysPerSplit keys each.
+int attention_splits(int n_tokens, int n_kv_heads, std::int64_t max_keys, int sm_count);
+void launch_paged_attention(const AttentionArgs& args, const float* q, float* partial, float* out,
+                            cudaStream_t stream);
+
+// out[r] = the index of the largest of x[r][0..n) (the lowest index among equals; NaN never
+// wins). x: [n_rows][n]; out: [n_rows].
+void launch_argmax(const float* x, int n_rows, int n, int* out, cudaStream_t stream);
+
+}  // namespace kvscope::cuda

@@ -1,0 +1,91 @@
+#include "step_plan.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "util/error.h"
+
+namespace kvscope::cuda {
+
+namespace {
+
+int to_int(std::int64_t v, const char* what) {
+  if (v < 0 || v > std::numeric_limits<int>::max()) {
+    throw_error<UsageError>("CUDA step: {} {} does not fit the kernels' 32-bit index", what, v);
+  }
+  return static_cast<int>(v);
+}
+
+// Appends one layer group's arrays: first visible key and table offset per token, then the
+// block tables of the chunks' sequences (kNoBlock where a window dropped a block; never read).
+void pack_group(std::span<const SequenceChunk> chunks, const KvCacheManager& kv, std::int64_t g,
+                StepPlan& p) {
+  p.first_at.push_back(static_cast<std::int64_t>(p.ints.size()));
+  for (const auto& c : chunks) {
+    for (std::size_t i = 0; i < c.tokens.size(); ++i) {
+      const std::int64_t pos = c.start_pos + static_cast<std::int64_t>(i);
+      const std::int64_t first = kv.first_visible_position(g, pos);
+      p.ints.push_back(to_int(first, "first visible position"));
+      p.max_keys = std::max(p.max_keys, pos - first + 1);
+    }
+  }
+  p.table_start_at.push_back(static_cast<std::int64_t>(p.ints.size()));
+  std::int64_t offset = 0;
+  for (const auto& c : chunks) {
+    for (std::size_t i = 0; i < c.tokens.size(); ++i) {
+      p.ints.push_back(to_int(offset, "block table offset"));
+    }
+    offset += kv.block_table(c.seq, g).n_blocks();
+  }
+  p.blocks_at.push_back(static_cast<std::int64_t>(p.ints.size()));
+  for (const auto& c : chunks) {
+    for (const BlockId b : kv.block_table(c.seq, g).blocks()) p.ints.push_back(b);
+  }
+}
+
+}  // namespace
+
+StepPlan plan_step(std::span<const SequenceChunk> chunks, const KvCacheManager& kv,
+                   std::int64_t vocab, std::int64_t max_positions) {
+  StepPlan p;
+  for (const auto& c : chunks) {
+    const auto n = static_cast<std::int64_t>(c.tokens.size());
+    const std::int64_t reserved = kv.n_tokens(c.seq);
+    if (c.start_pos < 0 || c.start_pos + n > reserved || c.start_pos + n > max_positions) {
+      throw_error<UsageError>(
+          "CUDA step: sequence {} positions {}..{} outside the {} reserved in the KV cache "
+          "(context {})",
+          c.seq, c.start_pos, c.start_pos + n - 1, reserved, max_positions);
+    }
+    p.n_tokens += n;
+    p.n_rows += c.all_logits ? n : (n > 0 ? 1 : 0);
+  }
+  p.tokens_at = 0;
+  for (const auto& c : chunks) {
+    for (const TokenId id : c.tokens) {
+      if (id < 0 || id >= vocab) {
+        throw_error<UsageError>("token id {} outside the vocabulary (size {})", id, vocab);
+      }
+      p.ints.push_back(static_cast<int>(id));
+    }
+  }
+  p.pos_at = static_cast<std::int64_t>(p.ints.size());
+  for (const auto& c : chunks) {
+    for (std::size_t i = 0; i < c.tokens.size(); ++i) {
+      p.ints.push_back(to_int(c.start_pos + static_cast<std::int64_t>(i), "position"));
+    }
+  }
+  p.rows_at = static_cast<std::int64_t>(p.ints.size());
+  std::int64_t t = 0;
+  for (const auto& c : chunks) {
+    const auto n = static_cast<std::int64_t>(c.tokens.size());
+    for (std::int64_t i = c.all_logits ? 0 : n - 1; n > 0 && i < n; ++i) {
+      p.ints.push_back(to_int(t + i, "token index"));
+    }
+    t += n;
+  }
+  for (std::int64_t g = 0; g < kv.n_groups(); ++g) pack_group(chunks, kv, g, p);
+  return p;
+}
+
+}  // namespace kvscope::cuda

@@ -1,0 +1,163 @@
+// Embedding, RMSNorm, SwiGLU, residual/bias adds, RoPE and argmax kernels against the CPU
+// reference functions (cpu_ops.h, rope.h) on random data of odd sizes.
+#include <algorithm>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "kernel_launchers.h"
+#include "kernel_test_support.h"
+#include "run/cpu_ops.h"
+#include "run/rope.h"
+
+namespace kvscope {
+namespace {
+
+using test::device_zeros;
+using test::expect_close;
+using test::from_device;
+using test::random_floats;
+using test::to_device;
+
+TEST(CudaRmsnorm, MatchesTheCpuReferenceForOddRowLengthsAndGatheredRows) {
+  KVSCOPE_REQUIRE_CUDA();
+  for (const int n : {1, 7, 64, 255, 1000, 4099}) {
+    const int n_rows = 5;
+    const auto x = random_floats(static_cast<std::size_t>(n_rows * n), 1u + n, 3.0f);
+    const auto w = random_floats(static_cast<std::size_t>(n), 2u + n);
+    std::vector<float> ref(x.size());
+    rmsnorm(x, w, 1e-5f, ref);
+    auto dx = to_device(x), dw = to_device(w);
+    auto dout = device_zeros<float>(x.size());
+    cuda::launch_rmsnorm(dx.as<float>(), nullptr, dw.as<float>(), n_rows, n, 1e-5f,
+                         dout.as<float>(), nullptr);
+    expect_close(from_device<float>(dout, x.size()), ref, 1e-5f, 1e-4f,
+                 "rmsnorm n=" + std::to_string(n));
+    // gathered rows 4, 1: the rows that need logits
+    const std::vector<int> rows = {4, 1};
+    auto drows = to_device(rows);
+    auto dg = device_zeros<float>(2 * static_cast<std::size_t>(n));
+    cuda::launch_rmsnorm(dx.as<float>(), drows.as<int>(), dw.as<float>(), 2, n, 1e-5f,
+                         dg.as<float>(), nullptr);
+    std::vector<float> want(ref.begin() + 4 * n, ref.begin() + 5 * n);
+    want.insert(want.end(), ref.begin() + n, ref.begin() + 2 * n);
+    expect_close(from_device<float>(dg, want.size()), want, 1e-5f, 1e-4f, "gathered rmsnorm");
+  }
+}
+
+TEST(CudaElementwise, SwigluAddAndBiasMatchTheCpuReference) {
+  KVSCOPE_REQUIRE_CUDA();
+  const int n_rows = 3, n = 333;
+  const auto size = static_cast<std::size_t>(n_rows * n);
+  const auto gate = random_floats(size, 11, 8.0f), up = random_floats(size, 12, 2.0f);
+  const auto bias = random_floats(static_cast<std::size_t>(n), 13);
+  std::vector<float> ref(size);
+  swiglu(gate, up, ref);
+  auto dg = to_device(gate), du = to_device(up);
+  cuda::launch_swiglu(dg.as<float>(), du.as<float>(), dg.as<float>(),
+                      static_cast<std::int64_t>(size), nullptr);
+  expect_close(from_device<float>(dg, size), ref, 1e-6f, 1e-5f, "swiglu");
+
+  std::vector<float> x = up;
+  add_in_place(x, gate);
+  add_bias(x, bias);
+  auto dx = to_device(up), dy = to_device(gate), db = to_device(bias);
+  cuda::launch_add_in_place(dx.as<float>(), dy.as<float>(), static_cast<std::int64_t>(size),
+                            nullptr);
+  cuda::launch_add_bias(dx.as<float>(), db.as<float>(), n_rows, n, nullptr);
+  expect_close(from_device<float>(dx, size), x, 0.0f, 0.0f, "add + bias");
+}
+
+TEST(CudaEmbedding, CopiesTheRowsOfEachTokenForEveryWeightType) {
+  KVSCOPE_REQUIRE_CUDA();
+  const int vocab = 37, dim = 96;
+  const auto table = random_floats(static_cast<std::size_t>(vocab * dim), 21);
+  const std::vector<int> tokens = {5, 0, 36, 5, 17};
+  for (const auto& [type, dtype] : {std::pair{TensorType::F32, cuda::DeviceWeightType::F32},
+                                    std::pair{TensorType::F16, cuda::DeviceWeightType::F16},
+                                    std::pair{TensorType::Q8_0, cuda::DeviceWeightType::Q8_0},
+                                    std::pair{TensorType::Q4_0, cuda::DeviceWeightType::Q4_0}}) {
+    const std::int64_t rb = row_bytes(type, dim);
+    std::vector<std::uint8_t> stored(static_cast<std::size_t>(rb * vocab));
+    for (int r = 0; r < vocab; ++r) quantize_row(type, &table[r * dim], &stored[r * rb], dim);
+    std::vector<float> ref;
+    for (const int t : tokens) {
+      std::vector<float> row(dim);
+      dequantize_row(type, &stored[t * rb], row.data(), dim);
+      ref.insert(ref.end(), row.begin(), row.end());
+    }
+    auto dstored = to_device(stored), dtok = to_device(tokens);
+    auto dx = device_zeros<float>(ref.size());
+    const cuda::DeviceWeight w{dtype, vocab, dim, rb, dstored.get()};
+    cuda::launch_embedding(w, dtok.as<int>(), static_cast<int>(tokens.size()), dx.as<float>(),
+                           nullptr);
+    expect_close(from_device<float>(dx, ref.size()), ref, 0.0f, 0.0f,
+                 std::string("embedding ") + std::string(tensor_type_name(type)));
+  }
+}
+
+TEST(CudaRope, RotatesLikeTheCpuRopeForBothPairingsAndPartialRotation) {
+  KVSCOPE_REQUIRE_CUDA();
+  for (const RopePairing pairing : {RopePairing::Adjacent, RopePairing::HalfSplit}) {
+    for (const auto& [head_dim, rope_dim] : {std::pair{8, 8}, std::pair{64, 64}, std::pair{80, 32},
+                                             std::pair{128, 128}, std::pair{256, 256}}) {
+      RopeConfig c;
+      c.head_dim = head_dim;
+      c.rope_dim = rope_dim;
+      c.theta = 500000.0;
+      c.pairing = pairing;
+      const Rope rope(c);
+      const int n_heads = 6, n_kv = 2, positions = 300;
+      const std::vector<int> pos = {0, 1, 17, 299, 150};
+      const int T = static_cast<int>(pos.size());
+      auto q = random_floats(static_cast<std::size_t>(T * n_heads * head_dim), 31);
+      auto k = random_floats(static_cast<std::size_t>(T * n_kv * head_dim), 32);
+      const int half = rope_dim / 2;
+      std::vector<float> cs(static_cast<std::size_t>(positions * half)), sn(cs.size());
+      for (int p = 0; p < positions; ++p) {
+        rope.angles(p, {&cs[p * half], static_cast<std::size_t>(half)},
+                    {&sn[p * half], static_cast<std::size_t>(half)});
+      }
+      auto dq = to_device(q), dk = to_device(k), dpos = to_device(pos);
+      auto dcos = to_device(cs), dsin = to_device(sn);
+      cuda::RopeArgs a{T,
+                       n_heads,
+                       n_kv,
+                       head_dim,
+                       rope_dim,
+                       pairing == RopePairing::Adjacent,
+                       dpos.as<int>(),
+                       dcos.as<float>(),
+                       dsin.as<float>()};
+      cuda::launch_rope(a, dq.as<float>(), dk.as<float>(), nullptr);
+      for (int t = 0; t < T; ++t) {
+        rope.apply({&q[t * n_heads * head_dim], static_cast<std::size_t>(n_heads * head_dim)},
+                   pos[t]);
+        rope.apply({&k[t * n_kv * head_dim], static_cast<std::size_t>(n_kv * head_dim)}, pos[t]);
+      }
+      const std::string what = "rope head_dim " + std::to_string(head_dim);
+      expect_close(from_device<float>(dq, q.size()), q, 1e-6f, 1e-5f, what + " q");
+      expect_close(from_device<float>(dk, k.size()), k, 1e-6f, 1e-5f, what + " k");
+    }
+  }
+}
+
+TEST(CudaArgmax, PicksTheLargestAndTheLowestIndexAmongEquals) {
+  KVSCOPE_REQUIRE_CUDA();
+  const int n = 32001;
+  std::vector<float> x = random_floats(static_cast<std::size_t>(3 * n), 41);
+  x[n + 7] = 5.0f;  // row 1: a tie between 7 and 31000, the lower wins
+  x[n + 31000] = 5.0f;
+  x[2 * n + n - 1] = 9.0f;  // row 2: the last element
+  auto dx = to_device(x);
+  auto dout = device_zeros<int>(3);
+  cuda::launch_argmax(dx.as<float>(), 3, n, dout.as<int>(), nullptr);
+  const auto got = from_device<int>(dout, 3);
+  const auto row0 = std::max_element(x.begin(), x.begin() + n) - x.begin();
+  EXPECT_EQ(got[0], row0);
+  EXPECT_EQ(got[1], 7);
+  EXPECT_EQ(got[2], n - 1);
+}
+
+}  // namespace
+}  // namespace kvscope

@@ -1,0 +1,36 @@
+#include "kernel_test_support.h"
+
+#include <cmath>
+#include <sstream>
+
+namespace kvscope::test {
+
+cuda::DeviceAllocator& test_allocator() {
+  static cuda::DeviceAllocator alloc(0);
+  return alloc;
+}
+
+std::vector<float> random_floats(std::size_t n, std::uint32_t seed, float scale) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-scale, scale);
+  std::vector<float> v(n);
+  for (float& x : v) x = dist(rng);
+  return v;
+}
+
+void expect_close(const std::vector<float>& got, const std::vector<float>& ref, float abs,
+                  float rel, const std::string& what) {
+  ASSERT_EQ(got.size(), ref.size()) << what;
+  std::size_t bad = 0;
+  std::ostringstream first;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    const bool both_nan = std::isnan(got[i]) && std::isnan(ref[i]);
+    if (both_nan || std::fabs(got[i] - ref[i]) <= abs + rel * std::fabs(ref[i])) continue;
+    if (bad < 8) first << "\n  [" << i << "] got " << got[i] << " want " << ref[i];
+    ++bad;
+  }
+  EXPECT_EQ(bad, 0u) << what << ": " << bad << " of " << got.size() << " values outside abs " << abs
+                     << " + rel " << rel << first.str();
+}
+
+}  // namespace kvscope::test

@@ -1,0 +1,62 @@
+// Helpers of the CUDA kernel tests: skip without a device, move vectors to and from the
+// device, random inputs, and the comparison every test uses (|got - ref| <= abs + rel *
+// |ref|, printing the first mismatches).
+#pragma once
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "cuda_device.h"
+#include "device_allocator.h"
+
+namespace kvscope::test {
+
+// Skips the test, naming why, when no CUDA device is usable.
+#define KVSCOPE_REQUIRE_CUDA()                                                      \
+  do {                                                                              \
+    const ::kvscope::CudaDeviceInfo kvscope_info_ = ::kvscope::probe_cuda_device(); \
+    if (!kvscope_info_.available) {                                                 \
+      GTEST_SKIP() << "no CUDA device: " << kvscope_info_.reason;                   \
+    }                                                                               \
+  } while (0)
+
+// One allocator per test process (device 0).
+cuda::DeviceAllocator& test_allocator();
+
+template <typename T>
+cuda::DeviceBuffer to_device(const std::vector<T>& host) {
+  cuda::DeviceBuffer b(test_allocator(), std::max<std::size_t>(host.size() * sizeof(T), 1),
+                       cuda::DeviceMemoryCategory::Workspace, "test input");
+  b.upload(host.data(), host.size() * sizeof(T));
+  return b;
+}
+
+template <typename T>
+cuda::DeviceBuffer device_zeros(std::size_t n) {
+  cuda::DeviceBuffer b(test_allocator(), std::max<std::size_t>(n * sizeof(T), 1),
+                       cuda::DeviceMemoryCategory::Workspace, "test output");
+  b.fill_zero();
+  return b;
+}
+
+// Waits for the kernels (so their errors surface here) and copies n values back.
+template <typename T>
+std::vector<T> from_device(const cuda::DeviceBuffer& b, std::size_t n) {
+  std::vector<T> host(n);
+  b.download(host.data(), n * sizeof(T));
+  return host;
+}
+
+// n values uniform in [-scale, scale].
+std::vector<float> random_floats(std::size_t n, std::uint32_t seed, float scale = 1.0f);
+
+// Expects |got[i] - ref[i]| <= abs + rel * |ref[i]| for every i (NaN only matches NaN),
+// reporting the count and the first few mismatches with `what`.
+void expect_close(const std::vector<float>& got, const std::vector<float>& ref, float abs,
+                  float rel, const std::string& what);
+
+}  // namespace kvscope::test

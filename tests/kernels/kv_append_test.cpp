@@ -1,0 +1,114 @@
+// The KV append kernel must write exactly the bytes of the CPU reference (kv_quantize via
+// KvCacheManager::write_token): every dtype pair, head_dim 1..256 (odd ones included for
+// the padding bytes), block sizes 1..64, lengths crossing block boundaries, shuffled block
+// tables, and special values (NaN, inf, huge, tiny, all-zero groups).
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "kernel_launchers.h"
+#include "kv_test_fixture.h"
+
+namespace kvscope {
+namespace {
+
+using test::kTestSeq;
+using test::KvCase;
+
+// K or V values of `length` tokens, [length][n_kv][head_dim], with special values sprinkled.
+std::vector<float> kv_values(const KvCase& c, std::uint32_t seed) {
+  auto x = test::random_floats(static_cast<std::size_t>(c.length * c.n_kv_heads * c.head_dim), seed,
+                               4.0f);
+  const float specials[] = {std::numeric_limits<float>::quiet_NaN(),
+                            std::numeric_limits<float>::infinity(),
+                            -std::numeric_limits<float>::infinity(),
+                            70000.0f,
+                            -1e-7f,
+                            3e-9f,
+                            0.0f};
+  for (std::size_t i = 0; i < x.size(); i += 97) x[i] = specials[(i / 97) % std::size(specials)];
+  // one all-zero vector (its scales must be 0 and its data all zero codes)
+  std::fill(x.begin(), x.begin() + c.head_dim, 0.0f);
+  return x;
+}
+
+void expect_same_bytes(const KvCacheManager& kv, const std::vector<std::uint8_t>& device,
+                       const KvCase& c, std::int64_t layer, const std::string& what) {
+  const KvBlockLayout& L = kv.layout(0);
+  int mismatches = 0;
+  for (std::int64_t pos = 0; pos < c.length && mismatches < 5; ++pos) {
+    const KvSlot s = kv.slot(kTestSeq, 0, pos);
+    const std::uint8_t* host = kv.block_data(0, s.block);
+    const std::uint8_t* dev = device.data() + s.block * L.block_bytes();
+    for (const KvSide side : {KvSide::K, KvSide::V}) {
+      for (std::int64_t h = 0; h < c.n_kv_heads; ++h) {
+        const auto d = L.data_offset(side, layer, h, s.slot);
+        const auto sc = L.scales_offset(side, layer, h, s.slot);
+        const bool data_ok =
+            std::memcmp(host + d, dev + d, static_cast<std::size_t>(L.data_stride(side))) == 0;
+        const bool scales_ok =
+            std::memcmp(host + sc, dev + sc,
+                        static_cast<std::size_t>(2 * L.scales_per_vector(side))) == 0;
+        if (!data_ok || !scales_ok) {
+          ADD_FAILURE() << what << ": pos " << pos << " head " << h
+                        << (side == KvSide::K ? " K" : " V") << (data_ok ? "" : " data")
+                        << (scales_ok ? "" : " scales") << " differ";
+          ++mismatches;
+        }
+      }
+    }
+  }
+}
+
+void check_append(const KvCase& c) {
+  KvCacheManager kv = test::make_shuffled_kv(c);
+  const std::int64_t layer = c.n_layers - 1;
+  const auto k = kv_values(c, 1), v = kv_values(c, 2);
+  const std::int64_t kv_dim = c.n_kv_heads * c.head_dim;
+  for (std::int64_t pos = 0; pos < c.length; ++pos) {
+    kv.write_token(kTestSeq, layer, pos, &k[pos * kv_dim], &v[pos * kv_dim]);
+  }
+  const KvBlockLayout& L = kv.layout(0);
+  const auto pool_bytes = static_cast<std::size_t>(kv.pool(0).n_blocks() * L.block_bytes());
+  auto pool = test::device_zeros<std::uint8_t>(pool_bytes);
+  test::TestStep step;
+  test::make_step(kv, 0, c.length, step);
+  auto dk = test::to_device(k), dv = test::to_device(v);
+  cuda::launch_kv_append(cuda::kv_layer_layout(L, layer),
+                         test::step_tables(step, pool.as<std::uint8_t>()), dk.as<float>(),
+                         dv.as<float>(), c.length, nullptr);
+  const auto device = test::from_device<std::uint8_t>(pool, pool_bytes);
+  expect_same_bytes(kv, device, c, layer,
+                    std::string(kv_dtype_name(c.k_dtype)) + "/" +
+                        std::string(kv_dtype_name(c.v_dtype)) + " head_dim " +
+                        std::to_string(c.head_dim) + " block " + std::to_string(c.block_size));
+}
+
+TEST(CudaKvAppend, WritesTheSameBytesAsTheCpuQuantizerForEveryDtypeAndShape) {
+  KVSCOPE_REQUIRE_CUDA();
+  const std::pair<KvDtype, KvDtype> dtypes[] = {{KvDtype::F16, KvDtype::F16},
+                                                {KvDtype::Int8, KvDtype::Int8},
+                                                {KvDtype::Int4, KvDtype::Int4},
+                                                {KvDtype::Int8, KvDtype::Int4},
+                                                {KvDtype::F16, KvDtype::Int4}};
+  for (const auto& [kd, vd] : dtypes) {
+    for (const int head_dim : {1, 5, 8, 31, 40, 64, 100, 128, 130, 256}) {
+      for (const int block_size : {1, 3, 16, 64}) {
+        KvCase c;
+        c.k_dtype = kd;
+        c.v_dtype = vd;
+        c.head_dim = head_dim;
+        c.block_size = block_size;
+        c.n_kv_heads = head_dim > 128 ? 2 : 3;
+        c.length = 2 * block_size + 5;  // crosses at least two block boundaries
+        check_append(c);
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace kvscope
