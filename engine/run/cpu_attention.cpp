@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "kv/kv_format.h"
+#include "run/ggml_flash_attn.h"
 #include "run/thread_pool.h"
 #include "util/error.h"
 
@@ -13,66 +14,105 @@ namespace kvscope {
 
 namespace {
 
-// Running state of one query head's online softmax: acc = sum_j e^(s_j - max) v_j,
-// sum = sum_j e^(s_j - max).
-struct OnlineSoftmax {
-  float max = -std::numeric_limits<float>::infinity();
-  float sum = 0.0f;
+// Per-thread scratch for one (token, KV head) work item; sized once per parallel_for chunk.
+struct Scratch {
+  std::vector<float> q_scaled;          // [group][head_dim]   float path
+  std::vector<float> scores;            // [group][block_size] float path
+  std::vector<float> run_max, run_sum;  // [group]             float path
+  std::vector<std::uint16_t> q16, acc;  // [group][head_dim]   fp16 path
+  std::vector<GgmlFlashHead> heads;     // [group]             fp16 path
 };
 
-// Attention of the `group` query heads that share KV head `kv_head`, for the query at
-// `pos`. q: [group][head_dim] (pre-scaled by 1/sqrt(head_dim)); out: [group][head_dim].
-// scores: [group][block_size] scratch.
-void attend_one(const KvCacheManager& kv, SeqId seq, std::int64_t layer, std::int64_t kv_head,
-                std::int64_t group_size, std::int64_t pos, const float* q, float* out,
-                std::vector<float>& scores) {
-  const std::int64_t g = kv.group_of_layer(layer);
-  const std::int64_t li = kv.layer_in_group(layer);
-  const KvBlockLayout& L = kv.layout(g);
-  const BlockTable& table = kv.block_table(seq, g);
+// What one attention call reads: the layer's group, its layout and the sequence's blocks.
+struct LayerView {
+  const KvCacheManager& kv;
+  const KvBlockLayout& L;
+  const BlockTable& table;
+  std::int64_t group;
+  std::int64_t layer;  // index inside the group's blocks
+};
+
+// Calls fn(base, s0, s1) for every block holding visible keys of the query at `pos`, in
+// position order; slots [s0, s1] of the block at `base` are the visible ones.
+template <typename Fn>
+void for_each_visible_block(const LayerView& lv, std::int64_t pos, Fn&& fn) {
+  const std::int64_t bs = lv.L.block_size;
+  const std::int64_t first = lv.kv.first_visible_position(lv.group, pos);
+  for (std::int64_t b = first / bs; b <= pos / bs; ++b) {
+    const std::uint8_t* base = lv.kv.block_data(lv.group, lv.table.block(b));
+    fn(base, std::max(first, b * bs) - b * bs, std::min(pos, b * bs + bs - 1) - b * bs);
+  }
+}
+
+// fp16 K and V: llama.cpp's flash attention for the `group` query heads of KV head
+// `kv_head`. q, out: [group][head_dim] (q rotated, not scaled).
+void attend_f16(const LayerView& lv, std::int64_t kv_head, std::int64_t group, std::int64_t pos,
+                float scale, const float* q, float* out, Scratch& s) {
+  const std::int64_t hd = lv.L.head_dim;
+  s.q16.resize(static_cast<std::size_t>(group * hd));
+  s.acc.resize(static_cast<std::size_t>(group * hd));
+  s.heads.resize(static_cast<std::size_t>(group));
+  for (std::int64_t h = 0; h < group; ++h) {
+    ggml_flash_begin(q + h * hd, hd, &s.q16[h * hd], &s.acc[h * hd], s.heads[h]);
+  }
+  // K and V of one head are [block_size][head_dim] fp16 inside a block: the kernel walks a
+  // block's visible slots as one strided run, K and V read once for the whole group.
+  const std::int64_t stride = lv.L.data_stride(KvSide::K) / 2;
+  for_each_visible_block(lv, pos, [&](const std::uint8_t* base, std::int64_t s0, std::int64_t s1) {
+    const auto* k =
+        reinterpret_cast<const std::uint16_t*>(lv.L.data(base, KvSide::K, lv.layer, kv_head, s0));
+    const auto* v =
+        reinterpret_cast<const std::uint16_t*>(lv.L.data(base, KvSide::V, lv.layer, kv_head, s0));
+    ggml_flash_keys(k, v, stride, s1 - s0 + 1, hd, scale, s.q16.data(), s.acc.data(),
+                    s.heads.data(), group);
+  });
+  for (std::int64_t h = 0; h < group; ++h) {
+    ggml_flash_end(&s.acc[h * hd], s.heads[h], hd, out + h * hd);
+  }
+}
+
+// Quantized K or V: float attention, softmax online block by block. q: [group][head_dim]
+// pre-scaled by 1/sqrt(head_dim); out: [group][head_dim].
+void attend_float(const LayerView& lv, std::int64_t kv_head, std::int64_t group, std::int64_t pos,
+                  const float* q, float* out, Scratch& s) {
+  const KvBlockLayout& L = lv.L;
   const std::int64_t hd = L.head_dim;
   const std::int64_t bs = L.block_size;
-  scores.resize(static_cast<std::size_t>(group_size * bs));
-
-  std::vector<OnlineSoftmax> state(static_cast<std::size_t>(group_size));
-  std::fill(out, out + group_size * hd, 0.0f);
-
-  const std::int64_t first = kv.first_visible_position(g, pos);
-  for (std::int64_t b = first / bs; b <= pos / bs; ++b) {
-    const std::uint8_t* base = kv.block_data(g, table.block(b));
-    const std::int64_t s0 = std::max(first, b * bs) - b * bs;
-    const std::int64_t s1 = std::min(pos, b * bs + bs - 1) - b * bs;
-    // scores[h][s] = q_h . k_s; each key is dequantized once for the whole group
-    for (std::int64_t s = s0; s <= s1; ++s) {
-      const auto* kd = L.data(base, KvSide::K, li, kv_head, s);
-      const auto* ks = L.scales(base, KvSide::K, li, kv_head, s);
-      for (std::int64_t h = 0; h < group_size; ++h) {
-        scores[h * bs + s] = kv_dot(L.k_dtype, q + h * hd, kd, ks, hd);
+  s.scores.resize(static_cast<std::size_t>(group * bs));
+  // per head: out accumulates sum_j e^(s_j - max) v_j, run_sum sums e^(s_j - max)
+  s.run_max.assign(static_cast<std::size_t>(group), -std::numeric_limits<float>::infinity());
+  s.run_sum.assign(static_cast<std::size_t>(group), 0.0f);
+  std::fill(out, out + group * hd, 0.0f);
+  for_each_visible_block(lv, pos, [&](const std::uint8_t* base, std::int64_t s0, std::int64_t s1) {
+    // scores[h][slot] = q_h . k_slot; each key is dequantized once for the whole group
+    for (std::int64_t slot = s0; slot <= s1; ++slot) {
+      const auto* kd = L.data(base, KvSide::K, lv.layer, kv_head, slot);
+      const auto* ks = L.scales(base, KvSide::K, lv.layer, kv_head, slot);
+      for (std::int64_t h = 0; h < group; ++h) {
+        s.scores[h * bs + slot] = kv_dot(L.k_dtype, q + h * hd, kd, ks, hd);
       }
     }
-    for (std::int64_t h = 0; h < group_size; ++h) {
-      float* sc = &scores[h * bs];
+    for (std::int64_t h = 0; h < group; ++h) {
+      const float* sc = &s.scores[h * bs];
       float* o = out + h * hd;
-      OnlineSoftmax& st = state[h];
-      float block_max = st.max;
-      for (std::int64_t s = s0; s <= s1; ++s) block_max = std::max(block_max, sc[s]);
-      // rescale what was accumulated under the old max
-      const float rescale = std::exp(st.max - block_max);
+      float block_max = s.run_max[h];
+      for (std::int64_t slot = s0; slot <= s1; ++slot) block_max = std::max(block_max, sc[slot]);
+      const float rescale = std::exp(s.run_max[h] - block_max);  // re-weighs the old terms
       if (rescale != 1.0f) {
         for (std::int64_t i = 0; i < hd; ++i) o[i] *= rescale;
-        st.sum *= rescale;
+        s.run_sum[h] *= rescale;
       }
-      st.max = block_max;
-      for (std::int64_t s = s0; s <= s1; ++s) {
-        const float w = std::exp(sc[s] - block_max);
-        st.sum += w;
-        kv_axpy(L.v_dtype, w, L.data(base, KvSide::V, li, kv_head, s),
-                L.scales(base, KvSide::V, li, kv_head, s), hd, o);
+      s.run_max[h] = block_max;
+      for (std::int64_t slot = s0; slot <= s1; ++slot) {
+        const float w = std::exp(sc[slot] - block_max);
+        s.run_sum[h] += w;
+        kv_axpy(L.v_dtype, w, L.data(base, KvSide::V, lv.layer, kv_head, slot),
+                L.scales(base, KvSide::V, lv.layer, kv_head, slot), hd, o);
       }
     }
-  }
-  for (std::int64_t h = 0; h < group_size; ++h) {
-    const float inv = state[h].sum > 0.0f ? 1.0f / state[h].sum : 0.0f;
+  });
+  for (std::int64_t h = 0; h < group; ++h) {
+    const float inv = s.run_sum[h] > 0.0f ? 1.0f / s.run_sum[h] : 0.0f;
     for (std::int64_t i = 0; i < hd; ++i) out[h * hd + i] *= inv;
   }
 }
@@ -89,19 +129,26 @@ void paged_attention(ThreadPool& pool, const KvCacheManager& kv, SeqId seq, std:
     throw_error<UsageError>("paged_attention: q has {} and out {} values, expected {} x {}",
                             q.size(), out.size(), n_tokens, q_dim);
   }
+  const std::int64_t g = kv.group_of_layer(layer);
+  const LayerView lv{kv, kv.layout(g), kv.block_table(seq, g), g, kv.layer_in_group(layer)};
+  const bool f16 = lv.L.k_dtype == KvDtype::F16 && lv.L.v_dtype == KvDtype::F16;
   const std::int64_t group = shape.n_heads / shape.n_kv_heads;
-  const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
+  const float scale = 1.0f / std::sqrt(static_cast<float>(hd));  // llama.cpp's kq_scale
   // one work item per (token, kv head); heads of a group are adjacent in q: [n_heads][hd]
   pool.parallel_for(n_tokens * shape.n_kv_heads, [&](std::int64_t begin, std::int64_t end) {
-    std::vector<float> scores;
-    std::vector<float> qs(static_cast<std::size_t>(group * hd));
+    Scratch s;
     for (std::int64_t item = begin; item < end; ++item) {
       const std::int64_t t = item / shape.n_kv_heads;
       const std::int64_t kvh = item % shape.n_kv_heads;
       const float* qt = q.data() + t * q_dim + kvh * group * hd;
-      for (std::int64_t i = 0; i < group * hd; ++i) qs[i] = qt[i] * scale;
-      attend_one(kv, seq, layer, kvh, group, start_pos + t, qs.data(),
-                 out.data() + t * q_dim + kvh * group * hd, scores);
+      float* ot = out.data() + t * q_dim + kvh * group * hd;
+      if (f16) {
+        attend_f16(lv, kvh, group, start_pos + t, scale, qt, ot, s);
+        continue;
+      }
+      s.q_scaled.resize(static_cast<std::size_t>(group * hd));
+      for (std::int64_t i = 0; i < group * hd; ++i) s.q_scaled[i] = qt[i] * scale;
+      attend_float(lv, kvh, group, start_pos + t, s.q_scaled.data(), ot, s);
     }
   });
 }

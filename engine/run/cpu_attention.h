@@ -24,8 +24,13 @@ struct AttentionShape {
 //   q:   [n_tokens][n_heads][head_dim], token i at position start_pos + i (already rotated)
 //   out: [n_tokens][n_heads][head_dim]
 // The K/V of positions up to start_pos + n_tokens - 1 must already be written.
-// Softmax is computed online block by block (running max and sum, as flash attention does),
-// so no buffer grows with the context.
+// Softmax is computed online (running max and sum, as flash attention does), so no buffer
+// grows with the context. The arithmetic depends on the layer group's KV dtypes:
+//   F16 K and V   llama.cpp's CPU flash attention operation for operation (fp16 query, fp16
+//                 accumulator, one key at a time; ggml_flash_attn.h): the reference decoder
+//                 must reproduce llama.cpp's log-probabilities, and on an fp16 cache that
+//                 takes the same roundings, not just the same math.
+//   Int8 / Int4   float accumulation, block by block (llama.cpp has no such cache to match).
 void paged_attention(ThreadPool& pool, const KvCacheManager& kv, SeqId seq, std::int64_t layer,
                      const AttentionShape& shape, std::int64_t start_pos, std::int64_t n_tokens,
                      std::span<const float> q, std::span<float> out);

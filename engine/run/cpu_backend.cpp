@@ -8,6 +8,7 @@
 
 #include "run/cpu_attention.h"
 #include "run/cpu_ops.h"
+#include "run/ggml_compat.h"
 #include "util/error.h"
 
 namespace kvscope {
@@ -76,6 +77,16 @@ void CpuBackend::forward(std::span<const SequenceChunk> chunks, KvCacheManager& 
     return;
   }
   s_.resize(spec_, n_tokens);
+  // llama.cpp evaluates a prompt as one batch (sgemm order); its last layer's FFN and output
+  // head see only the rows that need logits: one row (decode order) when generating.
+  s_.sgemm.clear();
+  s_.sgemm_out.clear();
+  for (const auto& c : chunks) {
+    const bool batch = c.prompt_length >= 2;
+    const bool batch_out = c.all_logits && c.tokens.size() >= 2;
+    s_.sgemm.insert(s_.sgemm.end(), c.tokens.size(), batch ? 1 : 0);
+    s_.sgemm_out.insert(s_.sgemm_out.end(), c.tokens.size(), batch_out ? 1 : 0);
+  }
   embed(chunks);
   for (std::int64_t layer = 0; layer < spec_.n_layers; ++layer) {
     attention_block(layer, chunks, n_tokens, kv);
@@ -106,9 +117,9 @@ void CpuBackend::attention_block(std::int64_t layer, std::span<const SequenceChu
   const std::int64_t dim = spec_.dim, q_dim = spec_.q_dim(), kv_dim = spec_.kv_dim();
   const auto eps = static_cast<float>(spec_.norm_eps);
   rmsnorm(rows(s_.x, n_tokens, dim), w.attn_norm, eps, rows(s_.xb, n_tokens, dim));
-  matvec(pool_, w.wq, rows(s_.xb, n_tokens, dim), rows(s_.q, n_tokens, q_dim));
-  matvec(pool_, w.wk, rows(s_.xb, n_tokens, dim), rows(s_.k, n_tokens, kv_dim));
-  matvec(pool_, w.wv, rows(s_.xb, n_tokens, dim), rows(s_.v, n_tokens, kv_dim));
+  matvec(pool_, w.wq, rows(s_.xb, n_tokens, dim), rows(s_.q, n_tokens, q_dim), s_.sgemm);
+  matvec(pool_, w.wk, rows(s_.xb, n_tokens, dim), rows(s_.k, n_tokens, kv_dim), s_.sgemm);
+  matvec(pool_, w.wv, rows(s_.xb, n_tokens, dim), rows(s_.v, n_tokens, kv_dim), s_.sgemm);
   if (w.bq) add_bias(rows(s_.q, n_tokens, q_dim), w.bq);
   if (w.bk) add_bias(rows(s_.k, n_tokens, kv_dim), w.bk);
   if (w.bv) add_bias(rows(s_.v, n_tokens, kv_dim), w.bv);
@@ -135,7 +146,7 @@ void CpuBackend::attention_block(std::int64_t layer, std::span<const SequenceChu
                     {&s_.att[t * q_dim], span_len});
     t += n;
   }
-  matvec(pool_, w.wo, rows(s_.att, n_tokens, q_dim), rows(s_.proj, n_tokens, dim));
+  matvec(pool_, w.wo, rows(s_.att, n_tokens, q_dim), rows(s_.proj, n_tokens, dim), s_.sgemm);
   add_in_place(rows(s_.x, n_tokens, dim), rows(s_.proj, n_tokens, dim));
 }
 
@@ -145,10 +156,14 @@ void CpuBackend::ffn_block(std::int64_t layer, std::int64_t n_tokens) {
   const std::int64_t dim = spec_.dim, ffn = spec_.ffn_dim;
   rmsnorm(rows(s_.x, n_tokens, dim), w.ffn_norm, static_cast<float>(spec_.norm_eps),
           rows(s_.xb, n_tokens, dim));
-  matvec(pool_, w.w_gate, rows(s_.xb, n_tokens, dim), rows(s_.gate, n_tokens, ffn));
-  matvec(pool_, w.w_up, rows(s_.xb, n_tokens, dim), rows(s_.up, n_tokens, ffn));
-  swiglu(rows(s_.gate, n_tokens, ffn), rows(s_.up, n_tokens, ffn), rows(s_.gate, n_tokens, ffn));
-  matvec(pool_, w.w_down, rows(s_.gate, n_tokens, ffn), rows(s_.proj, n_tokens, dim));
+  const std::span<const std::uint8_t> order =
+      layer == spec_.n_layers - 1 ? std::span<const std::uint8_t>(s_.sgemm_out) : s_.sgemm;
+  matvec(pool_, w.w_gate, rows(s_.xb, n_tokens, dim), rows(s_.gate, n_tokens, ffn), order);
+  matvec(pool_, w.w_up, rows(s_.xb, n_tokens, dim), rows(s_.up, n_tokens, ffn), order);
+  for (std::int64_t t = 0; t < n_tokens; ++t) {  // ggml's silu lanes restart at every row
+    ggml_swiglu_row(&s_.gate[t * ffn], &s_.up[t * ffn], &s_.gate[t * ffn], ffn);
+  }
+  matvec(pool_, w.w_down, rows(s_.gate, n_tokens, ffn), rows(s_.proj, n_tokens, dim), order);
   add_in_place(rows(s_.x, n_tokens, dim), rows(s_.proj, n_tokens, dim));
 }
 
@@ -160,17 +175,19 @@ void CpuBackend::compute_logits(std::span<const SequenceChunk> chunks, std::vect
     n_rows += c.all_logits ? static_cast<std::int64_t>(c.tokens.size()) : 1;
   s_.last.resize(static_cast<std::size_t>(n_rows * dim));
   std::int64_t r = 0;
+  std::vector<std::uint8_t> order;  // [n_rows]
   for (const auto& c : chunks) {
     const auto n = static_cast<std::int64_t>(c.tokens.size());
     const std::int64_t first = c.all_logits ? t : t + n - 1;
     for (std::int64_t i = first; i < t + n; ++i, ++r) {
       std::copy_n(&s_.x[i * dim], dim, &s_.last[r * dim]);
+      order.push_back(s_.sgemm_out[i]);
     }
     t += n;
   }
   rmsnorm(s_.last, model_.weights().output_norm, static_cast<float>(spec_.norm_eps), s_.last);
   logits.resize(static_cast<std::size_t>(n_rows * model_.weights().output.rows));
-  matvec(pool_, model_.weights().output, s_.last, logits);
+  matvec(pool_, model_.weights().output, s_.last, logits, order);
 }
 
 MemoryInfo CpuBackend::memory_info(const KvCacheManager& kv) const {

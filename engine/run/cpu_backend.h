@@ -48,6 +48,8 @@ class CpuBackend final : public Backend {
     std::vector<float> up;                  // [T][ffn_dim]
     std::vector<float> rope_cos, rope_sin;  // [T][rope_dim / 2]
     std::vector<float> last;                // [rows][dim]  final hidden states that need logits
+    std::vector<std::uint8_t> sgemm;        // [T] 1: prompt-batch summation order (matvec)
+    std::vector<std::uint8_t> sgemm_out;    // [T] the same for the last FFN and the logits
     void resize(const ModelSpec& spec, std::int64_t n_tokens);
     std::uint64_t bytes() const;
   };

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "model/tensor_type.h"
+#include "run/ggml_compat.h"
 #include "run/thread_pool.h"
 #include "util/error.h"
 #include "util/half.h"
@@ -105,7 +106,8 @@ void rmsnorm(std::span<const float> x, const WeightView& weight, float eps, std:
   visit_vector(weight, n, "rmsnorm", [&](auto load) { rmsnorm_rows(x, n, load, eps, out); });
 }
 
-void matvec(ThreadPool& pool, const WeightView& w, std::span<const float> x, std::span<float> y) {
+void matvec(ThreadPool& pool, const WeightView& w, std::span<const float> x, std::span<float> y,
+            std::span<const std::uint8_t> sgemm) {
   if (!w.data) throw_error<UsageError>("matvec: tensor {} has no data", w.name);
   const std::int64_t rows = w.rows;
   const std::int64_t cols = w.cols;
@@ -123,6 +125,25 @@ void matvec(ThreadPool& pool, const WeightView& w, std::span<const float> x, std
   const float* xs = x.data();
   float* ys = y.data();
   const std::int64_t min_rows = std::max<std::int64_t>(1, kMinMacsPerChunk / (cols * n_tokens));
+  if (!sgemm.empty() && static_cast<std::int64_t>(sgemm.size()) != n_tokens) {
+    throw_error<UsageError>("matvec: {} sgemm flags for {} tokens", sgemm.size(), n_tokens);
+  }
+  if (w.type == TensorType::F32) {  // llama.cpp's summation order (ggml_compat.h)
+    const bool shape_ok = ggml_mul_mat_uses_sgemm(rows, cols, 2);
+    const std::uint8_t* flags = sgemm.data();
+    pool.parallel_for(
+        rows,
+        [=](std::int64_t begin, std::int64_t end) {
+          const auto* wf = reinterpret_cast<const float*>(base);
+          for (std::int64_t t = 0; t < n_tokens; ++t) {
+            const bool batch = shape_ok && flags && flags[t];
+            ggml_mat_vec_f32(wf + begin * cols, end - begin, cols, xs + t * cols,
+                             ys + t * rows + begin, batch);
+          }
+        },
+        min_rows);
+    return;
+  }
   pool.parallel_for(
       rows,
       [=](std::int64_t begin, std::int64_t end) {

@@ -32,7 +32,11 @@ void rmsnorm(std::span<const float> x, const WeightView& weight, float eps, std:
 // loop runs inside the row loop so each stored row is read from memory once per batch,
 // which is what makes a prompt batch cheaper per token than decode.
 // x: [n_tokens][W.cols]; y: [n_tokens][W.rows]; y must not alias x.
-void matvec(ThreadPool& pool, const WeightView& w, std::span<const float> x, std::span<float> y);
+// For F32 weights every dot product is summed in llama.cpp's order (ggml_compat.h): as its
+// prompt-batch sgemm for the tokens whose `sgemm[t]` is set (when the shape allows it), as
+// ggml_vec_dot_f32 for the others (decoding). Empty `sgemm`: every token decodes.
+void matvec(ThreadPool& pool, const WeightView& w, std::span<const float> x, std::span<float> y,
+            std::span<const std::uint8_t> sgemm = {});
 
 // y[t][i] += bias[i]. y: [n_tokens][n]; bias: [n].
 void add_bias(std::span<float> y, std::span<const float> bias);

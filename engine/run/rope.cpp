@@ -6,6 +6,7 @@
 #include <numbers>
 #include <utility>
 
+#include "run/ggml_compat.h"
 #include "util/error.h"
 
 namespace kvscope {
@@ -150,6 +151,16 @@ void Rope::angles(std::int64_t pos, std::span<float> cos, std::span<float> sin) 
     throw_error<UsageError>("rope: cos/sin hold {}/{} values, expected {}", cos.size(), sin.size(),
                             n_pairs());
   }
+  const RopeScalingType st = config_.scaling.type;
+  if (st == RopeScalingType::None || st == RopeScalingType::Linear) {
+    // llama.cpp's CPU angles bit for bit (ggml_compat.h): a float theta chain, cosf / sinf
+    const float freq_scale =
+        st == RopeScalingType::Linear ? static_cast<float>(1.0 / config_.scaling.factor) : 1.0f;
+    ggml_rope_angles(pos,
+                     ggml_rope_theta_scale(static_cast<float>(config_.theta), config_.rope_dim),
+                     freq_scale, config_.freq_factors, cos, sin);
+    return;
+  }
   const auto p = static_cast<double>(pos);
   for (std::size_t i = 0; i < freqs_.size(); ++i) {
     const double angle = p * freqs_[i];
@@ -178,10 +189,7 @@ void Rope::rotate(std::span<float> x, std::span<const float> cos,
     for (std::int64_t i = 0; i < half; ++i) {
       float* a = head + i * step;
       float* b = a + other;
-      const float x0 = *a;
-      const float x1 = *b;
-      *a = x0 * cos[i] - x1 * sin[i];
-      *b = x0 * sin[i] + x1 * cos[i];
+      ggml_rope_rotate(*a, *b, cos[i], sin[i]);  // llama.cpp's fused form
     }
   }
 }

@@ -203,7 +203,11 @@ TEST(EngineEvaluate, LogitsEqualWhatGenerationComputesForTheSameTokens) {
     }
     RecordProperty("worst logprob difference, chunk " + std::to_string(chunk),
                    std::to_string(worst));
-    EXPECT_LT(worst, 1e-4f) << "chunk " << chunk;
+    // A whole text is multiplied as a batch (ggml's tinyBLAS summation order) while generation
+    // multiplies one token at a time (ggml's vec_dot order), exactly as llama.cpp does; the fp16
+    // attention accumulator turns those last-bit differences into up to ~3e-3 on this small
+    // model, so the two paths agree to 1e-2, not bit for bit. The argmax above must not move.
+    EXPECT_LT(worst, 1e-2f) << "chunk " << chunk;
   }
 }
 

@@ -1,0 +1,34 @@
+// Which instruction set the llama.cpp-compatible kernels (ggml_compat.h, ggml_flash_attn.h)
+// run with. Each of them has a portable version and an AVX2 + FMA + F16C version that does
+// the same IEEE operations (so both give the same bits); the AVX2 one is only faster.
+#pragma once
+
+#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
+#define KVSCOPE_X86_SIMD 1
+// Compiles one function for AVX2 + FMA + F16C; only called after use_avx2_fma_f16c().
+#define KVSCOPE_TARGET_AVX2 __attribute__((target("avx2,fma,f16c")))
+#else
+#define KVSCOPE_X86_SIMD 0
+#define KVSCOPE_TARGET_AVX2
+#endif
+
+namespace kvscope {
+
+// True when the CPU has AVX2, FMA and F16C (and the OS saves YMM registers), unless the
+// calling thread is inside a PortableArithmeticScope.
+bool use_avx2_fma_f16c();
+
+// Makes the calling thread use the portable versions while it lives: tests check with it
+// that both versions give identical bits.
+class PortableArithmeticScope {
+ public:
+  PortableArithmeticScope();
+  ~PortableArithmeticScope();
+  PortableArithmeticScope(const PortableArithmeticScope&) = delete;
+  PortableArithmeticScope& operator=(const PortableArithmeticScope&) = delete;
+
+ private:
+  bool previous_;
+};
+
+}  // namespace kvscope
