@@ -76,7 +76,7 @@ void EngineWorker::submitChat(const ChatRequest& request) {
     gen.prompt = engine_->tokenize_chat(request.messages);
     gen.sampling = request.sampling;
     gen.max_tokens = request.max_tokens;
-    gen.stop_strings = reply_stop_strings();
+    gen.stop_strings = engine_->chat_stop_strings();
     // The demo's end-of-text token is as random as the rest of its output: its replies
     // run to their length, so the panel always has a cache to show.
     gen.stop_at_end_of_generation = !demo_;
@@ -286,16 +286,6 @@ ModelInfo EngineWorker::model_info(const QString& path, bool demo) const {
   info.device = QString::fromStdString(engine_->memory_info().device);
   info.backend_note = QString::fromStdString(engine_->backend_note());
   return info;
-}
-
-// tokenize_chat renders a model without a template in the Plain format, so its replies
-// stop where Plain's next turn would begin.
-std::vector<std::string> EngineWorker::reply_stop_strings() const {
-  const TemplateFamily family = engine_->template_family();
-  if (family != TemplateFamily::None) return engine_->chat_stop_strings();
-  std::vector<std::string> out;
-  for (std::string_view s : stop_strings(TemplateFamily::Plain)) out.emplace_back(s);
-  return out;
 }
 
 }  // namespace kvscope::ui

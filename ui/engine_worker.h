@@ -84,7 +84,6 @@ class EngineWorker : public QObject {
   void measure_speed(bool going_idle);
   void set_busy(bool busy);
   ModelInfo model_info(const QString& path, bool demo) const;
-  std::vector<std::string> reply_stop_strings() const;
 
   QString demo_folder_;
   std::unique_ptr<Engine> engine_;

@@ -103,16 +103,19 @@ std::vector<TokenId> Engine::tokenize(std::string_view text, bool add_bos) const
   return tokenizer_->encode(text, add_bos);
 }
 
+// A model without a template (a base model) chats in the Plain format.
+TemplateFamily Engine::chat_family() const {
+  return template_family_ == TemplateFamily::None ? TemplateFamily::Plain : template_family_;
+}
+
 std::vector<TokenId> Engine::tokenize_chat(const std::vector<ChatMessage>& messages) const {
-  const TemplateFamily family =
-      template_family_ == TemplateFamily::None ? TemplateFamily::Plain : template_family_;
-  return tokenizer_->encode_parts(render_chat(family, messages, true),
+  return tokenizer_->encode_parts(render_chat(chat_family(), messages, true),
                                   tokenizer_->add_bos_default());
 }
 
 std::vector<std::string> Engine::chat_stop_strings() const {
   std::vector<std::string> out;
-  for (std::string_view s : stop_strings(template_family_)) out.emplace_back(s);
+  for (std::string_view s : stop_strings(chat_family())) out.emplace_back(s);
   return out;
 }
 

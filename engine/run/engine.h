@@ -75,9 +75,11 @@ class Engine {
   const std::string& backend_note() const { return backend_note_; }
 
   TemplateFamily template_family() const { return template_family_; }
+  // The format chats are rendered in: the template's family, or Plain for a base model.
+  TemplateFamily chat_family() const;
   std::vector<TokenId> tokenize(std::string_view text, bool add_bos) const;
   std::vector<TokenId> tokenize_chat(const std::vector<ChatMessage>& messages) const;
-  // The template's end-of-turn strings (for stop_strings).
+  // The end-of-turn strings of chat_family() (for stop_strings).
   std::vector<std::string> chat_stop_strings() const;
 
   RequestId submit(GenerationRequest request, RequestCallbacks callbacks = {});
