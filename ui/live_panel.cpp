@@ -105,7 +105,7 @@ void LivePanel::update_summary(const PanelFrame& frame) {
           .arg(c.n_blocks)
           .arg(c.block_size)
           .arg(c.n_used)
-          .arg(shared_blocks(c))
+          .arg(c.n_shared)
           .arg(bytes(c.shared_savings_bytes))
           .arg(c.sequences.size())
           .arg(QString::fromStdString(frame.memory.device)));

@@ -8,19 +8,6 @@ std::int64_t tokens_in_cache(const CacheSnapshot& cache) {
   return n;
 }
 
-std::int64_t shared_blocks(const CacheSnapshot& cache) {
-  std::int64_t n = 0;
-  for (const LayerGroupSnapshot& g : cache.groups) n += g.n_shared;
-  return n;
-}
-
-double contiguous_waste_percent(const CacheSnapshot& cache) {
-  const ContiguousCost& c = cache.contiguous;
-  return c.reserved_slots > 0
-             ? 100.0 * static_cast<double>(c.wasted_slots) / static_cast<double>(c.reserved_slots)
-             : 0.0;
-}
-
 void PanelHistory::clear() {
   paged_waste_.clear();
   contiguous_waste_.clear();
@@ -32,7 +19,7 @@ void PanelHistory::clear() {
 void PanelHistory::add(const PanelFrame& frame) {
   const CacheSnapshot& c = frame.cache;
   paged_waste_.append({frame.seconds, 100.0 * c.internal_fragmentation});
-  contiguous_waste_.append({frame.seconds, contiguous_waste_percent(c)});
+  contiguous_waste_.append({frame.seconds, 100.0 * c.contiguous.waste_fraction()});
   if (paged_waste_.size() > kMaxTimePoints) {
     paged_waste_.removeFirst();
     contiguous_waste_.removeFirst();

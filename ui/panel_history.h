@@ -49,9 +49,5 @@ class PanelHistory {
 
 // Tokens of every live sequence in the snapshot, added up.
 std::int64_t tokens_in_cache(const CacheSnapshot& cache);
-// Shared blocks (refcount > 1) of all groups, added up.
-std::int64_t shared_blocks(const CacheSnapshot& cache);
-// contiguous.wasted_slots / reserved_slots as a percentage (0 with nothing reserved).
-double contiguous_waste_percent(const CacheSnapshot& cache);
 
 }  // namespace kvscope::ui

@@ -28,13 +28,14 @@ void summarize_group(LayerGroupSnapshot& group, std::int64_t block_size) {
 }
 
 void summarize_totals(CacheSnapshot& s) {
-  s.n_blocks = s.n_used = s.n_free = s.pool_bytes = s.used_bytes = 0;
+  s.n_blocks = s.n_used = s.n_free = s.n_shared = s.pool_bytes = s.used_bytes = 0;
   s.allocated_slots = s.filled_slots = s.shared_savings_bytes = 0;
   s.contiguous = {};
   for (const LayerGroupSnapshot& g : s.groups) {
     s.n_blocks += g.n_blocks;
     s.n_used += g.n_used;
     s.n_free += g.n_free;
+    s.n_shared += g.n_shared;
     s.pool_bytes += g.n_blocks * g.block_bytes;
     s.used_bytes += g.n_used * g.block_bytes;
     s.allocated_slots += g.allocated_slots;

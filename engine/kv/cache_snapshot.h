@@ -76,6 +76,7 @@ struct CacheSnapshot {
   std::int64_t n_blocks = 0;
   std::int64_t n_used = 0;
   std::int64_t n_free = 0;
+  std::int64_t n_shared = 0;  // used blocks with refcount > 1, all groups
   std::int64_t pool_bytes = 0;
   std::int64_t used_bytes = 0;
   std::int64_t allocated_slots = 0;

@@ -28,6 +28,12 @@ struct ContiguousCost {
   std::int64_t wasted_bytes = 0;
 
   ContiguousCost& operator+=(const ContiguousCost& o);
+  // wasted / reserved slots (0 with nothing reserved): what the live panel charts.
+  double waste_fraction() const {
+    return reserved_slots > 0
+               ? static_cast<double>(wasted_slots) / static_cast<double>(reserved_slots)
+               : 0.0;
+  }
 };
 
 class ContiguousPolicy {

@@ -73,6 +73,8 @@ TEST(CacheSnapshot, HandComputedFragmentationSharingAndContiguousNumbers) {
   EXPECT_EQ(s.contiguous.used_slots, 13);
   EXPECT_EQ(s.contiguous.wasted_slots, 83);
   EXPECT_EQ(s.contiguous.wasted_bytes, 83 * 128);
+  EXPECT_DOUBLE_EQ(s.contiguous.waste_fraction(), 83.0 / 96.0);
+  EXPECT_EQ(s.n_shared, 2);  // one group: the totals equal its count
   EXPECT_EQ(s.used_bytes, 3 * block_bytes);
   EXPECT_EQ(s.layers[0].bytes_in_use, 3 * 4 * 64);
 
