@@ -26,15 +26,6 @@ namespace {
 
 // --- portable versions ------------------------------------------------------------------
 
-// _mm512_reduce_add_ps as GCC defines it: upper 8 + lower 8, upper 4 + lower 4, then
-// (l0 + l2) + (l1 + l3). v: [16].
-float reduce16(const float* v) {
-  float t8[8], t4[4];
-  for (int k = 0; k < 8; ++k) t8[k] = v[k + 8] + v[k];
-  for (int k = 0; k < 4; ++k) t4[k] = t8[k + 4] + t8[k];
-  return (t4[0] + t4[2]) + (t4[1] + t4[3]);
-}
-
 // The scalar leftovers of ggml_vec_dot_f32 from `from` to n, added to sum in order.
 float dot_tail(const float* x, const float* y, std::int64_t from, std::int64_t n, float sum) {
   const std::int64_t split = from + ((n - from) & ~std::int64_t{7});
@@ -59,7 +50,7 @@ float dot_portable(const float* x, const float* y, std::int64_t n) {
     acc[1][l] += acc[3][l];
   }
   for (int l = 0; l < 16; ++l) acc[0][l] += acc[1][l];
-  return dot_tail(x, y, np, n, reduce16(acc[0]));
+  return dot_tail(x, y, np, n, ggml_reduce16(acc[0]));
 }
 
 float sgemm_dot_portable(const float* x, const float* y, std::int64_t n) {
@@ -67,7 +58,7 @@ float sgemm_dot_portable(const float* x, const float* y, std::int64_t n) {
   for (std::int64_t i = 0; i < n; i += 16) {
     for (int l = 0; l < 16; ++l) acc[l] = std::fma(x[i + l], y[i + l], acc[l]);
   }
-  return reduce16(acc);
+  return ggml_reduce16(acc);
 }
 
 // x / (1 + e^-x) with ggml's vector exponential.
@@ -297,6 +288,15 @@ float ggml_v_expf(float x) {
   if (std::isnan(n)) return n;
   if (std::fabs(n) > 192.0f) return n <= 0.0f ? 0.0f : std::numeric_limits<float>::infinity();
   return std::ldexp(j, static_cast<int>(n));  // _mm512_scalef_ps: j * 2^n, rounded once
+}
+
+// _mm512_reduce_add_ps as GCC defines it: upper 8 + lower 8, upper 4 + lower 4, then
+// (l0 + l2) + (l1 + l3). v: [16].
+float ggml_reduce16(const float* v) {
+  float t8[8], t4[4];
+  for (int k = 0; k < 8; ++k) t8[k] = v[k + 8] + v[k];
+  for (int k = 0; k < 4; ++k) t4[k] = t8[k + 4] + t8[k];
+  return (t4[0] + t4[2]) + (t4[1] + t4[3]);
 }
 
 }  // namespace kvscope

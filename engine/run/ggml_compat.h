@@ -69,4 +69,8 @@ void ggml_swiglu_row(const float* gate, const float* up, float* out, std::int64_
 // One lane of ggml_v_expf for __m512 (a polynomial, not libm's expf).
 float ggml_v_expf(float x);
 
+// The final horizontal sum of ggml's 16-lane accumulators (_mm512_reduce_add_ps as GCC
+// defines it), shared by the dot products and the flash-attention score. v: [16].
+float ggml_reduce16(const float* v);
+
 }  // namespace kvscope

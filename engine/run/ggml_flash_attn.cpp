@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "run/ggml_compat.h"
 #include "run/simd_dispatch.h"
 #include "util/half.h"
 
@@ -23,14 +24,6 @@ namespace kvscope {
 
 namespace {
 
-// GGML_F32x16_REDUCE's last step (_mm512_reduce_add_ps as GCC defines it). v: [16].
-float reduce16(const float* v) {
-  float t8[8], t4[4];
-  for (int k = 0; k < 8; ++k) t8[k] = v[k + 8] + v[k];
-  for (int k = 0; k < 4; ++k) t4[k] = t8[k + 4] + t8[k];
-  return (t4[0] + t4[2]) + (t4[1] + t4[3]);
-}
-
 float dot_f16_portable(const std::uint16_t* k, const std::uint16_t* q, std::int64_t n) {
   const std::int64_t np = n & ~std::int64_t{63};
   double sum = 0.0;
@@ -49,7 +42,7 @@ float dot_f16_portable(const std::uint16_t* k, const std::uint16_t* q, std::int6
       acc[1][l] += acc[3][l];
     }
     for (int l = 0; l < 16; ++l) acc[0][l] += acc[1][l];
-    sum = reduce16(acc[0]);
+    sum = ggml_reduce16(acc[0]);
   }
   for (std::int64_t i = np; i < n; ++i) {
     sum += static_cast<double>(fp16_to_float(k[i]) * fp16_to_float(q[i]));
@@ -112,7 +105,7 @@ KVSCOPE_TARGET_AVX2 float dot_f16_avx2(const std::uint16_t* k, const std::uint16
       const __m256 b = _mm256_add_ps(acc[1][h], acc[3][h]);
       _mm256_store_ps(lanes + 8 * h, _mm256_add_ps(a, b));
     }
-    sum = reduce16(lanes);
+    sum = ggml_reduce16(lanes);
   }
   std::int64_t i = np;
   alignas(32) float prod[8];
