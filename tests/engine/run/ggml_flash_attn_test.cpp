@@ -10,37 +10,16 @@
 
 #include <gtest/gtest.h>
 
+#include "golden_inputs.h"
 #include "run/simd_dispatch.h"
 #include "util/half.h"
 
 namespace kvscope {
 namespace {
 
-struct Lcg {
-  std::uint64_t s;
-  explicit Lcg(std::uint64_t seed) : s(seed) {}
-  float next(float scale) {
-    s = s * 6364136223846793005ull + 1442695040888963407ull;
-    return static_cast<float>((static_cast<double>(s >> 40) / 16777216.0 - 0.5) * scale);
-  }
-};
-
-std::uint32_t bits(float f) {
-  std::uint32_t u;
-  std::memcpy(&u, &f, 4);
-  return u;
-}
-
-std::uint64_t fnv(const std::vector<float>& v) {
-  std::uint64_t h = 1469598103934665603ull;
-  for (const float f : v) {
-    for (int b = 0; b < 4; ++b) {
-      h ^= (bits(f) >> (8 * b)) & 0xffu;
-      h *= 1099511628211ull;
-    }
-  }
-  return h;
-}
+using test::bits;
+using test::fnv;
+using test::Lcg;
 
 // q: [n_heads][hd]; k, v: [n_kv_heads][n_keys][hd] fp16. Feeds the keys in runs of `run`
 // keys (as the paged attention feeds one block at a time). out: [n_heads][hd].
