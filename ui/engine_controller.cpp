@@ -15,6 +15,7 @@ EngineController::EngineController(const QString& demo_folder, QObject* parent) 
   connect(this, &EngineController::loadRequested, worker_, &EngineWorker::loadModel, queued);
   connect(this, &EngineController::submitRequested, worker_, &EngineWorker::submitChat, queued);
   connect(this, &EngineController::stopRequested, worker_, &EngineWorker::stopChat, queued);
+  connect(this, &EngineController::forgetRequested, worker_, &EngineWorker::forgetChat, queued);
   connect(this, &EngineController::panelEnabledRequested, worker_, &EngineWorker::setPanelEnabled,
           queued);
 

@@ -25,6 +25,7 @@ class EngineController : public QObject {
   void loadModel(const LoadRequest& request) { emit loadRequested(request); }
   void submit(const ChatRequest& request) { emit submitRequested(request); }
   void stop(ChatId chat) { emit stopRequested(chat); }
+  void forget(ChatId chat) { emit forgetRequested(chat); }
   void setPanelEnabled(bool enabled) { emit panelEnabledRequested(enabled); }
 
  signals:
@@ -44,6 +45,7 @@ class EngineController : public QObject {
   void loadRequested(const kvscope::ui::LoadRequest& request);
   void submitRequested(const kvscope::ui::ChatRequest& request);
   void stopRequested(kvscope::ui::ChatId chat);
+  void forgetRequested(kvscope::ui::ChatId chat);
   void panelEnabledRequested(bool enabled);
 
  private:

@@ -13,6 +13,8 @@
 #include <vector>
 
 #include "kv/cache_snapshot.h"
+#include "model/model_spec.h"
+#include "plan/weight_footprint.h"
 #include "run/backend.h"
 #include "run/engine.h"
 #include "run/request.h"
@@ -44,9 +46,14 @@ struct ModelInfo {
   std::int64_t vocab_size = 0;
   std::int64_t context_length = 0;  // what the engine allows (max_context)
   std::int64_t block_size = 0;
-  QString template_name;  // the chat template family in use
-  QString device;         // MemoryInfo::device
-  QString backend_note;   // why the requested backend was not used ("" when it was)
+  QString template_name;           // the chat template family in use
+  QString device;                  // MemoryInfo::device
+  QString backend_note;            // why the requested backend was not used ("" when it was)
+  ModelSpec spec;                  // the model's shape, for the planner pages
+  WeightFootprint weights;         // model_weights(): its exact stored bytes
+  KvDtype k_dtype = KvDtype::F16;  // the cache's dtypes (first layer group)
+  KvDtype v_dtype = KvDtype::F16;
+  bool cuda = false;  // the engine runs on the CUDA backend
 };
 
 // One reply to generate: the conversation up to and including the user's last message.
@@ -64,6 +71,7 @@ struct ReplyFinished {
   QString error;                      // the engine's message for Error / ContextFull
   std::int64_t prompt_tokens = 0;     // tokens of the prompt the reply was generated from
   std::int64_t generated_tokens = 0;  // tokens the reply holds
+  std::int64_t reused_tokens = 0;     // prompt tokens shared from the chat's kept cache
 };
 
 // One frame of the live panel: everything it draws, taken on the worker thread in one go.

@@ -22,6 +22,8 @@ EngineWorker::~EngineWorker() = default;
 
 void EngineWorker::loadModel(const LoadRequest& request) {
   abandon_all(FinishReason::Cancelled, QStringLiteral("the model was unloaded"));
+  kept_.clear();
+  release_after_step_.clear();
   engine_.reset();  // first, so two models never hold memory at once
   if (load(request)) return;
   if (last_good_) {
@@ -58,13 +60,7 @@ bool EngineWorker::load(const LoadRequest& request) {
 
 void EngineWorker::submitChat(const ChatRequest& request) {
   const ChatId chat = request.chat;
-  if (auto it = replies_.find(chat); it != replies_.end()) {
-    if (engine_) engine_->cancel(it->second.request);
-    ReplyFinished done{
-        chat, FinishReason::Cancelled, {}, it->second.prompt_tokens, it->second.generated};
-    replies_.erase(it);
-    emit replyFinished(done);
-  }
+  if (auto it = replies_.find(chat); it != replies_.end()) drop_reply(it);
   if (!engine_) {
     emit replyFinished({chat, FinishReason::Error, QStringLiteral("no model is loaded"), 0, 0});
     return;
@@ -80,6 +76,7 @@ void EngineWorker::submitChat(const ChatRequest& request) {
     // The demo's end-of-text token is as random as the rest of its output: its replies
     // run to their length, so the panel always has a cache to show.
     gen.stop_at_end_of_generation = !demo_;
+    gen.keep_cache = true;
     reply.prompt_tokens = static_cast<std::int64_t>(gen.prompt.size());
     RequestCallbacks cb;
     const std::uint64_t ticket = reply.ticket;
@@ -102,6 +99,29 @@ void EngineWorker::stopChat(ChatId chat) {
   if (it == replies_.end() || !engine_) return;
   engine_->cancel(it->second.request);
   post_step();
+}
+
+void EngineWorker::forgetChat(ChatId chat) {
+  if (auto it = replies_.find(chat); it != replies_.end()) drop_reply(it);
+  if (auto it = kept_.find(chat); it != kept_.end()) {
+    if (engine_) engine_->release_cache(it->second);
+    kept_.erase(it);
+  }
+  if (engine_) emit_frame(true);
+}
+
+// Ends a reply nobody waits for any more (Cancelled, its text kept by the chat). The engine
+// ends it at its next step, keeping its cache as asked: that is released after the step.
+void EngineWorker::drop_reply(std::map<ChatId, Reply>::iterator it) {
+  const ReplyFinished done{
+      it->first, FinishReason::Cancelled, {}, it->second.prompt_tokens, it->second.generated};
+  if (engine_) {
+    engine_->cancel(it->second.request);
+    release_after_step_.push_back(it->second.request);
+    post_step();
+  }
+  replies_.erase(it);
+  emit replyFinished(done);
 }
 
 void EngineWorker::setPanelEnabled(bool enabled) {
@@ -138,6 +158,8 @@ void EngineWorker::run_step() {
     return;
   }
   step_ns_ += step_clock.nsecsElapsed();
+  for (const RequestId id : release_after_step_) engine_->release_cache(id);
+  release_after_step_.clear();
   flush_replies();
   const bool idle = engine_->idle();
   measure_speed(idle);
@@ -199,6 +221,13 @@ void EngineWorker::finish_reply(ChatId chat, const Reply& reply) {
   done.error = QString::fromStdString(r.error);
   done.prompt_tokens = r.prompt_tokens;
   done.generated_tokens = static_cast<std::int64_t>(r.generated.size());
+  done.reused_tokens = r.reused_tokens;
+  // This reply's cache replaces the one the chat kept before (which a regenerated reply
+  // shared its prompt with until now).
+  if (auto it = kept_.find(chat); it != kept_.end() && it->second != r.request) {
+    engine_->release_cache(it->second);
+  }
+  kept_[chat] = r.request;
   emit replyFinished(done);
 }
 
@@ -228,6 +257,10 @@ void EngineWorker::emit_frame(bool force) {
   frame.seconds = static_cast<double>(now) / 1000.0;
   for (const auto& [chat, r] : replies_) {
     const SeqId seq = engine_->scheduler().sequence_of(r.request);
+    if (seq >= 0) frame.owners[seq] = chat;
+  }
+  for (const auto& [chat, request] : kept_) {
+    const SeqId seq = engine_->scheduler().sequence_of(request);
     if (seq >= 0) frame.owners[seq] = chat;
   }
   frame_ns_ += clock.nsecsElapsed();
@@ -285,6 +318,12 @@ ModelInfo EngineWorker::model_info(const QString& path, bool demo) const {
   info.template_name = QString::fromUtf8(family.data(), static_cast<qsizetype>(family.size()));
   info.device = QString::fromStdString(engine_->memory_info().device);
   info.backend_note = QString::fromStdString(engine_->backend_note());
+  info.spec = s;
+  info.weights = model_weights(engine_->model());
+  const KvBlockLayout& layout = engine_->kv_cache().layout(0);
+  info.k_dtype = layout.k_dtype;
+  info.v_dtype = layout.v_dtype;
+  info.cuda = engine_->backend().name() != "cpu";
   return info;
 }
 

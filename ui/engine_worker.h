@@ -18,6 +18,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "engine_messages.h"
 
@@ -44,6 +45,8 @@ class EngineWorker : public QObject {
   void submitChat(const kvscope::ui::ChatRequest& request);
   // The chat's reply ends (Cancelled) at the start of the next step; its text is kept.
   void stopChat(kvscope::ui::ChatId chat);
+  // The chat is gone: its reply (if any) is cancelled and the cache it kept is released.
+  void forgetChat(kvscope::ui::ChatId chat);
   // Panel frames are taken only while enabled (the panel is visible).
   void setPanelEnabled(bool enabled);
 
@@ -79,6 +82,7 @@ class EngineWorker : public QObject {
   void flush_replies();
   void report_progress(ChatId chat, Reply& reply);
   void finish_reply(ChatId chat, const Reply& reply);
+  void drop_reply(std::map<ChatId, Reply>::iterator it);
   void abandon_all(FinishReason reason, const QString& why);
   void emit_frame(bool force);
   void measure_speed(bool going_idle);
@@ -90,6 +94,10 @@ class EngineWorker : public QObject {
   std::optional<LoadRequest> last_good_;  // the last request that loaded
   bool demo_ = false;                     // the demo model is loaded
   std::map<ChatId, Reply> replies_;
+  // The request whose cache each chat keeps (its last reply: prompt and reply stay in the
+  // cache, so regenerating or the next turn shares them instead of running them again).
+  std::map<ChatId, RequestId> kept_;
+  std::vector<RequestId> release_after_step_;  // cancelled replies nobody will continue
   std::uint64_t next_ticket_ = 1;
   bool step_posted_ = false;
   bool busy_ = false;

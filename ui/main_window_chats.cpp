@@ -54,7 +54,7 @@ void MainWindow::select_chat(ChatId chat) {
 void MainWindow::delete_chat(ChatId chat) {
   ChatSession* s = session(chat);
   if (!s) return;
-  if (s->generating()) engine_->stop(chat);
+  engine_->forget(chat);  // stops its reply and releases the cache it kept
   sessions_.erase(chat);
   sidebar_->removeSession(chat);
   if (chat == current_) current_ = 0;

@@ -40,6 +40,18 @@ BlockId BlockTable::drop_front() {
   return id;
 }
 
+std::vector<BlockId> BlockTable::truncate(std::int64_t n) {
+  const std::int64_t keep = (n + block_size_ - 1) / block_size_;
+  if (n < 0 || n > n_tokens_ || (keep > 0 && keep <= first_held_)) {
+    throw std::logic_error("BlockTable::truncate past the tokens or into dropped blocks");
+  }
+  if (keep == 0) return clear();
+  std::vector<BlockId> dropped(blocks_.begin() + keep, blocks_.end());
+  blocks_.resize(static_cast<std::size_t>(keep));
+  n_tokens_ = n;
+  return dropped;
+}
+
 std::vector<BlockId> BlockTable::clear() {
   std::vector<BlockId> held(blocks_.begin() + first_held_, blocks_.end());
   blocks_.clear();

@@ -1,8 +1,8 @@
 // One sequence's blocks in one layer group: logical block i holds token positions
 // [i * block_size, (i + 1) * block_size) in physical block blocks()[i]. The table only
-// grows at the end; the two exceptions are a sliding window dropping blocks at the front
+// grows at the end; the exceptions are a sliding window dropping blocks at the front
 // (their entries become kNoBlock, so positions keep their index) and copy-on-write
-// replacing the tail block.
+// replacing the tail block, and truncation (a sequence starting from another's prefix).
 //
 // Invariant: n_blocks() == ceil(n_tokens() / block_size), i.e. capacity covers the tokens
 // and no block is held beyond the last token. The table holds ids only; the pool holds the
@@ -46,6 +46,10 @@ class BlockTable {
   void replace_tail(BlockId id);
   // Sliding window: stops holding the oldest held block and returns its id.
   BlockId drop_front();
+  // Keeps the first n tokens (n <= n_tokens(), and no block a window dropped may be
+  // needed: n must leave at least one held block or none at all) and returns the ids of
+  // the blocks past them, which it no longer holds.
+  std::vector<BlockId> truncate(std::int64_t n);
   // Empties the table (free / preempt) and returns the ids it held.
   std::vector<BlockId> clear();
 

@@ -245,6 +245,26 @@ void KvCacheManager::release_all(Sequence& s) {
   }
 }
 
+void KvCacheManager::truncate(SeqId seq, std::int64_t n) {
+  Sequence& s = running_seq_at(seq, "truncate");
+  for (std::size_t g = 0; g < s.tables.size(); ++g) {
+    // The next query (at position n) sees keys from n - window + 1: their block must be held.
+    const BlockTable& t = s.tables[g];
+    const std::int64_t window = config_.groups[g].window;
+    const std::int64_t first_needed =
+        window > 0 ? std::max<std::int64_t>(0, n - window + 1) / t.block_size() : 0;
+    if (n < 0 || n > t.n_tokens() || (n > 0 && t.first_held() > first_needed)) {
+      throw_error<UsageError>(
+          "KV cache: sequence {} cannot be truncated to {} tokens: it holds {}, and its window "
+          "has released the blocks before block {}",
+          seq, n, t.n_tokens(), t.first_held());
+    }
+  }
+  for (std::size_t g = 0; g < s.tables.size(); ++g) {
+    for (const BlockId id : s.tables[g].truncate(n)) groups_[g].pool.release(id);
+  }
+}
+
 void KvCacheManager::free_sequence(SeqId seq) {
   release_all(seq_at(seq));
   seqs_.erase(seq);

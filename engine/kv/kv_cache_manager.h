@@ -100,6 +100,11 @@ class KvCacheManager {
   void grow(SeqId seq, std::int64_t n, std::vector<BlockCopy>* copies = nullptr);
   // child (new id) shares every block of parent, refcount + 1 each.
   void fork(SeqId parent, SeqId child);
+  // Keeps the first n tokens of a running sequence and releases the blocks past them
+  // (fork + truncate starts a sequence from another's prefix; the partly kept tail stays
+  // shared until the next grow copies it). UsageError past n_tokens, or when a sliding
+  // window has dropped a block the kept tokens would still need.
+  void truncate(SeqId seq, std::int64_t n);
   // Releases the sequence's blocks and forgets it.
   void free_sequence(SeqId seq);
   // Releases the sequence's blocks but keeps it, remembering its length for recompute.

@@ -56,6 +56,8 @@ struct EngineOptions {
   static constexpr std::int64_t kDefaultMaxContext = 8192;
 };
 
+struct PlanCheck;
+
 class Engine {
  public:
   // Loads the model file or folder and sets everything up. Throws ModelError for a bad
@@ -85,6 +87,9 @@ class Engine {
   RequestId submit(GenerationRequest request, RequestCallbacks callbacks = {});
   RequestId fork(RequestId parent, RequestCallbacks callbacks = {});
   void cancel(RequestId id) { scheduler_->cancel(id); }
+  // Lets go of the prefix an ended keep_cache request left in the cache (or of all).
+  void release_cache(RequestId id) { scheduler_->release_cache(id); }
+  void release_all_caches() { scheduler_->release_all_caches(); }
   bool step() { return scheduler_->step(); }
   void run_until_idle();
   bool idle() const { return scheduler_->idle(); }
@@ -101,6 +106,7 @@ class Engine {
   MemoryInfo memory_info() const { return backend_->memory_info(*kv_); }
 
  private:
+  friend PlanCheck check_plan(Engine& engine);  // grows a test sequence in kv_
   void init();
   std::unique_ptr<Backend> make_backend();
   KvCacheConfig make_kv_config() const;

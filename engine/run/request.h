@@ -22,6 +22,9 @@ struct GenerationRequest {
   std::vector<std::string> stop_strings;  // generation ends before the first occurrence
   bool stop_at_end_of_generation = true;  // EOS / EOT end the request
   int top_logprobs = 0;  // > 0: report the K most likely tokens (log-softmax) at each step
+  // After the request ends, its cached tokens stay in the KV cache as a prefix that later
+  // requests starting with the same tokens share (see Scheduler::release_cache).
+  bool keep_cache = false;
 };
 
 enum class FinishReason {
@@ -51,6 +54,7 @@ struct RequestResult {
   std::string text;  // all generated text (stop string excluded)
   std::int64_t prompt_tokens = 0;
   std::int64_t recomputed_tokens = 0;  // prompt/history tokens re-run after preemption
+  std::int64_t reused_tokens = 0;      // prompt tokens taken from a kept prefix, not run
 };
 
 // Called on the thread that runs Engine::step(): each token as it is generated, then once

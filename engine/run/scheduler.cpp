@@ -122,6 +122,9 @@ SeqId Scheduler::sequence_of(RequestId id) const {
   for (const auto& a : waiting_) {
     if (a->id == id) return a->seq;
   }
+  for (const Kept& k : kept_) {
+    if (k.id == id) return k.seq;
+  }
   return -1;
 }
 

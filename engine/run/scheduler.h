@@ -14,6 +14,14 @@
 // ContextFull. Each chunk is reserved in the cache as it is planned, so a step never plans
 // more than the pool holds.
 //
+// Kept prefixes: a request with keep_cache leaves its cached tokens in the cache when it
+// ends. A request admitted later forks the kept sequence with the longest common prefix
+// of its prompt (all but the prompt's last token at most, which is run for the logits),
+// truncates the fork to that prefix and prefills only the rest; the shared blocks are
+// copy-on-write as always. Kept prefixes give way first, least recently used first,
+// whenever a running or waiting sequence needs blocks. Not with sliding windows (their
+// old blocks are gone).
+//
 // Not thread-safe except cancel(): one thread calls submit/fork/step.
 #pragma once
 
@@ -41,6 +49,8 @@ struct SchedulerStats {
   std::int64_t prompt_tokens = 0;  // tokens run as prompt (prefill, including recompute)
   std::int64_t decode_tokens = 0;  // tokens run one per sequence per step
   std::int64_t preemptions = 0;
+  std::int64_t reused_tokens = 0;  // prompt tokens shared from kept prefixes
+  std::int64_t evictions = 0;      // kept prefixes released to make room
 };
 
 class Scheduler {
@@ -63,15 +73,26 @@ class Scheduler {
   // left once cancelled requests have finished). A failing forward pass ends the requests
   // of that step with FinishReason::Error and its message; the others go on.
   bool step();
+  // Releases the prefix the ended request `id` kept (nothing when it kept none).
+  void release_cache(RequestId id);
+  void release_all_caches();
+  // Kept prefixes still in the cache.
+  std::int64_t n_kept() const { return static_cast<std::int64_t>(kept_.size()); }
   bool idle() const { return running_.empty() && waiting_.empty(); }
   std::int64_t n_running() const { return static_cast<std::int64_t>(running_.size()); }
   std::int64_t n_waiting() const { return static_cast<std::int64_t>(waiting_.size()); }
   const SchedulerStats& stats() const { return stats_; }
-  // The KV sequence of a live request (-1 when it is not live).
+  // The KV sequence of a live request or of a kept prefix (-1 when neither).
   SeqId sequence_of(RequestId id) const;
 
  private:
   struct Active;
+  struct Kept {
+    RequestId id = 0;
+    SeqId seq = 0;
+    std::vector<TokenId> tokens;  // [cached tokens] what the sequence holds
+    std::uint64_t last_used = 0;
+  };
   struct Planned {
     Active* active;
     std::int64_t n;
@@ -94,6 +115,12 @@ class Scheduler {
   bool emit_text(Active& a, std::string_view piece, std::string& out);
   void finish(Active& a, FinishReason reason, std::string error = {});
   void remove_finished();
+  // Kept prefixes (scheduler_prefix.cpp).
+  bool prefixes_allowed() const;
+  void start_sequence(Active& a);
+  void keep_or_free(Active& a, FinishReason reason);
+  bool evict_kept();
+  void evict_kept_until_fits(const Active& a, std::int64_t n);
   Active* find_running(RequestId id);
 
   Backend& backend_;
@@ -107,6 +134,8 @@ class Scheduler {
   std::vector<std::unique_ptr<Active>> running_;  // in admission order
   std::vector<float> logits_;
   std::vector<BlockCopy> copies_;  // copy-on-write copies of the step being planned
+  std::vector<Kept> kept_;
+  std::uint64_t use_clock_ = 0;
 
   std::mutex cancel_mutex_;
   std::vector<RequestId> cancel_requests_;

@@ -28,6 +28,7 @@ struct Scheduler::Active {
   std::string text;           // generated text so far (stop string cut off)
   std::size_t n_emitted = 0;  // bytes of `text` already streamed
   std::int64_t recomputed = 0;
+  std::int64_t reused = 0;  // prompt tokens shared from a kept prefix
   FinishReason finished = FinishReason::None;
 
   Active(GenerationRequest r, RequestCallbacks c)

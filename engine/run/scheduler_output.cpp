@@ -124,7 +124,7 @@ void Scheduler::finish(Active& a, FinishReason reason, std::string error) {
     a.callbacks.on_token(tail);
   }
   a.n_emitted = a.text.size();
-  if (a.in_kv) kv_.free_sequence(a.seq);
+  if (a.in_kv) keep_or_free(a, reason);
   a.in_kv = false;
   a.finished = reason;
   if (a.callbacks.on_finish) {
@@ -136,6 +136,7 @@ void Scheduler::finish(Active& a, FinishReason reason, std::string error) {
     r.text = a.text;
     r.prompt_tokens = a.n_prompt;
     r.recomputed_tokens = a.recomputed;
+    r.reused_tokens = a.reused;
     a.callbacks.on_finish(r);
   }
 }

@@ -10,6 +10,7 @@
 // Loops over running_ / waiting_ go over snapshots of pointers: preemption moves sequences
 // between the two, and finish() runs callbacks that may submit or fork.
 #include <algorithm>
+#include <utility>
 
 #include "run/scheduler.h"
 #include "run/scheduler_active.h"
@@ -50,11 +51,12 @@ void Scheduler::reserve(std::vector<Planned>& plan, Active& a, std::int64_t n) {
   plan.push_back({&a, n});
 }
 
-// Frees blocks for `a` to grow by n by preempting the running sequences admitted after it,
-// newest first. False when it still cannot grow (no newer sequence left, or the context
-// length is reached).
+// Frees blocks for `a` to grow by n: kept prefixes first, then by preempting the running
+// sequences admitted after it, newest first. False when it still cannot grow (no newer sequence
+// left, or the context length is reached).
 bool Scheduler::make_room(Active& a, std::int64_t n) {
   if (a.n_cached + n > kv_.config().max_context) return false;
+  evict_kept_until_fits(a, n);
   while (!kv_.can_grow(a.seq, n)) {
     Active* victim = nullptr;
     for (auto it = running_.rbegin(); it != running_.rend() && it->get() != &a; ++it) {
@@ -134,6 +136,7 @@ void Scheduler::plan_prefills(std::vector<Planned>& plan, std::int64_t& budget) 
   for (Active* a : prefilling) {
     if (budget < 1) return;
     if (!is_running(a)) continue;
+    evict_kept_until_fits(*a, std::min(a->n_pending(), budget));
     std::int64_t n = fitting_chunk(*a, std::min(a->n_pending(), budget));
     if (n == 0 && plan.empty()) {
       // Nothing else runs in this step: take blocks from newer sequences.
@@ -160,15 +163,27 @@ void Scheduler::admit_waiting(std::vector<Planned>& plan, std::int64_t& budget) 
       waiting_.pop_front();
       continue;
     }
+    bool from_prefix = false;
     if (a.in_kv) {
       kv_.resume(a.seq);
     } else {
-      kv_.add_sequence(a.seq);
+      start_sequence(a);
       a.in_kv = true;
+      from_prefix = a.reused > 0;
     }
+    evict_kept_until_fits(a, std::min(a.n_pending(), budget));
     const std::int64_t n = fitting_chunk(a, std::min(a.n_pending(), budget));
     if (n == 0) {
-      kv_.preempt(a.seq);  // holds nothing; stays queued until blocks are free
+      // Stays queued until blocks are free, holding none. A prefix it started from is let
+      // go and looked for again at the next admission.
+      if (from_prefix) {
+        kv_.free_sequence(a.seq);
+        a.in_kv = false;
+        a.n_cached = 0;
+        stats_.reused_tokens -= std::exchange(a.reused, 0);
+      } else {
+        kv_.preempt(a.seq);
+      }
       break;
     }
     reserve(plan, a, n);

@@ -63,5 +63,30 @@ TEST(BlockTable, BlockSizeBelowOneIsAUsageError) {
   EXPECT_THROW(BlockTable(0), UsageError);
 }
 
+TEST(BlockTable, TruncateKeepsTheBlocksOfTheFirstTokensAndReturnsTheRest) {
+  BlockTable t(4);
+  const std::vector<BlockId> ids = {5, 6, 7};
+  t.append(ids, 10);
+  EXPECT_EQ(t.truncate(5), (std::vector<BlockId>{7}));
+  EXPECT_EQ(t.n_tokens(), 5);
+  EXPECT_EQ(t.n_blocks(), 2);
+  EXPECT_EQ(t.filled(1), 1);
+  EXPECT_EQ(t.truncate(4), (std::vector<BlockId>{6}));  // a block boundary: no partial tail
+  EXPECT_EQ(t.truncate(4), std::vector<BlockId>{});
+  EXPECT_THROW(t.truncate(5), std::logic_error);
+  EXPECT_EQ(t.truncate(0), (std::vector<BlockId>{5}));
+  EXPECT_EQ(t.n_blocks(), 0);
+}
+
+TEST(BlockTable, TruncateCannotKeepOnlyBlocksAWindowDropped) {
+  BlockTable t(4);
+  const std::vector<BlockId> ids = {5, 6, 7};
+  t.append(ids, 12);
+  EXPECT_EQ(t.drop_front(), 5);
+  EXPECT_THROW(t.truncate(3), std::logic_error);
+  EXPECT_EQ(t.truncate(6), (std::vector<BlockId>{7}));
+  EXPECT_EQ(t.first_held(), 1);
+}
+
 }  // namespace
 }  // namespace kvscope

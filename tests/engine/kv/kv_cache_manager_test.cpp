@@ -214,6 +214,45 @@ TEST(KvCacheManager, ForkAtABlockBoundaryNeedsNoCopy) {
   EXPECT_EQ(m.usage().n_used, 3);
 }
 
+// A new sequence starting from another's prefix: fork, then truncate. The kept blocks stay
+// shared; the partly kept tail is copied on the first grow, leaving the source unchanged.
+TEST(KvCacheManager, TruncatedForkSharesThePrefixAndCopiesThePartialTailOnGrowth) {
+  KvCacheManager m(small_config(8));
+  m.add_sequence(1);
+  m.grow(1, 10);
+  for (std::int64_t pos = 0; pos < 10; ++pos) write_tagged(m, 1, pos, static_cast<float>(pos));
+  const std::vector<std::uint8_t> source_tail = block_bytes(m, 0, m.block_table(1, 0).block(1));
+  m.fork(1, 2);
+  m.truncate(2, 6);  // blocks 0 (full) and 1 (2 of 4 slots) kept, block 2 released
+  EXPECT_EQ(m.n_tokens(2), 6);
+  EXPECT_EQ(m.block_table(2, 0).n_blocks(), 2);
+  EXPECT_EQ(m.usage().n_used, 3);
+  EXPECT_EQ(m.pool(0).refcount(m.block_table(1, 0).block(2)), 1);
+  std::vector<BlockCopy> copies;
+  m.grow(2, 1, &copies);
+  ASSERT_EQ(copies.size(), 1u);
+  EXPECT_EQ(copies[0].src, m.block_table(1, 0).block(1));
+  write_tagged(m, 2, 6, 100.0f);
+  EXPECT_EQ(block_bytes(m, 0, m.block_table(1, 0).block(1)), source_tail);
+  EXPECT_EQ(m.block_table(2, 0).block(0), m.block_table(1, 0).block(0));
+  EXPECT_EQ(m.usage().n_used, 4);
+  EXPECT_THROW(m.truncate(2, 8), UsageError);  // past its 7 tokens
+}
+
+TEST(KvCacheManager, TruncateRefusesToKeepTokensWhoseWindowBlocksAreGone) {
+  KvCacheManager m(small_config(8, KvDtype::F16, 4));
+  m.add_sequence(1);
+  m.grow(1, 11);
+  m.grow(1, 1);  // window 4: the query at 11 sees 8..11, blocks 0 and 1 are released
+  ASSERT_EQ(m.block_table(1, 0).first_held(), 2);
+  EXPECT_THROW(m.truncate(1, 10), UsageError);  // the query at 10 would need position 7
+  EXPECT_EQ(m.n_tokens(1), 12);
+  m.truncate(1, 11);  // the query at 11 needs 8..11
+  EXPECT_EQ(m.n_tokens(1), 11);
+  m.truncate(1, 0);
+  EXPECT_EQ(m.usage().n_used, 0);
+}
+
 TEST(KvCacheManager, WithoutHostStorageCopiesAreOnlyReported) {
   KvCacheConfig c = small_config();
   c.host_storage = false;

@@ -1,10 +1,10 @@
-// Drives KvCacheManager through long random sequences of add / grow / fork / free /
-// preempt / resume (what a scheduler does under memory pressure) and checks, after every
-// operation, the cheap invariants of what it touched, and every kFullCheckEvery operations
-// all of them: refcounts equal the tables referencing each block, free <=> unreferenced <=>
-// queued, counts add up, tables cover their tokens exactly, sliding windows release what
-// they should and keep what queries need, and every held position still holds the tag that
-// was written for it (so copy-on-write never lets one sequence change another's bytes).
+// Drives KvCacheManager through long random sequences of add / grow / fork (sometimes
+// truncated to a prefix) / free / preempt / resume (what a scheduler does under memory pressure)
+// and checks, after every operation, the cheap invariants of what it touched, and every
+// kFullCheckEvery operations all of them: refcounts equal the tables referencing each block, free
+// <=> unreferenced <=> queued, counts add up, tables cover their tokens exactly, sliding windows
+// release what they should and keep what queries need, and every held position still holds the tag
+// that was written for it (so copy-on-write never lets one sequence change another's bytes).
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -53,7 +53,8 @@ struct ModelSeq {
 // How often the interesting cases happened, so the test proves it exercised them.
 struct Coverage {
   std::int64_t grows = 0, failed_grows = 0, copies = 0, window_drops = 0;
-  std::int64_t forks = 0, frees = 0, preempts = 0, resumes = 0;
+  std::int64_t forks = 0, truncations = 0, refused_truncations = 0;
+  std::int64_t frees = 0, preempts = 0, resumes = 0;
 };
 
 class Harness {
@@ -72,6 +73,7 @@ class Harness {
   // A random sequence id from the model, filtered by preempted state; -1 if none.
   SeqId pick(bool preempted);
   void grow(SeqId seq, std::int64_t n);
+  void truncate(SeqId seq, std::int64_t n);
   void write_tags(SeqId seq, std::int64_t from);
   std::uint32_t read_tag(SeqId seq, std::int64_t group, std::int64_t pos) const;
   void check_table(SeqId seq, std::int64_t group, std::vector<std::int32_t>& refs);
@@ -114,7 +116,10 @@ void Harness::step(std::int64_t op) {
     ++cov_.forks;
     model_[next_id_] = model_[parent];
     check_cheap(parent);
-    check_cheap(next_id_++);
+    check_cheap(next_id_);
+    const auto length = static_cast<std::int64_t>(model_[next_id_].tags.size());
+    if (uniform(0, 1) == 0) truncate(next_id_, uniform(0, length));  // a kept prefix reused
+    ++next_id_;
   } else if (dice < 82) {  // free
     const SeqId seq = pick(uniform(0, 3) == 0);
     if (seq < 0) return;
@@ -167,6 +172,26 @@ void Harness::grow(SeqId seq, std::int64_t n) {
   s.keep_from = std::max(s.keep_from, start - kWindow + 1);
   s.tags.resize(static_cast<std::size_t>(start + n));
   write_tags(seq, start);
+  check_cheap(seq);
+}
+
+// Truncation is refused (and changes nothing) when the window group has released a block
+// the next query would need.
+void Harness::truncate(SeqId seq, std::int64_t n) {
+  const BlockTable& t = m_.block_table(seq, 1);
+  const std::int64_t first_needed = std::max<std::int64_t>(0, n - kWindow + 1) / t.block_size();
+  const std::int64_t used_before = m_.usage().n_used;
+  ModelSeq& s = model_[seq];
+  if (n > 0 && t.first_held() > first_needed) {
+    ++cov_.refused_truncations;
+    EXPECT_THROW(m_.truncate(seq, n), UsageError) << where();
+    ASSERT_EQ(m_.usage().n_used, used_before) << where();
+    return;
+  }
+  m_.truncate(seq, n);
+  ++cov_.truncations;
+  s.tags.resize(static_cast<std::size_t>(n));
+  if (n == 0) s.keep_from = 0;
   check_cheap(seq);
 }
 
@@ -268,11 +293,12 @@ TEST(KvCacheProperty, RandomSchedulerOperationsKeepEveryInvariant) {
   h.check_full();
   const Coverage& c = h.coverage();
   std::printf(
-      "grows %lld (failed %lld), copies %lld, window drops %lld, forks %lld, frees %lld, "
-      "preempts %lld, resumes %lld\n",
+      "grows %lld (failed %lld), copies %lld, window drops %lld, forks %lld, truncations %lld "
+      "(refused %lld), frees %lld, preempts %lld, resumes %lld\n",
       static_cast<long long>(c.grows), static_cast<long long>(c.failed_grows),
       static_cast<long long>(c.copies), static_cast<long long>(c.window_drops),
-      static_cast<long long>(c.forks), static_cast<long long>(c.frees),
+      static_cast<long long>(c.forks), static_cast<long long>(c.truncations),
+      static_cast<long long>(c.refused_truncations), static_cast<long long>(c.frees),
       static_cast<long long>(c.preempts), static_cast<long long>(c.resumes));
   const std::int64_t floor = kOps / 1000;  // every case at least 0.1% of the operations
   EXPECT_GT(c.failed_grows, floor);
@@ -280,6 +306,8 @@ TEST(KvCacheProperty, RandomSchedulerOperationsKeepEveryInvariant) {
   EXPECT_GT(c.window_drops, floor);
   EXPECT_GT(c.resumes, floor);
   EXPECT_GT(c.forks, floor);
+  EXPECT_GT(c.truncations, floor);
+  EXPECT_GT(c.refused_truncations, floor);
 }
 
 }  // namespace

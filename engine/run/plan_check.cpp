@@ -1,0 +1,103 @@
+#include "run/plan_check.h"
+
+#include <algorithm>
+
+#include "plan/solvers.h"
+#include "plan/weight_footprint.h"
+#include "run/engine.h"
+#include "util/error.h"
+
+namespace kvscope {
+
+namespace {
+
+// The plan request the engine's own pool sizing answers (Engine::make_kv_config): batch 1,
+// the scheduler's chunk, this backend, and the budget the engine was given. Without one the
+// engine sized the pool itself, and the plan gets exactly that pool as its KV budget.
+PlanRequest engine_plan_request(const Engine& engine, const KvCacheManager& kv) {
+  const EngineOptions& o = engine.options();
+  PlanRequest r;
+  r.spec = engine.spec();
+  r.weights = model_weights(engine.model());
+  r.kv = kv.config();
+  r.kv.budget_bytes = 0;
+  r.kv.n_blocks = 0;
+  r.batch = 1;
+  r.prefill_chunk = o.scheduler.max_batch_tokens;
+  r.backend = kv.has_host_storage() ? PlanBackend::Cpu : PlanBackend::Cuda;
+  if (o.kv_budget_bytes > 0) {
+    r.kv_budget_bytes = static_cast<std::int64_t>(o.kv_budget_bytes);
+  } else if (o.memory_budget_bytes > 0) {
+    r.budget = {static_cast<std::int64_t>(o.memory_budget_bytes), o.memory_utilisation, 0};
+  } else {
+    std::int64_t set_bytes = 0;
+    for (std::int64_t g = 0; g < kv.n_groups(); ++g) set_bytes += kv.layout(g).block_bytes();
+    r.kv_budget_bytes = kv.pool(0).n_blocks() * set_bytes;
+  }
+  return r;
+}
+
+// Grows `seq` the way prefill does, a chunk at a time, until the context is full or the
+// pool refuses; the last chunk is the largest that still fits.
+void fill(KvCacheManager& kv, SeqId seq, std::int64_t chunk) {
+  const std::int64_t ctx = kv.config().max_context;
+  while (kv.n_tokens(seq) < ctx) {
+    std::int64_t n = std::min(chunk, ctx - kv.n_tokens(seq));
+    if (!kv.can_grow(seq, n)) {
+      std::int64_t lo = 0, hi = n;  // can_grow(lo) holds, can_grow(hi) does not
+      while (hi - lo > 1) {
+        const std::int64_t mid = lo + (hi - lo) / 2;
+        (kv.can_grow(seq, mid) ? lo : hi) = mid;
+      }
+      n = lo;
+    }
+    if (n == 0) return;
+    kv.grow(seq, n);
+  }
+}
+
+// Bytes of the blocks in use (used) or of the whole pool, over every group.
+std::int64_t group_bytes(const KvCacheManager& kv, bool used) {
+  std::int64_t bytes = 0;
+  for (std::int64_t g = 0; g < kv.n_groups(); ++g) {
+    const KvUsage u = kv.usage(g);
+    bytes += (used ? u.n_used : u.n_blocks) * kv.layout(g).block_bytes();
+  }
+  return bytes;
+}
+
+}  // namespace
+
+PlanCheck check_plan(Engine& engine) {
+  if (!engine.idle()) {
+    throw_error<UsageError>("the plan can be checked only while no reply is being generated");
+  }
+  engine.release_all_caches();
+  KvCacheManager& kv = *engine.kv_;
+
+  PlanRequest request = engine_plan_request(engine, kv);
+  PlanCheck check;
+  check.planned_max_context = max_context(request).tokens;
+  request.context = std::max<std::int64_t>(1, check.planned_max_context);
+  check.plan = plan_memory(request);
+  check.predicted_pool_bytes = check.plan.kv_pool_bytes;
+  check.predicted_used_bytes = check.plan.kv.held_bytes;
+  check.allocated_pool_bytes = group_bytes(kv, false);
+
+  const SeqId seq = engine.next_eval_seq_--;
+  kv.add_sequence(seq);
+  try {
+    fill(kv, seq, request.prefill_chunk);
+    check.reached_tokens = kv.n_tokens(seq);
+    check.next_token_refused = !kv.can_grow(seq, 1);
+    check.allocated_used_bytes = group_bytes(kv, true);
+    check.memory = engine.memory_info();
+  } catch (...) {
+    kv.free_sequence(seq);
+    throw;
+  }
+  kv.free_sequence(seq);
+  return check;
+}
+
+}  // namespace kvscope
