@@ -1,16 +1,25 @@
 // `kvscope-cli bench`: prompt-processing and decode speed, like llama-bench: a prompt of
 // -p random token ids is processed, then -n tokens are generated greedily; each is
-// repeated -r times and the median tokens/s is reported.
+// repeated -r times and the median tokens/s is reported. Then the memory side of decoding:
+// the bytes one decode step reads (planner's roofline: every weight once, plus the KV
+// cache at the mean context of the run) and, at the measured decode speed, which fraction
+// of the device's measured copy bandwidth that is. The model is a file (-m) or a
+// random-weight model of a preset's shape (--synthetic, bench_synthetic.h).
 #include <algorithm>
 #include <chrono>
 #include <random>
+#include <thread>
 #include <vector>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "cli/bench_synthetic.h"
 #include "cli/command.h"
+#include "cli/copy_bandwidth.h"
 #include "cli/engine_args.h"
+#include "plan/solvers.h"
+#include "plan/weight_footprint.h"
 #include "run/engine.h"
 #include "util/error.h"
 
@@ -53,6 +62,21 @@ Sample run_once(Engine& engine, std::int64_t n_prompt, std::int64_t n_gen, std::
   return s;
 }
 
+// What one decode step of this run reads, by the planner's roofline (batch 1, the mean
+// context of the decode phase).
+RooflineEstimate decode_traffic(const Engine& engine, std::int64_t n_prompt, std::int64_t n_gen,
+                                double bandwidth_gb_s) {
+  const EngineOptions& o = engine.options();
+  PlanRequest r = make_plan_request(engine.spec(), model_weights(engine.model()), o.k_dtype,
+                                    o.v_dtype, engine.kv_cache().config().block_size);
+  r.kv = engine.kv_cache().config();
+  r.kv.budget_bytes = 0;
+  r.kv.n_blocks = 0;
+  r.batch = 1;
+  r.context = n_prompt + n_gen / 2;
+  return roofline_decode(r, bandwidth_gb_s);
+}
+
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   const std::size_t n = v.size();
@@ -62,8 +86,9 @@ double median(std::vector<double> v) {
 }  // namespace
 
 int cmd_bench(const Args& args) {
-  ArgParser p("bench", "-m MODEL [-p 128] [-n 128] [-r 5] [options]");
+  ArgParser p("bench", "-m MODEL | --synthetic SHAPE [--weights TYPE]  [-p 128] [-n 128] [-r 5]");
   declare_engine_options(p);
+  declare_synthetic_options(p);
   p.option({"-p", "--n-prompt"}, "prompt tokens (default 128)");
   p.option({"-n", "--n-gen"}, "generated tokens (default 128)");
   p.option({"-r", "--repetitions"}, "repetitions; the median is reported (default 5)");
@@ -75,7 +100,11 @@ int cmd_bench(const Args& args) {
     throw_error<UsageError>("-p ({}), -n ({}) and -r ({}) must be at least 1", n_prompt, n_gen,
                             reps);
   }
-  Engine engine(p.required("-m"), engine_options(p));
+  EngineOptions options = engine_options(p);
+  // Without -c the context is what the run needs (as llama-bench sizes n_ctx): a large
+  // model's full context would take a pool of gigabytes for nothing.
+  if (!p.has("-c")) options.context_length = n_prompt + n_gen + 16;
+  Engine engine(bench_model_path(p), options);
   if (!engine.backend_note().empty()) fmt::print(stderr, "note: {}\n", engine.backend_note());
   std::mt19937 rng(1234);
   run_once(engine, std::min<std::int64_t>(n_prompt, 16), 4, rng);  // warm-up: pages, threads
@@ -86,18 +115,40 @@ int cmd_bench(const Args& args) {
     tg.push_back(s.decode_tps);
   }
   const double pp_med = median(pp), tg_med = median(tg);
+  const double copy_gb_s = measure_copy_bandwidth(
+      engine, options.n_threads > 0 ? options.n_threads
+                                    : static_cast<int>(std::thread::hardware_concurrency()));
+  const RooflineEstimate traffic = decode_traffic(engine, n_prompt, n_gen, copy_gb_s);
+  const double achieved_gb_s = static_cast<double>(traffic.bytes_per_step) * tg_med / 1e9;
+  const double fraction = achieved_gb_s / copy_gb_s;
   if (p.has("--json")) {
-    nlohmann::json out = {{"model", engine.spec().name},   {"backend", engine.backend().name()},
-                          {"n_prompt", n_prompt},          {"n_gen", n_gen},
-                          {"repetitions", reps},           {"prompt_tokens_per_s", pp_med},
-                          {"decode_tokens_per_s", tg_med}, {"prompt_samples", pp},
-                          {"decode_samples", tg}};
+    nlohmann::json out = {{"model", engine.spec().name},
+                          {"backend", engine.backend().name()},
+                          {"n_prompt", n_prompt},
+                          {"n_gen", n_gen},
+                          {"repetitions", reps},
+                          {"prompt_tokens_per_s", pp_med},
+                          {"decode_tokens_per_s", tg_med},
+                          {"prompt_samples", pp},
+                          {"decode_samples", tg},
+                          {"bytes_per_token", traffic.bytes_per_step},
+                          {"weight_bytes_per_token", traffic.weight_bytes_read},
+                          {"kv_bytes_per_token", traffic.kv_bytes_read},
+                          {"copy_bandwidth_gb_s", copy_gb_s},
+                          {"achieved_gb_s", achieved_gb_s},
+                          {"bandwidth_fraction", fraction}};
     fmt::print("{}\n", out.dump(2));
   } else {
     fmt::print("model {} | backend {} | KV {}/{}\n", engine.spec().name, engine.backend().name(),
                p.get_or("-ctk", "f16"), p.get_or("-ctv", "f16"));
     fmt::print("pp{:<6} {:>12.1f} tokens/s (median of {})\n", n_prompt, pp_med, reps);
     fmt::print("tg{:<6} {:>12.1f} tokens/s (median of {})\n", n_gen, tg_med, reps);
+    fmt::print("decode reads {:.1f} MB per token (weights {:.1f} MB, KV {:.2f} MB at {} tokens)\n",
+               static_cast<double>(traffic.bytes_per_step) / 1e6,
+               static_cast<double>(traffic.weight_bytes_read) / 1e6,
+               static_cast<double>(traffic.kv_bytes_read) / 1e6, n_prompt + n_gen / 2);
+    fmt::print("= {:.1f} GB/s, {:.0f}% of the measured copy bandwidth ({:.1f} GB/s)\n",
+               achieved_gb_s, 100.0 * fraction, copy_gb_s);
   }
   return 0;
 }

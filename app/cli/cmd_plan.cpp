@@ -2,7 +2,6 @@
 // in this GPU, and how fast can it decode? Prints the memory breakdown with its formulas,
 // the maxima (context, batch, KV dtype, smallest GPU) and the roofline bound, or all of it
 // as one JSON object (--json). The numbers are engine/plan's, which are the allocator's.
-#include <cstdlib>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -13,6 +12,7 @@
 
 #include "cli/arg_parser.h"
 #include "cli/command.h"
+#include "cli/presets_path.h"
 #include "model/model.h"
 #include "plan/plan_explainer.h"
 #include "plan/presets.h"
@@ -51,19 +51,6 @@ void declare_plan_options(ArgParser& p) {
   p.option({"--presets"}, "folder holding models.json and gpus.json");
   p.flag({"--list"}, "list the model and GPU presets");
   p.flag({"--json"}, "print one JSON object");
-}
-
-// $KVSCOPE_PRESETS_DIR, else share/kvscope/presets beside the binary's bin/ folder (the
-// build tree and the installed layout both put it there).
-fs::path presets_dir(const ArgParser& p) {
-  if (auto dir = p.get("--presets")) return *dir;
-  if (const char* env = std::getenv("KVSCOPE_PRESETS_DIR"); env != nullptr && *env != '\0') {
-    return env;
-  }
-  std::error_code ec;
-  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (ec) return "share/kvscope/presets";
-  return exe.parent_path().parent_path() / "share" / "kvscope" / "presets";
 }
 
 struct ModelChoice {

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "model/gguf_writer.h"
+#include "model/synthetic_blocks.h"
 #include "util/error.h"
 
 namespace kvscope {
@@ -143,7 +144,7 @@ SyntheticVocab default_synthetic_vocab(std::int64_t vocab_size) {
 }
 
 void write_synthetic_gguf(const std::string& path, const ModelSpec& spec, TensorType weight_type,
-                          std::uint64_t seed, const SyntheticVocab* vocab) {
+                          std::uint64_t seed, const SyntheticVocab* vocab, SyntheticFill fill) {
   try {
     validate(spec);
   } catch (const ModelError& e) {
@@ -170,9 +171,16 @@ void write_synthetic_gguf(const std::string& path, const ModelSpec& spec, Tensor
 
   Rng rng(seed);
   // [rows][cols] matrix, dims [cols, rows] as GGUF stores them.
+  std::uint64_t matrix_seed = seed;
   auto matrix = [&](const std::string& name, std::int64_t rows, std::int64_t cols) {
-    std::vector<float> x(static_cast<std::size_t>(rows * cols));
     const float scale = 1.0f / std::sqrt(static_cast<float>(cols));
+    if (fill == SyntheticFill::Blocks) {
+      if (auto blocks = random_weight_blocks(weight_type, rows, cols, scale, ++matrix_seed)) {
+        w.add_tensor(name, weight_type, {cols, rows}, std::move(*blocks));
+        return;
+      }
+    }
+    std::vector<float> x(static_cast<std::size_t>(rows * cols));
     for (auto& e : x) e = rng.uniform() * scale;
     w.add_tensor_f32(name, weight_type, {cols, rows}, x);
   };

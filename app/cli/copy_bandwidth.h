@@ -1,0 +1,12 @@
+// The copy bandwidth of what the engine decodes on (the CUDA device's, else host memory
+// copied by the engine's thread count), in GB/s counting bytes read + written: the
+// ceiling `bench` compares the decoder's streamed bytes per second with.
+#pragma once
+
+#include "run/engine.h"
+
+namespace kvscope::cli {
+
+double measure_copy_bandwidth(const Engine& engine, int cpu_threads);
+
+}  // namespace kvscope::cli
