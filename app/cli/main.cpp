@@ -9,6 +9,10 @@
 #include "cli/command.h"
 #include "util/error.h"
 
+namespace kvscope::cli {
+int cmd_simulate(const Args& args);  // cmd_simulate.cpp
+}  // namespace kvscope::cli
+
 namespace {
 
 using kvscope::cli::Command;
@@ -25,6 +29,8 @@ constexpr Command kCommands[] = {
     {"plan", "what fits: memory breakdown, maxima and the decode roofline", kvscope::cli::cmd_plan},
     {"bench", "prompt and decode tokens/s (median of repeats)", kvscope::cli::cmd_bench},
     {"devices", "list the compute backends this machine can use", kvscope::cli::cmd_devices},
+    {"simulate", "paged vs contiguous KV allocation on a request trace (no model needed)",
+     kvscope::cli::cmd_simulate},
 };
 
 void print_usage(std::FILE* out) {
