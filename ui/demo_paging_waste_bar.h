@@ -1,0 +1,44 @@
+// PagingWasteBar: for each policy one bar of the memory it took over the whole run (slot-
+// steps), split into stored tokens, reserved, internal and external waste: the picture of
+// vLLM's Figure 2. The stored part is the used-slot share.
+#pragma once
+
+#include <QWidget>
+
+#include <array>
+
+#include "sim/simulation.h"
+
+class QBarSet;
+class QChartView;
+class QHorizontalStackedBarSeries;
+
+namespace kvscope::ui {
+
+class ChartLegend;
+
+class PagingWasteBar : public QWidget {
+  Q_OBJECT
+
+ public:
+  explicit PagingWasteBar(QWidget* parent = nullptr);
+
+  // nullptr clears the bars.
+  void setResult(const SimulationResult* result);
+
+  // [stored, reserved, internal, external], values in % per policy (kSimPolicies order).
+  QBarSet* set(std::size_t part) const { return sets_[part]; }
+
+ protected:
+  void changeEvent(QEvent* event) override;
+
+ private:
+  void restyle();
+
+  QChartView* view_;
+  ChartLegend* legend_;
+  QHorizontalStackedBarSeries* series_;
+  std::array<QBarSet*, 4> sets_{};
+};
+
+}  // namespace kvscope::ui
