@@ -274,6 +274,16 @@ MemoryInfo CudaBackend::memory_info(const KvCacheManager& kv) const {
   return info;
 }
 
+std::optional<DeviceMemory> CudaBackend::device_memory() const {
+  const State& s = *s_;
+  const DeviceMemoryStatus status = s.alloc.query();
+  const std::uint64_t ours = s.alloc.bytes(DeviceMemoryCategory::Weights) +
+                             s.alloc.bytes(DeviceMemoryCategory::Workspace) +
+                             s.alloc.bytes(DeviceMemoryCategory::KvPool);
+  const std::uint64_t in_use = status.total - status.free;
+  return DeviceMemory{status.total, in_use > ours ? in_use - ours : 0};
+}
+
 std::unique_ptr<Backend> make_cuda_backend(const Model& model, const CudaBackendOptions& options,
                                            std::string* why) {
   const CudaDeviceInfo info = probe_cuda_device(options.device);

@@ -38,6 +38,7 @@ class CudaBackend final : public Backend {
   void copy_blocks(std::span<const BlockCopy> copies) override;
   bool uses_host_kv_storage() const override { return false; }
   MemoryInfo memory_info(const KvCacheManager& kv) const override;
+  std::optional<DeviceMemory> device_memory() const override;
 
  private:
   struct State;

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -43,6 +44,13 @@ struct MemoryInfo {
   std::uint64_t free = 0;            // total - everything above
 };
 
+// A device's memory as the backend measures it: what the engine sizes its KV pool from
+// when no budget is given.
+struct DeviceMemory {
+  std::uint64_t total = 0;
+  std::uint64_t used_by_others = 0;  // in use, but not by this backend
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -61,6 +69,10 @@ class Backend {
   virtual bool uses_host_kv_storage() const = 0;
 
   virtual MemoryInfo memory_info(const KvCacheManager& kv) const = 0;
+
+  // The device's memory (a GPU backend), or nullopt where the engine sizes the pool itself
+  // (the CPU backend, whose budget is a simulated device or a number of full contexts).
+  virtual std::optional<DeviceMemory> device_memory() const { return std::nullopt; }
 };
 
 }  // namespace kvscope

@@ -89,6 +89,16 @@ KvCacheConfig Engine::make_kv_config() const {
           options_.memory_budget_bytes, model_->weight_bytes(), ws.total(),
           100.0 * options_.memory_utilisation);
     }
+  } else if (const auto device = backend_->device_memory()) {
+    c.budget_bytes = device_kv_budget(*device);
+    // A bigger pool than max_running full contexts serves no one and lengthens every
+    // snapshot: cap it there (by block count, the allocator's other way to be sized).
+    const std::int64_t per_seq = (c.max_context + c.block_size - 1) / c.block_size;
+    const std::int64_t cap = options_.scheduler.max_running * per_seq;
+    if (c.block_size >= 1 && kv_blocks_per_group(c) > cap) {
+      c.budget_bytes = 0;
+      c.n_blocks = cap;
+    }
   } else {
     if (options_.block_size < 1) {
       throw_error<UsageError>("block size {} must be at least 1", options_.block_size);
@@ -97,6 +107,26 @@ KvCacheConfig Engine::make_kv_config() const {
     c.n_blocks = std::max<std::int64_t>(1, options_.default_sequences) * per_seq;
   }
   return c;
+}
+
+// A GPU with no budget given: the pool takes what the device has, as vLLM sizes it:
+// total x utilisation - what others use - weights - workspace (plan_memory's own terms).
+std::int64_t Engine::device_kv_budget(const DeviceMemory& device) const {
+  const MemoryBudget budget{static_cast<std::int64_t>(device.total), options_.memory_utilisation,
+                            static_cast<std::int64_t>(device.used_by_others)};
+  const Workspace ws =
+      workspace_for(model_->spec(), 1, options_.scheduler.max_batch_tokens,
+                    backend_->uses_host_kv_storage() ? PlanBackend::Cpu : PlanBackend::Cuda);
+  const std::int64_t bytes =
+      kv_budget_from(budget, static_cast<std::int64_t>(model_->weight_bytes()), ws);
+  if (bytes <= 0) {
+    throw_error<CapacityError>(
+        "the device's {} bytes leave nothing for the KV cache: the weights take {}, the "
+        "workspace {} and other programs {} (at {:.0f}% utilisation)",
+        device.total, model_->weight_bytes(), ws.total(), device.used_by_others,
+        100.0 * options_.memory_utilisation);
+  }
+  return bytes;
 }
 
 std::vector<TokenId> Engine::tokenize(std::string_view text, bool add_bos) const {

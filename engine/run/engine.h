@@ -41,7 +41,9 @@ struct EngineOptions {
   std::int64_t block_size = 16;
   std::int64_t context_length = 0;  // 0: the model's, at most kDefaultMaxContext
   // KV pool size. kv_budget_bytes > 0 sets it directly; else memory_budget_bytes (a device
-  // size, e.g. a simulated 16 GB GPU on the CPU) minus weights and workspace; else room for
+  // size, e.g. a simulated 16 GB GPU on the CPU) minus weights and workspace; else, on a
+  // GPU, the device's memory x utilisation minus what other programs use, weights and
+  // workspace (at most scheduler.max_running full contexts); else (the CPU) room for
   // default_sequences full contexts. With memory_budget_bytes the pool is exactly the one
   // plan_memory() (plan/memory_model.h) gives for batch 1, prefill_chunk =
   // scheduler.max_batch_tokens and this backend, so a sequence reaches exactly the
@@ -110,6 +112,7 @@ class Engine {
   void init();
   std::unique_ptr<Backend> make_backend();
   KvCacheConfig make_kv_config() const;
+  std::int64_t device_kv_budget(const DeviceMemory& device) const;
 
   EngineOptions options_;
   std::unique_ptr<Model> model_;
