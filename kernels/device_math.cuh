@@ -78,8 +78,8 @@ __device__ inline float weight_element(DeviceWeightType type, const std::uint8_t
   return 0.0f;
 }
 
-// Element i of a stored KV vector, as kv_dequantize computes it (scale * q in float).
-// group: kv_group_size(head_dim) = min(32, head_dim).
+// Element i of a stored V vector, or an F16 / Int8 key, as kv_dequantize computes it
+// (scale * q in float). group: kv_group_size(head_dim) = min(32, head_dim).
 __device__ inline float kv_element(KvDtype dtype, const std::uint8_t* data,
                                    const std::uint16_t* scales, int i, int group) {
   switch (dtype) {
@@ -95,6 +95,21 @@ __device__ inline float kv_element(KvDtype dtype, const std::uint8_t* data,
     }
   }
   return 0.0f;
+}
+
+// Element i of a stored key. Int4 keys are offset int4 (kv_k4_dequantize): o[i] + m + s *
+// code with (s, m) the pair of group i / group, added in the CPU's order and rounding (no
+// fused multiply-add), so the value is the CPU's bit for bit. Other dtypes: kv_element.
+__device__ inline float kv_key_element(KvDtype dtype, const std::uint8_t* data,
+                                       const std::uint16_t* scales, const std::uint16_t* offsets,
+                                       int i, int group) {
+  if (dtype != KvDtype::Int4) return kv_element(dtype, data, scales, i, group);
+  const int g = i / group;
+  const unsigned byte = data[i >> 1];
+  const float code = static_cast<float>((i & 1) ? (byte >> 4) : (byte & 0x0fu));
+  const float base =
+      __fadd_rn(half_bits_to_float(offsets[i]), half_bits_to_float(scales[2 * g + 1]));
+  return __fadd_rn(base, __fmul_rn(half_bits_to_float(scales[2 * g]), code));
 }
 
 // Grid size for n items at `per_block` items per CTA.

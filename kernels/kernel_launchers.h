@@ -36,6 +36,8 @@ std::int64_t device_row_bytes(DeviceWeightType type, std::int64_t cols);
 // One layer's sections inside a block (KvBlockLayout flattened to offsets the kernels use):
 // vector (head, slot) of side K starts at base + k_data + (head * block_size + slot) *
 // k_stride and its fp16 scales at base + k_scales + (head * block_size + slot) * 2 * k_n_scales.
+// Int4 keys are offset int4 (kv_format.h): their head's fp16 offsets [head_dim] are at
+// base + k_offsets + head * head_dim * 2, and each group holds (s, m).
 struct KvLayerLayout {
   KvDtype k_dtype = KvDtype::F16;
   KvDtype v_dtype = KvDtype::F16;
@@ -44,8 +46,10 @@ struct KvLayerLayout {
   int n_kv_heads = 0;
   std::int64_t block_bytes = 0;
   std::int64_t k_data = 0, k_scales = 0, v_data = 0, v_scales = 0;  // byte offsets
+  std::int64_t k_offsets = 0;                                       // byte offset (Int4 K)
   std::int64_t k_stride = 0, v_stride = 0;                          // data bytes per vector
   int k_n_scales = 0, v_n_scales = 0;                               // fp16 scales per vector
+  int k_group = 0, v_group = 0;  // values per quantization group: kv_group_size(side, ...)
 };
 
 KvLayerLayout kv_layer_layout(const KvBlockLayout& layout, std::int64_t layer_in_group);
@@ -95,7 +99,9 @@ void launch_matvec(const DeviceWeight& w, const float* x, int n_tokens, float* y
                    cudaStream_t stream);
 
 // Quantizes each token's K and V ([n_tokens][n_kv_heads][head_dim]) into its slot of the
-// paged pool, producing exactly the bytes kv_quantize writes (data, padding and scales).
+// paged pool, producing exactly the bytes the CPU writes (kv_slot_writer.h: data, padding,
+// scales, and for Int4 K the offsets a block's slot-0 token sets). The tokens of one call
+// may include a block's slot 0 and later slots of the same block.
 void launch_kv_append(const KvLayerLayout& layout, const KvStepTables& tables, const float* k,
                       const float* v, int n_tokens, cudaStream_t stream);
 

@@ -1,9 +1,16 @@
 // KV append: quantizes each new token's K and V into its slot of the paged pool. The bytes
-// are exactly kv_quantize's (kv/kv_format.h): fp16 data; or per group of min(32, head_dim)
-// values an fp16 scale s = fp16(min(max|x| / qmax, 65504)) and q = round(clamp(x / s)),
-// int4 packed two per byte (low nibble = even element, q + 8), padding bytes zero. The
-// rounding steps are IEEE operations (division, multiplication, fp16 round-to-nearest-even,
-// round half away from zero) that CUDA and the CPU perform identically.
+// are exactly the CPU's (kv/kv_slot_writer.h, kv/kv_format.h): fp16 data; or per group of
+// min(32, head_dim) values an fp16 scale s = fp16(min(max|x| / qmax, 65504)) and
+// q = round(clamp(x / s)), int4 packed two per byte (low nibble = even element, q + 8),
+// padding bytes zero. Int4 keys are offset int4: a block's slot-0 token first sets the
+// block's offsets o = fp16(k), then every key stores per group of kv_k4_group_size values
+// s = fp16(min((max r - min r) / 15, 65504)), m = fp16(min r) and code = round(clamp((r - m)
+// / s, 0, 15)) for r = k - o. The rounding steps are IEEE operations (subtraction, division,
+// multiplication, fp16 round-to-nearest-even, round half away from zero) that CUDA and the
+// CPU perform identically.
+//
+// Two kernels in stream order: the offsets of every slot-0 token of the step first, then
+// the quantization, so a prompt chunk's keys may read offsets a token of the same chunk set.
 #include "cuda_check.h"
 #include "device_math.cuh"
 
@@ -49,23 +56,93 @@ __device__ void quantize_vector(KvDtype dtype, const float* x, int hd, std::uint
   for (std::int64_t b = used + lane; b < data_bytes; b += kWarp) data[b] = 0;
 }
 
+// The code (0..15) of element i of an offset-int4 key against its group's stored (s, m).
+__device__ unsigned k4_code(const float* x, const std::uint16_t* offsets,
+                            const std::uint16_t* scales, int i, int group) {
+  const int g = i / group;
+  const float s = half_bits_to_float(scales[2 * g]);
+  const float m = half_bits_to_float(scales[2 * g + 1]);
+  const float inv = s > 0.0f ? 1.0f / s : 0.0f;
+  const float r = x[i] - half_bits_to_float(offsets[i]);
+  return static_cast<unsigned>(roundf(fminf(fmaxf((r - m) * inv, 0.0f), 15.0f)));  // NaN -> 0
+}
+
+// One warp quantizes the key x[head_dim] against its block's offsets (kv_k4_quantize). Groups
+// need not line up with 32 lanes or with bytes (head_dim 10: groups of 5), so a lane first
+// finds one group's range and writes its (s, m), then a lane packs each data byte.
+__device__ void quantize_k4_vector(const float* x, const std::uint16_t* offsets, int hd, int group,
+                                   std::uint8_t* data, std::uint16_t* scales,
+                                   std::int64_t data_bytes) {
+  const int lane = threadIdx.x % kWarp;
+  const int n_groups = (hd + group - 1) / group;
+  for (int g = lane; g < n_groups; g += kWarp) {
+    float lo = __int_as_float(0x7f800000), hi = -lo;  // +-inf; NaN compares false: skipped
+    for (int i = g * group; i < min(hd, (g + 1) * group); ++i) {
+      const float r = x[i] - half_bits_to_float(offsets[i]);
+      if (r < lo) lo = r;
+      if (r > hi) hi = r;
+    }
+    if (lo > hi) lo = hi = 0.0f;  // no residual that is a number
+    scales[2 * g] = float_to_half_bits(fminf((hi - lo) / 15.0f, kMaxFp16));
+    scales[2 * g + 1] = float_to_half_bits(fmaxf(fminf(lo, kMaxFp16), -kMaxFp16));
+  }
+  __syncwarp();  // every (s, m) written above is visible to the whole warp
+  for (std::int64_t b = lane; b < data_bytes; b += kWarp) {
+    const int i = static_cast<int>(2 * b);
+    unsigned byte = 0;
+    if (i < hd) byte = k4_code(x, offsets, scales, i, group);
+    if (i + 1 < hd) byte |= k4_code(x, offsets, scales, i + 1, group) << 4;
+    data[b] = static_cast<std::uint8_t>(byte);
+  }
+}
+
+// Where token t's vector of a KV head lives: its block's base and its index in a section.
+struct SlotRef {
+  std::uint8_t* base;
+  std::int64_t vec;  // head * block_size + slot
+  int slot;
+};
+
+__device__ SlotRef slot_of(const KvLayerLayout& L, const KvStepTables& tab, int t, int head) {
+  const int pos = tab.pos[t];
+  const int block = tab.blocks[tab.table_start[t] + pos / L.block_size];
+  const int slot = pos % L.block_size;
+  return {tab.pool + static_cast<std::int64_t>(block) * L.block_bytes,
+          static_cast<std::int64_t>(head) * L.block_size + slot, slot};
+}
+
+// grid: (n_tokens, n_kv_heads), one warp: a slot-0 token sets its block's K offsets for the
+// head, o = fp16(k). Runs before kv_append_kernel, which reads them.
+__global__ void k4_offsets_kernel(KvLayerLayout L, KvStepTables tab, const float* k) {
+  const int t = blockIdx.x, head = blockIdx.y;
+  const SlotRef r = slot_of(L, tab, t, head);
+  if (r.slot != 0) return;
+  const float* x = k + (static_cast<std::int64_t>(t) * L.n_kv_heads + head) * L.head_dim;
+  auto* offsets = reinterpret_cast<std::uint16_t*>(
+      r.base + L.k_offsets + static_cast<std::int64_t>(head) * L.head_dim * 2);
+  for (int i = threadIdx.x; i < L.head_dim; i += blockDim.x) offsets[i] = float_to_half_bits(x[i]);
+}
+
 // grid: (n_tokens, n_kv_heads); warp 0 writes K, warp 1 writes V.
 __global__ void kv_append_kernel(KvLayerLayout L, KvStepTables tab, const float* k,
                                  const float* v) {
   const int t = blockIdx.x, head = blockIdx.y;
   const bool is_v = threadIdx.x >= kWarp;
-  const int pos = tab.pos[t];
-  const int block = tab.blocks[tab.table_start[t] + pos / L.block_size];
-  const std::int64_t vec = static_cast<std::int64_t>(head) * L.block_size + pos % L.block_size;
-  std::uint8_t* base = tab.pool + static_cast<std::int64_t>(block) * L.block_bytes;
+  const SlotRef r = slot_of(L, tab, t, head);
   const float* x =
       (is_v ? v : k) + (static_cast<std::int64_t>(t) * L.n_kv_heads + head) * L.head_dim;
   const KvDtype dtype = is_v ? L.v_dtype : L.k_dtype;
   const std::int64_t stride = is_v ? L.v_stride : L.k_stride;
   const int n_scales = is_v ? L.v_n_scales : L.k_n_scales;
-  std::uint8_t* data = base + (is_v ? L.v_data : L.k_data) + vec * stride;
-  auto* scales = reinterpret_cast<std::uint16_t*>(base + (is_v ? L.v_scales : L.k_scales) +
-                                                  vec * 2 * n_scales);
+  std::uint8_t* data = r.base + (is_v ? L.v_data : L.k_data) + r.vec * stride;
+  auto* scales = reinterpret_cast<std::uint16_t*>(r.base + (is_v ? L.v_scales : L.k_scales) +
+                                                  r.vec * 2 * n_scales);
+  if (!is_v && dtype == KvDtype::Int4) {
+    const auto* offsets = reinterpret_cast<const std::uint16_t*>(
+        r.base + L.k_offsets + static_cast<std::int64_t>(head) * L.head_dim * 2);
+    quantize_k4_vector(x, offsets, L.head_dim, L.k_group, data, scales, stride);
+    return;
+  }
   quantize_vector(dtype, x, L.head_dim, data, scales, stride);
 }
 
@@ -87,6 +164,9 @@ KvLayerLayout kv_layer_layout(const KvBlockLayout& layout, std::int64_t layer_in
   L.v_stride = layout.data_stride(KvSide::V);
   L.k_n_scales = static_cast<int>(layout.scales_per_vector(KvSide::K));
   L.v_n_scales = static_cast<int>(layout.scales_per_vector(KvSide::V));
+  L.k_offsets = layout.k_offsets_offset(layer_in_group, 0);
+  L.k_group = static_cast<int>(kv_group_size(KvSide::K, layout.k_dtype, layout.head_dim));
+  L.v_group = static_cast<int>(kv_group_size(KvSide::V, layout.v_dtype, layout.head_dim));
   return L;
 }
 
@@ -94,6 +174,10 @@ void launch_kv_append(const KvLayerLayout& layout, const KvStepTables& tables, c
                       const float* v, int n_tokens, cudaStream_t stream) {
   if (n_tokens <= 0) return;
   const dim3 grid(static_cast<unsigned>(n_tokens), static_cast<unsigned>(layout.n_kv_heads));
+  if (layout.k_dtype == KvDtype::Int4) {
+    k4_offsets_kernel<<<grid, kWarp, 0, stream>>>(layout, tables, k);
+    KVSCOPE_CUDA_CHECK_LAUNCH();
+  }
   kv_append_kernel<<<grid, 2 * kWarp, 0, stream>>>(layout, tables, k, v);
   KVSCOPE_CUDA_CHECK_LAUNCH();
 }

@@ -47,11 +47,14 @@ __device__ inline Smem carve(float* base, int group, int hd, int bs) {
 }
 
 // p[h][slot] = q_h . k_slot for slots [s0, s1]: a warp per key, the key dequantized once
-// into registers and dotted with every head of the group.
+// into registers (Int4 keys through the block's offsets) and dotted with every head of the
+// group.
 __device__ void block_scores(const KvLayerLayout& L, const std::uint8_t* base, int kv_head, int s0,
                              int s1, int group, const Smem& s) {
   const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp;
-  const int hd = L.head_dim, G = min(32, hd);
+  const int hd = L.head_dim, G = L.k_group;
+  const auto* offsets = reinterpret_cast<const std::uint16_t*>(
+      base + L.k_offsets + static_cast<std::int64_t>(kv_head) * hd * 2);
   for (int slot = s0 + warp; slot <= s1; slot += kWarps) {
     const std::int64_t vec = static_cast<std::int64_t>(kv_head) * L.block_size + slot;
     const std::uint8_t* data = base + L.k_data + vec * L.k_stride;
@@ -61,7 +64,7 @@ __device__ void block_scores(const KvLayerLayout& L, const std::uint8_t* base, i
 #pragma unroll
     for (int j = 0; j < kMaxLaneElems; ++j) {
       const int i = lane + j * kWarp;
-      kr[j] = i < hd ? kv_element(L.k_dtype, data, sc, i, G) : 0.0f;
+      kr[j] = i < hd ? kv_key_element(L.k_dtype, data, sc, offsets, i, G) : 0.0f;
     }
     for (int h = 0; h < group; ++h) {
       float d = 0.0f;
@@ -104,7 +107,7 @@ __device__ void block_softmax(int bs, int s0, int s1, int group, const Smem& s) 
 // dimension i, each V element dequantized once for all heads.
 __device__ void block_values(const KvLayerLayout& L, const std::uint8_t* base, int kv_head, int s0,
                              int s1, int group, const Smem& s) {
-  const int hd = L.head_dim, G = min(32, hd), bs = L.block_size;
+  const int hd = L.head_dim, G = L.v_group, bs = L.block_size;
   for (int i = threadIdx.x; i < hd; i += blockDim.x) {
     for (int h = 0; h < group; ++h) s.acc[h * hd + i] *= s.rescale[h];
     for (int slot = s0; slot <= s1; ++slot) {

@@ -52,14 +52,21 @@ nlohmann::json tensor_summary(const Model& model) {
   return out;
 }
 
+// Per K/V dtype, in blocks of the default size: a block's bytes (what the allocator takes),
+// the per-token figures derived from it (fractional when a block's Int4 K offsets do not
+// divide among its slots) and the whole blocks the full context needs.
 nlohmann::json kv_json(const ModelSpec& s) {
+  constexpr std::int64_t bs = kDefaultKvBlockSize;
   nlohmann::json out = nlohmann::json::object();
   for (KvDtype d : {KvDtype::F16, KvDtype::Int8, KvDtype::Int4}) {
-    const std::int64_t per_layer = kv_bytes_per_token_per_layer(d, s.n_kv_heads, s.head_dim);
+    const std::int64_t per_block = kv_bytes_per_block_per_layer(d, d, s.n_kv_heads, s.head_dim, bs);
+    const double per_token = kv_bytes_per_token_per_layer(d, s.n_kv_heads, s.head_dim, bs);
     out[std::string(kv_dtype_name(d))] = {
-        {"bytes_per_token_per_layer", per_layer},
-        {"bytes_per_token", per_layer * s.n_layers},
-        {"bytes_full_context", per_layer * s.n_layers * s.context_length}};
+        {"block_size", bs},
+        {"bytes_per_block_per_layer", per_block},
+        {"bytes_per_token_per_layer", per_token},
+        {"bytes_per_token", per_token * static_cast<double>(s.n_layers)},
+        {"bytes_full_context", (s.context_length + bs - 1) / bs * per_block * s.n_layers}};
   }
   return out;
 }
@@ -112,11 +119,13 @@ void print_text(const nlohmann::json& j) {
              t["vocab_size"].get<int64_t>(), t["bos"].get<int>(), t["eos"].get<int>(),
              t["eot"].get<int>());
   fmt::print("chat template  {}\n", j["chat_template"].get<std::string>());
-  fmt::print("KV cache per token (all {} layers; K+V incl. scales):\n",
-             s["n_layers"].get<int64_t>());
+  fmt::print(
+      "KV cache per token (all {} layers; K+V incl. scales and int4 K offsets, blocks of "
+      "{}):\n",
+      s["n_layers"].get<int64_t>(), kDefaultKvBlockSize);
   for (const auto& [dtype, v] : j["kv_cache"].items()) {
-    fmt::print("  {:<5} {:>10} bytes/token   {:>10.2f} MiB at the full context\n", dtype,
-               v["bytes_per_token"].get<int64_t>(),
+    fmt::print("  {:<5} {:>10.2f} bytes/token   {:>10.2f} MiB at the full context\n", dtype,
+               v["bytes_per_token"].get<double>(),
                mib(v["bytes_full_context"].get<std::uint64_t>()));
   }
 }

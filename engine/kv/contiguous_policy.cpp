@@ -23,9 +23,12 @@ ContiguousPolicy::ContiguousPolicy(std::int64_t max_context,
   if (max_context < 1)
     throw_error<UsageError>("contiguous policy: max_context {} < 1", max_context);
   for (std::size_t g = 0; g < groups_.size(); ++g) {
-    if (groups_[g].window < 0 || groups_[g].bytes_per_token < 1) {
-      throw_error<UsageError>("contiguous policy: group {} has window {} and {} bytes per token", g,
-                              groups_[g].window, groups_[g].bytes_per_token);
+    const ContiguousGroupSpec& s = groups_[g];
+    if (s.window < 0 || s.bytes_per_token < 1 || s.bytes_per_block < 0 || s.block_size < 1) {
+      throw_error<UsageError>(
+          "contiguous policy: group {} has window {}, {} bytes per token and {} bytes per block "
+          "of {} tokens",
+          g, s.window, s.bytes_per_token, s.bytes_per_block, s.block_size);
     }
   }
 }
@@ -33,9 +36,12 @@ ContiguousPolicy::ContiguousPolicy(std::int64_t max_context,
 ContiguousPolicy ContiguousPolicy::for_config(const KvCacheConfig& config) {
   std::vector<ContiguousGroupSpec> specs;
   for (const LayerGroupConfig& g : config.groups) {
-    const std::int64_t per_layer =
-        kv_bytes_per_token_per_layer(g.k_dtype, g.v_dtype, config.n_kv_heads, config.head_dim);
-    specs.push_back({g.window, per_layer * static_cast<std::int64_t>(g.layers.size())});
+    const auto n_layers = static_cast<std::int64_t>(g.layers.size());
+    const std::int64_t per_slot =
+        kv_slot_bytes_per_layer(g.k_dtype, g.v_dtype, config.n_kv_heads, config.head_dim);
+    const std::int64_t per_block =
+        kv_block_offset_bytes_per_layer(g.k_dtype, config.n_kv_heads, config.head_dim);
+    specs.push_back({g.window, per_slot * n_layers, per_block * n_layers, config.block_size});
   }
   return ContiguousPolicy(config.max_context, std::move(specs));
 }
@@ -47,10 +53,13 @@ std::int64_t ContiguousPolicy::slots_per_sequence(std::size_t group) const {
 
 std::int64_t ContiguousPolicy::bytes_per_sequence() const {
   std::int64_t bytes = 0;
-  for (std::size_t g = 0; g < groups_.size(); ++g) {
-    bytes += slots_per_sequence(g) * groups_[g].bytes_per_token;
-  }
+  for (std::size_t g = 0; g < groups_.size(); ++g) bytes += group_bytes(g, slots_per_sequence(g));
   return bytes;
+}
+
+std::int64_t ContiguousPolicy::group_bytes(std::size_t group, std::int64_t slots) const {
+  const ContiguousGroupSpec& s = groups_.at(group);
+  return slots * s.bytes_per_token + (slots + s.block_size - 1) / s.block_size * s.bytes_per_block;
 }
 
 ContiguousCost ContiguousPolicy::group_cost(std::size_t group,
@@ -58,14 +67,14 @@ ContiguousCost ContiguousPolicy::group_cost(std::size_t group,
   const std::int64_t per_seq = slots_per_sequence(group);
   ContiguousCost c;
   for (const std::int64_t length : seq_lengths) {
+    const std::int64_t used = std::clamp(length, std::int64_t{0}, per_seq);
     c.reserved_slots += per_seq;
-    c.used_slots += std::clamp(length, std::int64_t{0}, per_seq);
+    c.used_slots += used;
+    c.reserved_bytes += group_bytes(group, per_seq);
+    c.used_bytes += group_bytes(group, used);
   }
   c.wasted_slots = c.reserved_slots - c.used_slots;
-  const std::int64_t bpt = groups_[group].bytes_per_token;
-  c.reserved_bytes = c.reserved_slots * bpt;
-  c.used_bytes = c.used_slots * bpt;
-  c.wasted_bytes = c.wasted_slots * bpt;
+  c.wasted_bytes = c.reserved_bytes - c.used_bytes;
   return c;
 }
 

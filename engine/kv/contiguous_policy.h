@@ -13,9 +13,14 @@
 
 namespace kvscope {
 
+// A group's bytes in the same element formats as the paged cache: every slot takes
+// bytes_per_token, and every run of block_size slots (counted from the start of a
+// sequence's reservation) bytes_per_block more, the Int4 K offsets (kv_format.h).
 struct ContiguousGroupSpec {
   std::int64_t window = 0;           // 0 = full attention
   std::int64_t bytes_per_token = 0;  // K+V bytes of one token over all layers of the group
+  std::int64_t bytes_per_block = 0;  // per block_size slots, over all layers (0: none)
+  std::int64_t block_size = 1;
 };
 
 // Slots count tokens x groups (a token held in two groups is two slots).
@@ -38,7 +43,8 @@ struct ContiguousCost {
 
 class ContiguousPolicy {
  public:
-  // UsageError if max_context < 1, a window < 0 or bytes_per_token < 1.
+  // UsageError if max_context < 1, a window < 0, bytes_per_token < 1, bytes_per_block < 0
+  // or block_size < 1.
   ContiguousPolicy(std::int64_t max_context, std::vector<ContiguousGroupSpec> groups);
   // The policy for the same model, groups and dtypes as a paged cache config.
   static ContiguousPolicy for_config(const KvCacheConfig& config);
@@ -50,6 +56,9 @@ class ContiguousPolicy {
   std::int64_t slots_per_sequence(std::size_t group) const;
   // Bytes reserved per sequence over all groups.
   std::int64_t bytes_per_sequence() const;
+  // Bytes `slots` slots of a sequence take in a group: slots x bytes_per_token +
+  // ceil(slots / block_size) x bytes_per_block.
+  std::int64_t group_bytes(std::size_t group, std::int64_t slots) const;
 
   // Cost for live sequences of the given lengths (each clamped to max_context).
   ContiguousCost group_cost(std::size_t group, std::span<const std::int64_t> seq_lengths) const;

@@ -18,14 +18,14 @@ KvBlockLayout KvBlockLayout::make(KvDtype k_dtype, KvDtype v_dtype, std::int64_t
     throw_error<UsageError>("KV cache: {} layers in a layer group, expected [1, {}]", n_layers,
                             kMaxLayers);
   }
-  // Validates n_kv_heads and head_dim and bounds the per-token size.
-  const std::int64_t per_token =
-      kv_bytes_per_token_per_layer(k_dtype, v_dtype, n_kv_heads, head_dim);
-  if (per_token > kMaxBlockBytes / block_size / n_layers) {
+  // Validates n_kv_heads and head_dim and bounds the block's size.
+  const std::int64_t per_layer =
+      kv_bytes_per_block_per_layer(k_dtype, v_dtype, n_kv_heads, head_dim, block_size);
+  if (per_layer > kMaxBlockBytes / n_layers) {
     throw_error<UsageError>(
-        "KV cache: a block of {} tokens x {} layers x {} bytes per token per layer exceeds {} "
+        "KV cache: a block of {} tokens x {} layers x {} bytes per block per layer exceeds {} "
         "bytes",
-        block_size, n_layers, per_token, kMaxBlockBytes);
+        block_size, n_layers, per_layer, kMaxBlockBytes);
   }
 
   KvBlockLayout l;
@@ -37,13 +37,15 @@ KvBlockLayout KvBlockLayout::make(KvDtype k_dtype, KvDtype v_dtype, std::int64_t
   l.block_size = block_size;
   l.k_stride_ = kv_data_bytes_per_vector(k_dtype, head_dim);
   l.v_stride_ = kv_data_bytes_per_vector(v_dtype, head_dim);
-  l.k_scales_ = kv_scales_per_vector(k_dtype, head_dim);
-  l.v_scales_ = kv_scales_per_vector(v_dtype, head_dim);
+  l.k_scales_ = kv_scales_per_vector(KvSide::K, k_dtype, head_dim);
+  l.v_scales_ = kv_scales_per_vector(KvSide::V, v_dtype, head_dim);
   const std::int64_t vectors = n_kv_heads * block_size;  // per side per layer
   l.k_scales_offset_ = vectors * l.k_stride_;
   l.v_data_offset_ = l.k_scales_offset_ + vectors * 2 * l.k_scales_;
   l.v_scales_offset_ = l.v_data_offset_ + vectors * l.v_stride_;
-  l.layer_bytes_ = l.v_scales_offset_ + vectors * 2 * l.v_scales_;
+  l.k_offsets_offset_ = l.v_scales_offset_ + vectors * 2 * l.v_scales_;
+  l.layer_bytes_ =
+      l.k_offsets_offset_ + kv_block_offset_bytes_per_layer(k_dtype, n_kv_heads, head_dim);
   return l;
 }
 

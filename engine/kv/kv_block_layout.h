@@ -9,12 +9,17 @@
 //   K scales  [n_kv_heads][block_size][k_scales_per_vector]   fp16 (absent for F16)
 //   V data    [n_kv_heads][block_size][v_data_stride bytes]
 //   V scales  [n_kv_heads][block_size][v_scales_per_vector]   fp16
+//   K offsets [n_kv_heads][head_dim]                          fp16, only for Int4 K (offset
+//             int4, kv_format.h): fp16 of the block's first key, written with slot 0
 //
 // and the layers follow each other: block = [n_layers][layer_bytes]. One KV head's keys for
 // all slots of a block are contiguous, so the attention loop over a block streams memory.
 // Every section has an even size, so with a 2-byte aligned block base every fp16 value is
 // aligned. There is no padding between sections:
-//   block_bytes == block_size * n_layers * kv_bytes_per_token_per_layer(k, v, heads, dim).
+//   layer_bytes == kv_bytes_per_block_per_layer(k, v, heads, dim, block_size)
+//   block_bytes == n_layers * layer_bytes
+// The offsets live inside the block, so copy-on-write, swapping and freeing a block carry
+// them with its keys.
 #pragma once
 
 #include <cstdint>
@@ -22,8 +27,6 @@
 #include "kv/kv_format.h"
 
 namespace kvscope {
-
-enum class KvSide : std::uint8_t { K, V };
 
 struct KvBlockLayout {
   KvDtype k_dtype = KvDtype::F16;
@@ -62,6 +65,19 @@ struct KvBlockLayout {
            (head * block_size + slot) * 2 * scales_per_vector(side);
   }
 
+  // The K offsets of (layer, head): [head_dim] fp16. Only Int4 K has them; for other K
+  // dtypes the offset is where the section would start (the end of the layer's bytes).
+  std::int64_t k_offsets_offset(std::int64_t layer, std::int64_t head) const {
+    return layer * layer_bytes_ + k_offsets_offset_ + head * head_dim * 2;
+  }
+  std::uint16_t* k_offsets(std::uint8_t* block, std::int64_t layer, std::int64_t head) const {
+    return reinterpret_cast<std::uint16_t*>(block + k_offsets_offset(layer, head));
+  }
+  const std::uint16_t* k_offsets(const std::uint8_t* block, std::int64_t layer,
+                                 std::int64_t head) const {
+    return reinterpret_cast<const std::uint16_t*>(block + k_offsets_offset(layer, head));
+  }
+
   // Pointers into a block's bytes. The scale pointer is valid (and 2-byte aligned when
   // `block` is) even for F16, where there are no scales to read.
   std::uint8_t* data(std::uint8_t* block, KvSide side, std::int64_t layer, std::int64_t head,
@@ -89,6 +105,7 @@ struct KvBlockLayout {
   std::int64_t k_scales_offset_ = 0;  // offsets inside one layer's bytes
   std::int64_t v_data_offset_ = 0;
   std::int64_t v_scales_offset_ = 0;
+  std::int64_t k_offsets_offset_ = 0;
   std::int64_t layer_bytes_ = 0;
 };
 

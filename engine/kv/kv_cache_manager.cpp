@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <utility>
 
-#include "kv/kv_format.h"
+#include "kv/kv_slot_writer.h"
 #include "util/error.h"
 
 namespace kvscope {
@@ -12,20 +12,6 @@ namespace {
 KvCacheConfig validated(KvCacheConfig config) {
   validate(config);
   return config;
-}
-
-// Sums of one side's error over [n_kv_heads][head_dim] values just stored.
-QuantErrorSums measure(const KvBlockLayout& l, KvSide side, const std::uint8_t* base,
-                       std::int64_t layer, std::int64_t slot, const float* x) {
-  QuantErrorSums sums;
-  for (std::int64_t h = 0; h < l.n_kv_heads; ++h) {
-    const float* xh = x + h * l.head_dim;
-    sums.sq_error += kv_quant_sq_error(l.dtype(side), xh, l.data(base, side, layer, h, slot),
-                                       l.scales(base, side, layer, h, slot), l.head_dim);
-    for (std::int64_t i = 0; i < l.head_dim; ++i) sums.sq_exact += double{xh[i]} * xh[i];
-  }
-  sums.count = l.n_kv_heads * l.head_dim;
-  return sums;
 }
 
 }  // namespace
@@ -245,20 +231,27 @@ void KvCacheManager::release_all(Sequence& s) {
   }
 }
 
-void KvCacheManager::truncate(SeqId seq, std::int64_t n) {
-  Sequence& s = running_seq_at(seq, "truncate");
+bool KvCacheManager::can_truncate(SeqId seq, std::int64_t n) const {
+  const Sequence& s = seq_at(seq);
+  if (s.preempted) return false;
   for (std::size_t g = 0; g < s.tables.size(); ++g) {
     // The next query (at position n) sees keys from n - window + 1: their block must be held.
     const BlockTable& t = s.tables[g];
     const std::int64_t window = config_.groups[g].window;
     const std::int64_t first_needed =
         window > 0 ? std::max<std::int64_t>(0, n - window + 1) / t.block_size() : 0;
-    if (n < 0 || n > t.n_tokens() || (n > 0 && t.first_held() > first_needed)) {
-      throw_error<UsageError>(
-          "KV cache: sequence {} cannot be truncated to {} tokens: it holds {}, and its window "
-          "has released the blocks before block {}",
-          seq, n, t.n_tokens(), t.first_held());
-    }
+    if (n < 0 || n > t.n_tokens() || (n > 0 && t.first_held() > first_needed)) return false;
+  }
+  return true;
+}
+
+void KvCacheManager::truncate(SeqId seq, std::int64_t n) {
+  Sequence& s = running_seq_at(seq, "truncate");
+  if (!can_truncate(seq, n)) {
+    throw_error<UsageError>(
+        "KV cache: sequence {} cannot be truncated to {} tokens: it holds {}, and a window has "
+        "released the blocks before block {}",
+        seq, n, s.tables[0].n_tokens(), s.tables.back().first_held());
   }
   for (std::size_t g = 0; g < s.tables.size(); ++g) {
     for (const BlockId id : s.tables[g].truncate(n)) groups_[g].pool.release(id);
@@ -333,15 +326,10 @@ void KvCacheManager::write_token(SeqId seq, std::int64_t layer, std::int64_t pos
   }
   const KvBlockLayout& l = layout(group);
   std::uint8_t* base = block_data(group, s.block);
-  for (std::int64_t h = 0; h < l.n_kv_heads; ++h) {
-    kv_quantize(l.k_dtype, k + h * l.head_dim, l.head_dim, l.data(base, KvSide::K, li, h, s.slot),
-                l.scales(base, KvSide::K, li, h, s.slot));
-    kv_quantize(l.v_dtype, v + h * l.head_dim, l.head_dim, l.data(base, KvSide::V, li, h, s.slot),
-                l.scales(base, KvSide::V, li, h, s.slot));
-  }
+  kv_write_slot(l, base, li, s.slot, k, v);
   if (measure_error) {
-    record_quant_error(layer, measure(l, KvSide::K, base, li, s.slot, k),
-                       measure(l, KvSide::V, base, li, s.slot, v));
+    record_quant_error(layer, kv_slot_quant_error(l, KvSide::K, base, li, s.slot, k),
+                       kv_slot_quant_error(l, KvSide::V, base, li, s.slot, v));
   }
 }
 

@@ -9,11 +9,21 @@
 //   for (pos = m.first_visible_position(g, query_pos); pos <= query_pos; ++pos) {
 //     const std::uint8_t* base = m.block_data(g, t.block(pos / L.block_size));
 //     const std::int64_t slot = pos % L.block_size;
-//     float score = kv_dot(L.k_dtype, q, L.data(base, KvSide::K, li, head, slot),
-//                          L.scales(base, KvSide::K, li, head, slot), L.head_dim);
+//     const std::uint8_t* kd = L.data(base, KvSide::K, li, head, slot);
+//     const std::uint16_t* ks = L.scales(base, KvSide::K, li, head, slot);
+//     float score;
+//     if (L.k_dtype == KvDtype::Int4) {  // offset int4 (kv_format.h)
+//       // once per block: kv_k4_query_terms(q, L.k_offsets(base, li, head), L.head_dim, terms)
+//       score = kv_k4_dot(q, terms, kd, ks, L.head_dim);
+//     } else {
+//       score = kv_dot(L.k_dtype, q, kd, ks, L.head_dim);
+//     }
 //   }
+// Values have no offsets: kv_axpy(L.v_dtype, ...) reads them in every format.
 // Writing: grow(seq, n) first (it reserves positions n_tokens .. n_tokens + n - 1 and makes
-// their blocks exclusively owned), then write_token() or kv_quantize() into the slots.
+// their blocks exclusively owned), then write_token() (kv_slot_writer.h) into the slots in
+// position order: with Int4 K a block's slot 0 sets the offsets its other keys are stored
+// against.
 //
 // Copy-on-write: a fork shares all blocks. The first grow of either sequence that writes
 // into a shared, partially filled tail copies the tail to a fresh block and drops its
@@ -105,6 +115,8 @@ class KvCacheManager {
   // shared until the next grow copies it). UsageError past n_tokens, or when a sliding
   // window has dropped a block the kept tokens would still need.
   void truncate(SeqId seq, std::int64_t n);
+  // Whether truncate(seq, n) would succeed.
+  bool can_truncate(SeqId seq, std::int64_t n) const;
   // Releases the sequence's blocks and forgets it.
   void free_sequence(SeqId seq);
   // Releases the sequence's blocks but keeps it, remembering its length for recompute.

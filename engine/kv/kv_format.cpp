@@ -83,6 +83,23 @@ void quantize_groups(const float* x, std::int64_t head_dim, float qmax, std::uin
   }
 }
 
+// Bounds keep every size product below 2^62: 2^20 heads x (2^20 x 2 + scales) bytes.
+void check_heads_and_dim(std::int64_t n_kv_heads, std::int64_t head_dim) {
+  constexpr std::int64_t kMaxDim = std::int64_t{1} << 20;
+  if (n_kv_heads < 1 || n_kv_heads > kMaxDim) {
+    throw_error<UsageError>("KV cache: n_kv_heads {} out of range [1, {}]", n_kv_heads, kMaxDim);
+  }
+  if (head_dim < 1 || head_dim > kMaxDim) {
+    throw_error<UsageError>("KV cache: head_dim {} out of range [1, {}]", head_dim, kMaxDim);
+  }
+}
+
+// Offset-int4 groups of a key: s and m are stored per group.
+std::int64_t k4_groups(std::int64_t head_dim) {
+  const std::int64_t group = kv_k4_group_size(head_dim);
+  return (head_dim + group - 1) / group;
+}
+
 std::string lower(std::string_view text) {
   std::string out(text);
   for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -115,10 +132,21 @@ std::int64_t kv_group_size(std::int64_t head_dim) {
   return std::min(kMaxGroupSize, head_dim);
 }
 
+std::int64_t kv_group_size(KvSide side, KvDtype dtype, std::int64_t head_dim) {
+  return side == KvSide::K && dtype == KvDtype::Int4 ? kv_k4_group_size(head_dim)
+                                                     : kv_group_size(head_dim);
+}
+
 std::int64_t kv_scales_per_vector(KvDtype dtype, std::int64_t head_dim) {
   if (dtype == KvDtype::F16 || head_dim < 1) return 0;
   const std::int64_t group = kv_group_size(head_dim);
   return (head_dim + group - 1) / group;
+}
+
+std::int64_t kv_scales_per_vector(KvSide side, KvDtype dtype, std::int64_t head_dim) {
+  if (side == KvSide::V || dtype != KvDtype::Int4) return kv_scales_per_vector(dtype, head_dim);
+  if (head_dim < 1) return 0;
+  return 2 * k4_groups(head_dim);
 }
 
 std::int64_t kv_data_bytes_per_vector(KvDtype dtype, std::int64_t head_dim) {
@@ -137,18 +165,42 @@ std::int64_t kv_bytes_per_vector(KvDtype dtype, std::int64_t head_dim) {
   return kv_data_bytes_per_vector(dtype, head_dim) + 2 * kv_scales_per_vector(dtype, head_dim);
 }
 
-std::int64_t kv_bytes_per_token_per_layer(KvDtype k_dtype, KvDtype v_dtype, std::int64_t n_kv_heads,
-                                          std::int64_t head_dim) {
-  // Bounds keep every product below 2^62: 2^20 heads * (2^20 * 2 + scales) bytes.
-  constexpr std::int64_t kMaxDim = std::int64_t{1} << 20;
-  if (n_kv_heads < 1 || n_kv_heads > kMaxDim) {
-    throw_error<UsageError>("KV cache: n_kv_heads {} out of range [1, {}]", n_kv_heads, kMaxDim);
+std::int64_t kv_bytes_per_vector(KvSide side, KvDtype dtype, std::int64_t head_dim) {
+  return kv_data_bytes_per_vector(dtype, head_dim) +
+         2 * kv_scales_per_vector(side, dtype, head_dim);
+}
+
+std::int64_t kv_slot_bytes_per_layer(KvDtype k_dtype, KvDtype v_dtype, std::int64_t n_kv_heads,
+                                     std::int64_t head_dim) {
+  check_heads_and_dim(n_kv_heads, head_dim);
+  return n_kv_heads * (kv_bytes_per_vector(KvSide::K, k_dtype, head_dim) +
+                       kv_bytes_per_vector(KvSide::V, v_dtype, head_dim));
+}
+
+std::int64_t kv_block_offset_bytes_per_layer(KvDtype k_dtype, std::int64_t n_kv_heads,
+                                             std::int64_t head_dim) {
+  check_heads_and_dim(n_kv_heads, head_dim);
+  return k_dtype == KvDtype::Int4 ? n_kv_heads * head_dim * 2 : 0;
+}
+
+std::int64_t kv_bytes_per_block_per_layer(KvDtype k_dtype, KvDtype v_dtype, std::int64_t n_kv_heads,
+                                          std::int64_t head_dim, std::int64_t block_size) {
+  // With the bounds of check_heads_and_dim a slot is below 2^43 bytes: 2^20 slots keep the
+  // block below 2^63.
+  constexpr std::int64_t kMaxBlockSize = std::int64_t{1} << 20;
+  if (block_size < 1 || block_size > kMaxBlockSize) {
+    throw_error<UsageError>("KV cache: block_size {} out of range [1, {}]", block_size,
+                            kMaxBlockSize);
   }
-  if (head_dim < 1 || head_dim > kMaxDim) {
-    throw_error<UsageError>("KV cache: head_dim {} out of range [1, {}]", head_dim, kMaxDim);
-  }
-  return n_kv_heads *
-         (kv_bytes_per_vector(k_dtype, head_dim) + kv_bytes_per_vector(v_dtype, head_dim));
+  return block_size * kv_slot_bytes_per_layer(k_dtype, v_dtype, n_kv_heads, head_dim) +
+         kv_block_offset_bytes_per_layer(k_dtype, n_kv_heads, head_dim);
+}
+
+double kv_bytes_per_token_per_layer(KvDtype k_dtype, KvDtype v_dtype, std::int64_t n_kv_heads,
+                                    std::int64_t head_dim, std::int64_t block_size) {
+  return static_cast<double>(
+             kv_bytes_per_block_per_layer(k_dtype, v_dtype, n_kv_heads, head_dim, block_size)) /
+         static_cast<double>(block_size);
 }
 
 void kv_quantize(KvDtype dtype, const float* x, std::int64_t head_dim, std::uint8_t* data,

@@ -68,14 +68,8 @@ KvCacheConfig default_kv_config(const ModelSpec& spec, KvDtype k_dtype, KvDtype 
   return config;
 }
 
-std::int64_t kv_bytes_per_token(const KvCacheConfig& config) {
-  std::int64_t total = 0;
-  for (const LayerGroupConfig& g : config.groups) {
-    const std::int64_t per_layer =
-        kv_bytes_per_token_per_layer(g.k_dtype, g.v_dtype, config.n_kv_heads, config.head_dim);
-    total = add_sat(total, mul_sat(static_cast<std::int64_t>(g.layers.size()), per_layer));
-  }
-  return total;
+double kv_bytes_per_token(const KvCacheConfig& config) {
+  return static_cast<double>(kv_block_set_bytes(config)) / static_cast<double>(config.block_size);
 }
 
 std::int64_t kv_block_set_bytes(const KvCacheConfig& config) {
@@ -126,10 +120,13 @@ std::int64_t kv_bytes_read_per_token(const KvCacheConfig& config, std::int64_t c
   std::int64_t total = 0;
   for (const LayerGroupConfig& g : config.groups) {
     const std::int64_t visible = g.window > 0 ? std::min(context, g.window) : context;
-    const std::int64_t per_layer =
-        kv_bytes_per_token_per_layer(g.k_dtype, g.v_dtype, config.n_kv_heads, config.head_dim);
-    total = add_sat(
-        total, mul_sat(mul_sat(visible, per_layer), static_cast<std::int64_t>(g.layers.size())));
+    const std::int64_t per_slot =
+        kv_slot_bytes_per_layer(g.k_dtype, g.v_dtype, config.n_kv_heads, config.head_dim);
+    const std::int64_t per_block =
+        kv_block_offset_bytes_per_layer(g.k_dtype, config.n_kv_heads, config.head_dim);
+    const std::int64_t per_layer = add_sat(
+        mul_sat(visible, per_slot), mul_sat(ceil_div(visible, config.block_size), per_block));
+    total = add_sat(total, mul_sat(per_layer, static_cast<std::int64_t>(g.layers.size())));
   }
   return total;
 }

@@ -2,7 +2,7 @@
 // running the allocator: per layer group, whole blocks of kv_group_layout().block_bytes(),
 // blocks a sliding window has released not counted, and every group's pool the same size
 // (kv_cache_config.h). The planner and KvCacheManager share the bytes function
-// (kv_bytes_per_token_per_layer) and the block layout, so these numbers are the allocator's.
+// (kv_bytes_per_block_per_layer) and the block layout, so these numbers are the allocator's.
 //
 // Growth model. A sequence reaches `tokens` tokens through grow() calls of `step` tokens
 // (the last one shorter when step does not divide tokens): step = prefill chunk while the
@@ -29,9 +29,12 @@ namespace kvscope {
 KvCacheConfig default_kv_config(const ModelSpec& spec, KvDtype k_dtype, KvDtype v_dtype,
                                 std::int64_t block_size = 16);
 
-// K+V bytes one token takes over all layers, before block rounding:
-//   sum over groups of n_layers(g) x kv_bytes_per_token_per_layer(k(g), v(g), heads, dim).
-std::int64_t kv_bytes_per_token(const KvCacheConfig& config);
+// K+V bytes one token takes over all layers, before block rounding, for display:
+//   kv_block_set_bytes / block_size
+//   = sum over groups of n_layers(g) x kv_bytes_per_block_per_layer(k(g), v(g), heads, dim,
+//     block_size) / block_size,
+// fractional when a block's Int4 K offsets do not divide evenly among its slots.
+double kv_bytes_per_token(const KvCacheConfig& config);
 
 // Bytes one block of each group takes, added up: the pool's unit of growth, since every
 // group gets the same number of blocks.
@@ -48,7 +51,8 @@ std::int64_t kv_peak_blocks(const KvCacheConfig& config, std::size_t group, std:
                             std::int64_t step);
 
 // Bytes of K and V attention reads to decode one token at position context - 1: every
-// visible key of every layer, min(context, window) tokens per group, unrounded.
+// visible key and value of every layer, min(context, window) = n tokens per group, plus the
+// Int4 K offsets of ceil(n / block_size) blocks.
 std::int64_t kv_bytes_read_per_token(const KvCacheConfig& config, std::int64_t context);
 
 // `batch` sequences of `tokens` tokens each, grown in steps of `step` (all in lockstep, as

@@ -91,7 +91,7 @@ struct MemoryPlan {
   Workspace workspace;
   std::int64_t usable_bytes = 0;         // budget.usable(), or the KV budget when given
   std::int64_t kv_budget_bytes = 0;      // what the KV pool may take (>= 0)
-  std::int64_t kv_bytes_per_token = 0;   // before block rounding
+  double kv_bytes_per_token = 0.0;       // before block rounding (kv_footprint.h)
   std::int64_t kv_block_set_bytes = 0;   // one block of every group
   std::int64_t kv_blocks_per_group = 0;  // the pool the engine would build
   std::int64_t kv_pool_bytes = 0;        // kv_blocks_per_group x kv_block_set_bytes

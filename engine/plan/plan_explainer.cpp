@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include "kv/kv_format.h"
 #include "plan/units.h"
 
@@ -13,11 +15,24 @@ std::string bytes(std::int64_t b) {
   return fmt::format("{} B ({})", group_digits(b), human_bytes(b));
 }
 
-// One K or V vector's bytes as its format builds them: "128 x 2 B" or "128 B + 4 x 2 B scales".
-std::string vector_formula(KvDtype dtype, std::int64_t head_dim) {
+// One K or V vector's bytes as its format builds them: "128 x 2 B", "128 B + 4 x 2 B scales",
+// or for offset-int4 keys a scale and a minimum per group: "64 B + 4 x 2 x 2 B scales and mins".
+std::string vector_formula(KvSide side, KvDtype dtype, std::int64_t head_dim) {
   if (dtype == KvDtype::F16) return fmt::format("{} x 2 B", head_dim);
-  return fmt::format("{} B + {} x 2 B scales", kv_data_bytes_per_vector(dtype, head_dim),
-                     kv_scales_per_vector(dtype, head_dim));
+  const std::int64_t data = kv_data_bytes_per_vector(dtype, head_dim);
+  const std::int64_t scales = kv_scales_per_vector(side, dtype, head_dim);
+  if (side == KvSide::K && dtype == KvDtype::Int4) {
+    return fmt::format("{} B + {} x 2 x 2 B scales and mins", data, scales / 2);
+  }
+  return fmt::format("{} B + {} x 2 B scales", data, scales);
+}
+
+// "1,216" or "1,216.50": a per-token figure, fractional when a block's K offsets do not
+// divide evenly among its slots.
+std::string per_token_text(double bytes) {
+  const long long cents = std::llround(bytes * 100.0);
+  if (cents % 100 == 0) return group_digits(cents / 100);
+  return fmt::format("{}.{:02d}", group_digits(cents / 100), cents % 100);
 }
 
 // "1 sequence", "3 sequences"
@@ -34,20 +49,10 @@ void explain_weights(std::string& out, const MemoryPlan& p) {
   out += fmt::format("Weights\n  {} = {}\n", p.weights.basis, bytes(p.weights.bytes));
 }
 
-void explain_group(std::string& out, const PlanRequest& r, const MemoryPlan& p, std::size_t g) {
+// How many blocks one sequence of the group holds.
+void explain_growth(std::string& out, const PlanRequest& r, const MemoryPlan& p, std::size_t g) {
   const LayerGroupConfig& group = r.kv.groups[g];
   const KvGroupFootprint& f = p.kv.groups[g];
-  const auto n_layers = static_cast<std::int64_t>(group.layers.size());
-  const std::int64_t per_layer =
-      kv_bytes_per_token_per_layer(group.k_dtype, group.v_dtype, r.kv.n_kv_heads, r.kv.head_dim);
-  out += fmt::format("  group {}: {} layers, K {} / V {}, {}\n", g, n_layers,
-                     kv_dtype_name(group.k_dtype), kv_dtype_name(group.v_dtype),
-                     window_text(group.window));
-  out += fmt::format("    per token per layer = {} KV heads x (K {} + V {}) = {} B\n",
-                     r.kv.n_kv_heads, vector_formula(group.k_dtype, r.kv.head_dim),
-                     vector_formula(group.v_dtype, r.kv.head_dim), group_digits(per_layer));
-  out += fmt::format("    one block = {} tokens x {} layers x {} B = {}\n", r.kv.block_size,
-                     n_layers, group_digits(per_layer), bytes(f.block_bytes));
   const std::int64_t per_seq = f.held_blocks / r.batch;
   if (group.window == 0) {
     out += fmt::format("    per sequence: ceil({} / {}) = {} blocks\n", group_digits(r.context),
@@ -61,12 +66,42 @@ void explain_group(std::string& out, const PlanRequest& r, const MemoryPlan& p, 
   }
 }
 
+void explain_group(std::string& out, const PlanRequest& r, const MemoryPlan& p, std::size_t g) {
+  const LayerGroupConfig& group = r.kv.groups[g];
+  const KvGroupFootprint& f = p.kv.groups[g];
+  const auto n_layers = static_cast<std::int64_t>(group.layers.size());
+  const std::int64_t per_slot =
+      kv_slot_bytes_per_layer(group.k_dtype, group.v_dtype, r.kv.n_kv_heads, r.kv.head_dim);
+  const std::int64_t offsets =
+      kv_block_offset_bytes_per_layer(group.k_dtype, r.kv.n_kv_heads, r.kv.head_dim);
+  out += fmt::format("  group {}: {} layers, K {} / V {}, {}\n", g, n_layers,
+                     kv_dtype_name(group.k_dtype), kv_dtype_name(group.v_dtype),
+                     window_text(group.window));
+  out +=
+      fmt::format("    per token per layer = {} KV heads x (K {} + V {}) = {} B\n", r.kv.n_kv_heads,
+                  vector_formula(KvSide::K, group.k_dtype, r.kv.head_dim),
+                  vector_formula(KvSide::V, group.v_dtype, r.kv.head_dim), group_digits(per_slot));
+  if (offsets == 0) {
+    out += fmt::format("    one block = {} tokens x {} layers x {} B = {}\n", r.kv.block_size,
+                       n_layers, group_digits(per_slot), bytes(f.block_bytes));
+    explain_growth(out, r, p, g);
+    return;
+  }
+  // offset int4 K: a block also holds, per layer and KV head, the fp16 offsets of its first key
+  out += fmt::format("    K offsets per block per layer = {} KV heads x {} x 2 B = {} B\n",
+                     r.kv.n_kv_heads, r.kv.head_dim, group_digits(offsets));
+  out += fmt::format("    one block = {} layers x ({} tokens x {} B + {} B) = {}\n", n_layers,
+                     r.kv.block_size, group_digits(per_slot), group_digits(offsets),
+                     bytes(f.block_bytes));
+  explain_growth(out, r, p, g);
+}
+
 void explain_kv(std::string& out, const PlanRequest& r, const MemoryPlan& p) {
   out += fmt::format("KV cache: {} x {} tokens, blocks of {} tokens\n", sequences(r.batch),
                      group_digits(r.context), r.kv.block_size);
   for (std::size_t g = 0; g < r.kv.groups.size(); ++g) explain_group(out, r, p, g);
   out += fmt::format("  all layers: {} B per token before rounding to blocks\n",
-                     group_digits(p.kv_bytes_per_token));
+                     per_token_text(p.kv_bytes_per_token));
   if (r.kv.groups.size() == 1) {
     out += fmt::format("  needed: {} x {} blocks x {} B = {}\n", sequences(r.batch),
                        group_digits(p.kv.blocks_per_group_needed / r.batch),

@@ -19,6 +19,7 @@ struct Scratch {
   std::vector<float> q_scaled;          // [group][head_dim]   float path
   std::vector<float> scores;            // [group][block_size] float path
   std::vector<float> run_max, run_sum;  // [group]             float path
+  std::vector<float> q_terms;           // [group][1 + n_groups] int4 K (kv_k4_query_terms)
   std::vector<std::uint16_t> q16, acc;  // [group][head_dim]   fp16 path
   std::vector<GgmlFlashHead> heads;     // [group]             fp16 path
 };
@@ -71,6 +72,33 @@ void attend_f16(const LayerView& lv, std::int64_t kv_head, std::int64_t group, s
   }
 }
 
+// scores[h][slot] = q_h . k_slot for the visible slots [s0, s1] of one block, each key read
+// once for the whole group. Offset-int4 keys: q_h . offsets once per block (kv_k4_dot).
+void block_scores(const LayerView& lv, std::int64_t kv_head, const std::uint8_t* base,
+                  std::int64_t s0, std::int64_t s1, std::int64_t group, const float* q,
+                  Scratch& s) {
+  const KvBlockLayout& L = lv.L;
+  const std::int64_t hd = L.head_dim;
+  const std::int64_t bs = L.block_size;
+  const bool k4 = L.k_dtype == KvDtype::Int4;
+  const std::int64_t n_terms = k4 ? kv_k4_query_terms_size(hd) : 0;
+  if (k4) {
+    s.q_terms.resize(static_cast<std::size_t>(group * n_terms));
+    const std::uint16_t* offsets = L.k_offsets(base, lv.layer, kv_head);
+    for (std::int64_t h = 0; h < group; ++h) {
+      kv_k4_query_terms(q + h * hd, offsets, hd, &s.q_terms[h * n_terms]);
+    }
+  }
+  for (std::int64_t slot = s0; slot <= s1; ++slot) {
+    const auto* kd = L.data(base, KvSide::K, lv.layer, kv_head, slot);
+    const auto* ks = L.scales(base, KvSide::K, lv.layer, kv_head, slot);
+    for (std::int64_t h = 0; h < group; ++h) {
+      s.scores[h * bs + slot] = k4 ? kv_k4_dot(q + h * hd, &s.q_terms[h * n_terms], kd, ks, hd)
+                                   : kv_dot(L.k_dtype, q + h * hd, kd, ks, hd);
+    }
+  }
+}
+
 // Quantized K or V: float attention, softmax online block by block. q: [group][head_dim]
 // pre-scaled by 1/sqrt(head_dim); out: [group][head_dim].
 void attend_float(const LayerView& lv, std::int64_t kv_head, std::int64_t group, std::int64_t pos,
@@ -84,14 +112,7 @@ void attend_float(const LayerView& lv, std::int64_t kv_head, std::int64_t group,
   s.run_sum.assign(static_cast<std::size_t>(group), 0.0f);
   std::fill(out, out + group * hd, 0.0f);
   for_each_visible_block(lv, pos, [&](const std::uint8_t* base, std::int64_t s0, std::int64_t s1) {
-    // scores[h][slot] = q_h . k_slot; each key is dequantized once for the whole group
-    for (std::int64_t slot = s0; slot <= s1; ++slot) {
-      const auto* kd = L.data(base, KvSide::K, lv.layer, kv_head, slot);
-      const auto* ks = L.scales(base, KvSide::K, lv.layer, kv_head, slot);
-      for (std::int64_t h = 0; h < group; ++h) {
-        s.scores[h * bs + slot] = kv_dot(L.k_dtype, q + h * hd, kd, ks, hd);
-      }
-    }
+    block_scores(lv, kv_head, base, s0, s1, group, q, s);
     for (std::int64_t h = 0; h < group; ++h) {
       const float* sc = &s.scores[h * bs];
       float* o = out + h * hd;

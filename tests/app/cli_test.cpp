@@ -79,6 +79,13 @@ TEST(Cli, InspectJsonDescribesStories260K) {
   EXPECT_EQ(j.at("tokenizer").at("vocab_size"), 512);
   // f16 K+V: 2 x 4 heads x 8 dims x 2 bytes x 5 layers
   EXPECT_EQ(j.at("kv_cache").at("f16").at("bytes_per_token"), 640);
+  // int4: per KV head, K 4 B + 2 groups x (s, m) x 2 B, V 4 B + 2 B, and 8 x 2 B of K offsets
+  // per block of 16 tokens: (12 + 6) x 16 + 16 = 304 B per block, 19 B per token.
+  EXPECT_EQ(j.at("kv_cache").at("int4").at("bytes_per_block_per_layer"), 4 * 304);
+  EXPECT_EQ(j.at("kv_cache").at("int4").at("bytes_per_token"), 4 * 19 * 5);
+  // stories260K's context 2048 = 128 blocks
+  EXPECT_EQ(j.at("spec").at("context_length"), 2048);
+  EXPECT_EQ(j.at("kv_cache").at("int4").at("bytes_full_context"), 128 * 4 * 304 * 5);
 }
 
 TEST(Cli, PlanAgreesWithInspectOnWeightBytes) {

@@ -1,10 +1,13 @@
-// The KV append kernel must write exactly the bytes of the CPU reference (kv_quantize via
-// KvCacheManager::write_token): every dtype pair, head_dim 1..256 (odd ones included for
-// the padding bytes), block sizes 1..64, lengths crossing block boundaries, shuffled block
-// tables, and special values (NaN, inf, huge, tiny, all-zero groups).
+// The KV append kernel must write exactly the bytes of the CPU reference (kv_slot_writer.h
+// via KvCacheManager::write_token): every dtype pair, head_dim 1..256 (odd ones included for
+// the padding bytes, 10 and 14 for int4 K groups that straddle a byte), block sizes 1..64,
+// lengths crossing block boundaries, shuffled block tables, special values (NaN, inf, huge,
+// tiny, all-zero groups), and for int4 K the block offsets, set by a slot-0 token of the same
+// launch or of an earlier one.
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -43,6 +46,15 @@ void expect_same_bytes(const KvCacheManager& kv, const std::vector<std::uint8_t>
     const KvSlot s = kv.slot(kTestSeq, 0, pos);
     const std::uint8_t* host = kv.block_data(0, s.block);
     const std::uint8_t* dev = device.data() + s.block * L.block_bytes();
+    if (c.k_dtype == KvDtype::Int4 && s.slot == 0) {  // the offsets this token set
+      for (std::int64_t h = 0; h < c.n_kv_heads; ++h) {
+        const auto o = L.k_offsets_offset(layer, h);
+        if (std::memcmp(host + o, dev + o, static_cast<std::size_t>(2 * c.head_dim)) != 0) {
+          ADD_FAILURE() << what << ": pos " << pos << " head " << h << " K offsets differ";
+          ++mismatches;
+        }
+      }
+    }
     for (const KvSide side : {KvSide::K, KvSide::V}) {
       for (std::int64_t h = 0; h < c.n_kv_heads; ++h) {
         const auto d = L.data_offset(side, layer, h, s.slot);
@@ -63,7 +75,9 @@ void expect_same_bytes(const KvCacheManager& kv, const std::vector<std::uint8_t>
   }
 }
 
-void check_append(const KvCase& c) {
+// Appends tokens [0, split) in one launch and [split, length) in a second (split 0: all in
+// one), after the CPU wrote them all.
+void check_append(const KvCase& c, std::int64_t split = 0) {
   KvCacheManager kv = test::make_shuffled_kv(c);
   const std::int64_t layer = c.n_layers - 1;
   const auto k = kv_values(c, 1), v = kv_values(c, 2);
@@ -74,28 +88,33 @@ void check_append(const KvCase& c) {
   const KvBlockLayout& L = kv.layout(0);
   const auto pool_bytes = static_cast<std::size_t>(kv.pool(0).n_blocks() * L.block_bytes());
   auto pool = test::device_zeros<std::uint8_t>(pool_bytes);
-  test::TestStep step;
-  test::make_step(kv, 0, c.length, step);
   auto dk = test::to_device(k), dv = test::to_device(v);
-  cuda::launch_kv_append(cuda::kv_layer_layout(L, layer),
-                         test::step_tables(step, pool.as<std::uint8_t>()), dk.as<float>(),
-                         dv.as<float>(), c.length, nullptr);
+  const std::int64_t length = c.length;
+  for (const auto& [start, end] : {std::pair{std::int64_t{0}, split}, std::pair{split, length}}) {
+    if (start == end) continue;
+    test::TestStep step;
+    test::make_step(kv, start, end - start, step);
+    cuda::launch_kv_append(cuda::kv_layer_layout(L, layer),
+                           test::step_tables(step, pool.as<std::uint8_t>()),
+                           dk.as<float>() + start * kv_dim, dv.as<float>() + start * kv_dim,
+                           static_cast<int>(end - start), nullptr);
+  }
   const auto device = test::from_device<std::uint8_t>(pool, pool_bytes);
   expect_same_bytes(kv, device, c, layer,
                     std::string(kv_dtype_name(c.k_dtype)) + "/" +
                         std::string(kv_dtype_name(c.v_dtype)) + " head_dim " +
-                        std::to_string(c.head_dim) + " block " + std::to_string(c.block_size));
+                        std::to_string(c.head_dim) + " block " + std::to_string(c.block_size) +
+                        " split " + std::to_string(split));
 }
 
 TEST(CudaKvAppend, WritesTheSameBytesAsTheCpuQuantizerForEveryDtypeAndShape) {
   KVSCOPE_REQUIRE_CUDA();
-  const std::pair<KvDtype, KvDtype> dtypes[] = {{KvDtype::F16, KvDtype::F16},
-                                                {KvDtype::Int8, KvDtype::Int8},
-                                                {KvDtype::Int4, KvDtype::Int4},
-                                                {KvDtype::Int8, KvDtype::Int4},
-                                                {KvDtype::F16, KvDtype::Int4}};
+  const std::pair<KvDtype, KvDtype> dtypes[] = {
+      {KvDtype::F16, KvDtype::F16},   {KvDtype::Int8, KvDtype::Int8},
+      {KvDtype::Int4, KvDtype::Int4}, {KvDtype::Int8, KvDtype::Int4},
+      {KvDtype::F16, KvDtype::Int4},  {KvDtype::Int4, KvDtype::F16}};
   for (const auto& [kd, vd] : dtypes) {
-    for (const int head_dim : {1, 5, 8, 31, 40, 64, 100, 128, 130, 256}) {
+    for (const int head_dim : {1, 5, 8, 10, 14, 31, 40, 64, 100, 128, 130, 256}) {
       for (const int block_size : {1, 3, 16, 64}) {
         KvCase c;
         c.k_dtype = kd;
@@ -105,6 +124,25 @@ TEST(CudaKvAppend, WritesTheSameBytesAsTheCpuQuantizerForEveryDtypeAndShape) {
         c.n_kv_heads = head_dim > 128 ? 2 : 3;
         c.length = 2 * block_size + 5;  // crosses at least two block boundaries
         check_append(c);
+      }
+    }
+  }
+}
+
+// A prompt read in chunks: the second launch starts inside a block whose slot 0 (and so its
+// int4 K offsets) the first launch wrote, and itself crosses into blocks it starts.
+TEST(CudaKvAppend, Int4KeysOfALaterChunkUseTheOffsetsAnEarlierLaunchSet) {
+  KVSCOPE_REQUIRE_CUDA();
+  for (const int head_dim : {8, 10, 64, 128}) {
+    for (const int block_size : {3, 16}) {
+      KvCase c;
+      c.k_dtype = KvDtype::Int4;
+      c.v_dtype = KvDtype::Int4;
+      c.head_dim = head_dim;
+      c.block_size = block_size;
+      c.length = 3 * block_size + 2;
+      for (const std::int64_t split : {std::int64_t{1}, std::int64_t{block_size} + 1}) {
+        check_append(c, split);
       }
     }
   }

@@ -1,8 +1,10 @@
 // Paged GQA attention on the device against the CPU paged_attention (cpu_attention.h) on a
-// KV cache the CPU wrote: every KV dtype, head_dim 8..256, GQA groups 1..8, block sizes
-// 1..64, shuffled block tables, sliding windows, decode (one query) and prompt chunks
-// (causal), with 1 split and with several (the log-sum-exp merge).
+// KV cache the CPU wrote: every KV dtype (int4 K read through its block's offsets), head_dim
+// 8..256, GQA groups 1..8, block sizes 1..64, shuffled block tables, sliding windows, decode
+// (one query) and prompt chunks (causal), with 1 split and with several (the log-sum-exp
+// merge).
 #include <cmath>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -98,18 +100,42 @@ TEST(CudaPagedAttention, MatchesTheCpuReferenceAcrossDtypesShapesAndSplits) {
 
 TEST(CudaPagedAttention, PromptChunksAreCausalAndMixedDtypesWork) {
   KVSCOPE_REQUIRE_CUDA();
-  for (const int group : {1, 3, 8}) {
-    AttnCase a;
-    a.kv.k_dtype = KvDtype::Int8;
-    a.kv.v_dtype = KvDtype::Int4;
-    a.kv.head_dim = 96;
-    a.kv.block_size = 16;
-    a.kv.length = 75;
-    a.group = group;
-    a.n_query = 20;  // tokens 55..74, each seeing its own prefix only
-    check_attention(a);
-    a.n_splits = 4;
-    check_attention(a);
+  // int4 K is offset int4 (its block's offsets), int4 V the symmetric format
+  const std::pair<KvDtype, KvDtype> dtypes[] = {{KvDtype::Int8, KvDtype::Int4},
+                                                {KvDtype::Int4, KvDtype::F16},
+                                                {KvDtype::Int4, KvDtype::Int8}};
+  for (const auto& [kd, vd] : dtypes) {
+    for (const int group : {1, 3, 8}) {
+      AttnCase a;
+      a.kv.k_dtype = kd;
+      a.kv.v_dtype = vd;
+      a.kv.head_dim = 96;
+      a.kv.block_size = 16;
+      a.kv.length = 75;
+      a.group = group;
+      a.n_query = 20;  // tokens 55..74, each seeing its own prefix only
+      check_attention(a);
+      a.n_splits = 4;
+      check_attention(a);
+    }
+  }
+}
+
+// head_dim 10 and 14: int4 K groups of 5 and 7 straddle a byte.
+TEST(CudaPagedAttention, Int4KeysWithGroupsThatStraddleAByteMatchTheCpu) {
+  KVSCOPE_REQUIRE_CUDA();
+  for (const int head_dim : {10, 14, 72}) {
+    for (const int block_size : {3, 16}) {
+      AttnCase a;
+      a.kv.k_dtype = KvDtype::Int4;
+      a.kv.v_dtype = KvDtype::Int4;
+      a.kv.head_dim = head_dim;
+      a.kv.block_size = block_size;
+      a.kv.length = 4 * block_size + 5;
+      a.group = 2;
+      a.n_query = 3;
+      check_attention(a);
+    }
   }
 }
 
@@ -117,7 +143,8 @@ TEST(CudaPagedAttention, SlidingWindowReadsOnlyTheVisibleKeys) {
   KVSCOPE_REQUIRE_CUDA();
   for (const int block_size : {1, 4, 16}) {
     AttnCase a;
-    a.kv.k_dtype = a.kv.v_dtype = KvDtype::Int8;
+    a.kv.k_dtype = block_size == 4 ? KvDtype::Int4 : KvDtype::Int8;
+    a.kv.v_dtype = KvDtype::Int8;
     a.kv.head_dim = 64;
     a.kv.block_size = block_size;
     a.kv.length = 100;

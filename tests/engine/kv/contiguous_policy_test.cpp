@@ -50,14 +50,35 @@ TEST(ContiguousPolicy, ForConfigUsesTheSameBytesFunctionAsThePool) {
   c.max_context = 64;
   const ContiguousPolicy p = ContiguousPolicy::for_config(c);
   EXPECT_EQ(p.bytes_per_sequence(),
-            64 * 2 * kv_bytes_per_token_per_layer(KvDtype::F16, 4, 8) +
-                8 * kv_bytes_per_token_per_layer(KvDtype::Int8, KvDtype::Int4, 4, 8));
+            64 * 2 * kv_slot_bytes_per_layer(KvDtype::F16, KvDtype::F16, 4, 8) +
+                8 * kv_slot_bytes_per_layer(KvDtype::Int8, KvDtype::Int4, 4, 8));
+  EXPECT_EQ(p.bytes_per_sequence(), 64 * 2 * 128 + 8 * 4 * (10 + 6));
+}
+
+TEST(ContiguousPolicy, Int4KeysAlsoReserveTheOffsetsOfEveryBlockOfSlots) {
+  KvCacheConfig c;
+  c.groups = {{{0, 1}, KvDtype::Int4, KvDtype::Int4, 0}};
+  c.n_kv_heads = 4;
+  c.head_dim = 8;
+  c.block_size = 16;
+  c.max_context = 40;  // 3 runs of 16 slots
+  const ContiguousPolicy p = ContiguousPolicy::for_config(c);
+  const std::int64_t slot = 2 * 4 * 18, offsets = 2 * 4 * 8 * 2;  // both layers
+  EXPECT_EQ(p.bytes_per_sequence(), 40 * slot + 3 * offsets);
+  const std::vector<std::int64_t> lengths = {17, 40};
+  const ContiguousCost cost = p.cost(lengths);
+  EXPECT_EQ(cost.reserved_bytes, 2 * (40 * slot + 3 * offsets));
+  EXPECT_EQ(cost.used_bytes, 17 * slot + 2 * offsets + 40 * slot + 3 * offsets);
+  EXPECT_EQ(cost.wasted_bytes, 23 * slot + offsets);
+  EXPECT_EQ(cost.wasted_slots, 23);
 }
 
 TEST(ContiguousPolicy, RejectsInvalidShapes) {
   EXPECT_THROW(ContiguousPolicy(0, {{0, 1}}), UsageError);
   EXPECT_THROW(ContiguousPolicy(10, {{-1, 1}}), UsageError);
   EXPECT_THROW(ContiguousPolicy(10, {{0, 0}}), UsageError);
+  EXPECT_THROW(ContiguousPolicy(10, {{0, 1, -1, 16}}), UsageError);
+  EXPECT_THROW(ContiguousPolicy(10, {{0, 1, 8, 0}}), UsageError);
 }
 
 }  // namespace

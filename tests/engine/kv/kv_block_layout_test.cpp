@@ -12,18 +12,26 @@ namespace {
 
 constexpr KvDtype kAllDtypes[] = {KvDtype::F16, KvDtype::Int8, KvDtype::Int4};
 
-TEST(KvBlockLayout, BlockBytesAreBlockSizeTimesLayersTimesTheBytesFunction) {
+TEST(KvBlockLayout, BlockBytesAreLayersTimesThePerBlockBytesFunction) {
   for (const KvDtype k : kAllDtypes) {
     for (const KvDtype v : kAllDtypes) {
       for (const std::int64_t hd : {1, 7, 8, 40, 72, 128}) {
         for (const std::int64_t bs : {1, 3, 16}) {
           const KvBlockLayout l = KvBlockLayout::make(k, v, 5, 4, hd, bs);
-          EXPECT_EQ(l.block_bytes(), bs * 5 * kv_bytes_per_token_per_layer(k, v, 4, hd))
+          const std::int64_t per_layer = kv_bytes_per_block_per_layer(k, v, 4, hd, bs);
+          EXPECT_EQ(l.layer_bytes(), per_layer)
               << kv_dtype_name(k) << "/" << kv_dtype_name(v) << " hd " << hd << " bs " << bs;
+          EXPECT_EQ(l.block_bytes(), 5 * per_layer);
+          // the vectors of every slot, plus the int4 K offsets once per block and layer
+          EXPECT_EQ(per_layer, bs * kv_slot_bytes_per_layer(k, v, 4, hd) +
+                                   (k == KvDtype::Int4 ? 4 * hd * 2 : 0));
         }
       }
     }
   }
+  // stories260K in int4, blocks of 16: 19 B per token and KV head
+  EXPECT_EQ(KvBlockLayout::make(KvDtype::Int4, KvDtype::Int4, 5, 4, 8, 16).block_bytes(),
+            5 * 16 * 4 * 19);
 }
 
 TEST(KvBlockLayout, OffsetsOfASmallInt8BlockAreTheDocumentedOnes) {
@@ -42,8 +50,28 @@ TEST(KvBlockLayout, OffsetsOfASmallInt8BlockAreTheDocumentedOnes) {
   EXPECT_EQ(l.scales_offset(KvSide::V, 1, 1, 2), 528 + 504 + 5 * 4);
 }
 
-// Marks every byte each (layer, side, head, slot) vector owns: every byte of the block is
-// owned exactly once, so sections neither overlap nor leave gaps.
+TEST(KvBlockLayout, Int4KeysPutTheirOffsetsAfterTheVScales) {
+  // 2 layers, 2 heads, head_dim 40 (K groups 20 + 20, V groups 32 + 8), block_size 3.
+  const KvBlockLayout l = KvBlockLayout::make(KvDtype::Int4, KvDtype::Int8, 2, 2, 40, 3);
+  EXPECT_EQ(l.data_stride(KvSide::K), 20);
+  EXPECT_EQ(l.scales_per_vector(KvSide::K), 4);  // (s, m) x 2 groups
+  EXPECT_EQ(l.scales_per_vector(KvSide::V), 2);
+  // Per layer: K data 2*3*20 = 120, K scales 2*3*4*2 = 48, V data 2*3*40 = 240,
+  // V scales 2*3*2*2 = 24, K offsets 2*40*2 = 160.
+  EXPECT_EQ(l.layer_bytes(), 592);
+  EXPECT_EQ(l.scales_offset(KvSide::K, 0, 0, 0), 120);
+  EXPECT_EQ(l.scales_offset(KvSide::K, 0, 1, 2), 120 + 5 * 8);
+  EXPECT_EQ(l.data_offset(KvSide::V, 0, 0, 0), 168);
+  EXPECT_EQ(l.scales_offset(KvSide::V, 0, 0, 0), 408);
+  EXPECT_EQ(l.k_offsets_offset(0, 0), 432);
+  EXPECT_EQ(l.k_offsets_offset(0, 1), 432 + 80);
+  EXPECT_EQ(l.k_offsets_offset(1, 1), 592 + 432 + 80);
+  EXPECT_EQ(l.block_bytes(), 2 * 592);
+}
+
+// Marks every byte each (layer, side, head, slot) vector and each (layer, head) set of int4
+// K offsets owns: every byte of the block is owned exactly once, so sections neither
+// overlap nor leave gaps.
 TEST(KvBlockLayout, VectorsTileTheBlockExactlyOnceWithAlignedScales) {
   for (const KvDtype k : kAllDtypes) {
     for (const KvDtype v : kAllDtypes) {
@@ -66,6 +94,12 @@ TEST(KvBlockLayout, VectorsTileTheBlockExactlyOnceWithAlignedScales) {
               }
             }
           }
+          if (k != KvDtype::Int4) continue;
+          for (std::int64_t h = 0; h < 2; ++h) {  // the block's K offsets of (layer, head)
+            const std::int64_t o = l.k_offsets_offset(layer, h);
+            EXPECT_EQ(o % 2, 0);
+            for (std::int64_t b = 0; b < 2 * hd; ++b) ++owners[static_cast<std::size_t>(o + b)];
+          }
         }
         for (std::size_t i = 0; i < owners.size(); ++i) {
           ASSERT_EQ(owners[i], 1) << "byte " << i << " of " << kv_dtype_name(k) << "/"
@@ -83,6 +117,8 @@ TEST(KvBlockLayout, PointersAreBasePlusOffsets) {
   EXPECT_EQ(l.data(base, KvSide::V, 1, 3, 15), base + l.data_offset(KvSide::V, 1, 3, 15));
   EXPECT_EQ(reinterpret_cast<std::uint8_t*>(l.scales(base, KvSide::K, 1, 2, 7)),
             base + l.scales_offset(KvSide::K, 1, 2, 7));
+  EXPECT_EQ(reinterpret_cast<std::uint8_t*>(l.k_offsets(base, 1, 3)),
+            base + l.k_offsets_offset(1, 3));
   EXPECT_EQ(l.dtype(KvSide::K), KvDtype::Int4);
   EXPECT_EQ(l.dtype(KvSide::V), KvDtype::F16);
   EXPECT_EQ(l.scales_per_vector(KvSide::V), 0);

@@ -86,7 +86,10 @@ TEST(KvCacheManager, BudgetGivesEveryGroupTheSameBlockCount) {
   EXPECT_EQ(m.pool(0).n_blocks(), 5);
   EXPECT_EQ(m.pool(1).n_blocks(), 5);
   EXPECT_EQ(m.usage().n_blocks, 10);
-  EXPECT_EQ(m.layout(0).block_bytes(), 4 * kv_bytes_per_token_per_layer(KvDtype::F16, 2, 8));
+  EXPECT_EQ(m.layout(0).block_bytes(),
+            kv_bytes_per_block_per_layer(KvDtype::F16, KvDtype::F16, 2, 8, 4));
+  // int4: 4 slots x 2 heads x (K 4 + 8, V 4 + 2) + K offsets 2 heads x 8 x 2
+  EXPECT_EQ(m.layout(1).block_bytes(), 4 * 2 * 18 + 32);
 
   c.budget_bytes = set - 1;
   const std::string msg = error_of([&] { KvCacheManager tiny(c); });

@@ -80,22 +80,68 @@ TEST(KvFormat, GroupsAreAtMost32ValuesWithAShorterLastGroup) {
   EXPECT_EQ(kv_scales_per_vector(KvDtype::F16, 128), 0);
 }
 
-TEST(KvFormat, BytesPerTokenPerLayerHasExactValues) {
-  // fp16, 32 KV heads, head_dim 128: K + V = 2 * 32 * 128 * 2.
-  EXPECT_EQ(kv_bytes_per_token_per_layer(KvDtype::F16, 32, 128), 16384);
-  // int8: (128 data + 4 scales * 2) per vector.
-  EXPECT_EQ(kv_bytes_per_token_per_layer(KvDtype::Int8, 32, 128), 2 * 32 * (128 + 8));
-  // int4: (64 data + 4 scales * 2) per vector.
-  EXPECT_EQ(kv_bytes_per_token_per_layer(KvDtype::Int4, 32, 128), 2 * 32 * (64 + 8));
-  // stories260K: 4 KV heads, head_dim 8.
-  EXPECT_EQ(kv_bytes_per_token_per_layer(KvDtype::F16, 4, 8), 2 * 4 * 16);
-  EXPECT_EQ(kv_bytes_per_token_per_layer(KvDtype::Int8, 4, 8), 2 * 4 * (8 + 2));
-  EXPECT_EQ(kv_bytes_per_token_per_layer(KvDtype::Int4, 4, 8), 2 * 4 * (4 + 2));
-  // head_dim 40: groups 32 + 8.
-  EXPECT_EQ(kv_bytes_per_token_per_layer(KvDtype::Int8, 8, 40), 2 * 8 * (40 + 4));
-  EXPECT_EQ(kv_bytes_per_token_per_layer(KvDtype::Int4, 8, 40), 2 * 8 * (20 + 4));
-  // K and V may differ: f16 K + int4 V.
-  EXPECT_EQ(kv_bytes_per_token_per_layer(KvDtype::F16, KvDtype::Int4, 8, 128), 8 * (256 + 64 + 8));
+TEST(KvFormat, Int4KeysHaveAtLeastTwoGroupsWithAScaleAndAMinimumEach) {
+  EXPECT_EQ(kv_k4_group_size(1), 1);
+  EXPECT_EQ(kv_k4_group_size(7), 4);    // 4 + 3
+  EXPECT_EQ(kv_k4_group_size(8), 4);    // stories260K: 4 + 4
+  EXPECT_EQ(kv_k4_group_size(40), 20);  // 20 + 20
+  EXPECT_EQ(kv_k4_group_size(63), 32);  // 32 + 31
+  EXPECT_EQ(kv_k4_group_size(128), 32);
+  EXPECT_EQ(kv_group_size(KvSide::K, KvDtype::Int4, 8), 4);
+  EXPECT_EQ(kv_group_size(KvSide::V, KvDtype::Int4, 8), 8);
+  EXPECT_EQ(kv_group_size(KvSide::K, KvDtype::Int8, 8), 8);
+  EXPECT_EQ(kv_scales_per_vector(KvSide::K, KvDtype::Int4, 8), 4);  // 2 groups x (s, m)
+  EXPECT_EQ(kv_scales_per_vector(KvSide::K, KvDtype::Int4, 72), 6);
+  EXPECT_EQ(kv_scales_per_vector(KvSide::K, KvDtype::Int4, 128), 8);
+  EXPECT_EQ(kv_scales_per_vector(KvSide::V, KvDtype::Int4, 128), 4);
+  EXPECT_EQ(kv_scales_per_vector(KvSide::K, KvDtype::Int8, 128), 4);
+  EXPECT_EQ(kv_bytes_per_vector(KvSide::K, KvDtype::Int4, 128), 64 + 16);
+  EXPECT_EQ(kv_bytes_per_vector(KvSide::V, KvDtype::Int4, 128), 64 + 8);
+  EXPECT_EQ(kv_k4_query_terms_size(8), 3);  // q . o and two group sums
+}
+
+TEST(KvFormat, BytesPerBlockPerLayerHasExactValues) {
+  // fp16, 32 KV heads, head_dim 128, blocks of 16: K + V = 16 x 2 x 32 x 128 x 2.
+  EXPECT_EQ(kv_bytes_per_block_per_layer(KvDtype::F16, KvDtype::F16, 32, 128, 16), 262144);
+  // int8: (128 data + 4 scales x 2) per vector.
+  EXPECT_EQ(kv_bytes_per_block_per_layer(KvDtype::Int8, KvDtype::Int8, 32, 128, 16),
+            16 * 2 * 32 * (128 + 8));
+  // int4: K (64 data + 4 x (s, m) x 2) + V (64 data + 4 scales x 2) per slot, and the K
+  // offsets 128 x 2 once per block: 168 B per token and KV head.
+  EXPECT_EQ(kv_bytes_per_block_per_layer(KvDtype::Int4, KvDtype::Int4, 32, 128, 16),
+            16 * 32 * ((64 + 16) + (64 + 8)) + 32 * 128 * 2);
+  EXPECT_EQ(kv_bytes_per_block_per_layer(KvDtype::Int4, KvDtype::Int4, 32, 128, 16), 16 * 32 * 168);
+  // stories260K: 4 KV heads, head_dim 8; int4 is 19 B per token and KV head.
+  EXPECT_EQ(kv_bytes_per_block_per_layer(KvDtype::F16, KvDtype::F16, 4, 8, 16), 16 * 2 * 4 * 16);
+  EXPECT_EQ(kv_bytes_per_block_per_layer(KvDtype::Int8, KvDtype::Int8, 4, 8, 16),
+            16 * 2 * 4 * (8 + 2));
+  EXPECT_EQ(kv_bytes_per_block_per_layer(KvDtype::Int4, KvDtype::Int4, 4, 8, 16),
+            16 * 4 * ((4 + 8) + (4 + 2)) + 4 * 8 * 2);
+  EXPECT_EQ(kv_bytes_per_block_per_layer(KvDtype::Int4, KvDtype::Int4, 4, 8, 16), 16 * 4 * 19);
+  // head_dim 40: symmetric groups 32 + 8, int4 K groups 20 + 20.
+  EXPECT_EQ(kv_bytes_per_block_per_layer(KvDtype::Int8, KvDtype::Int8, 8, 40, 16),
+            16 * 2 * 8 * (40 + 4));
+  EXPECT_EQ(kv_bytes_per_block_per_layer(KvDtype::Int4, KvDtype::Int4, 8, 40, 16),
+            16 * 8 * ((20 + 8) + (20 + 4)) + 8 * 40 * 2);
+  // K and V may differ; the offsets come with int4 K only.
+  EXPECT_EQ(kv_bytes_per_block_per_layer(KvDtype::F16, KvDtype::Int4, 8, 128, 16),
+            16 * 8 * (256 + 64 + 8));
+  EXPECT_EQ(kv_bytes_per_block_per_layer(KvDtype::Int4, KvDtype::F16, 8, 128, 16),
+            16 * 8 * (64 + 16 + 256) + 8 * 128 * 2);
+  // The two parts the function adds up.
+  EXPECT_EQ(kv_slot_bytes_per_layer(KvDtype::Int4, KvDtype::Int4, 4, 8), 4 * 18);
+  EXPECT_EQ(kv_block_offset_bytes_per_layer(KvDtype::Int4, 4, 8), 64);
+  EXPECT_EQ(kv_block_offset_bytes_per_layer(KvDtype::Int8, 4, 8), 0);
+}
+
+TEST(KvFormat, BytesPerTokenIsTheBlockFigureOverTheBlockSize) {
+  EXPECT_EQ(kv_bytes_per_token_per_layer(KvDtype::F16, 32, 128), 16384.0);
+  EXPECT_EQ(kv_bytes_per_token_per_layer(KvDtype::Int4, 4, 8), 76.0);  // blocks of 16
+  // offsets 64 B shared by 3 slots: 72 + 64 / 3
+  EXPECT_DOUBLE_EQ(kv_bytes_per_token_per_layer(KvDtype::Int4, KvDtype::Int4, 4, 8, 3),
+                   72.0 + 64.0 / 3.0);
+  EXPECT_EQ(kv_bytes_per_token_per_layer(KvDtype::Int8, KvDtype::Int4, 8, 128, 5),
+            8.0 * (136 + 72));
 }
 
 TEST(KvFormat, OddHeadDimsPadDataToAnEvenByteCount) {
@@ -111,10 +157,17 @@ TEST(KvFormat, OddHeadDimsPadDataToAnEvenByteCount) {
 }
 
 TEST(KvFormat, BytesFunctionRejectsNonPositiveShapes) {
-  EXPECT_THROW(kv_bytes_per_token_per_layer(KvDtype::F16, 0, 128), UsageError);
-  EXPECT_THROW(kv_bytes_per_token_per_layer(KvDtype::F16, 8, 0), UsageError);
-  EXPECT_THROW(kv_bytes_per_token_per_layer(KvDtype::Int8, -1, 64), UsageError);
-  EXPECT_THROW(kv_bytes_per_token_per_layer(KvDtype::Int8, 8, std::int64_t{1} << 40), UsageError);
+  const auto bytes = [](KvDtype d, std::int64_t heads, std::int64_t hd, std::int64_t bs) {
+    return kv_bytes_per_block_per_layer(d, d, heads, hd, bs);
+  };
+  EXPECT_THROW(bytes(KvDtype::F16, 0, 128, 16), UsageError);
+  EXPECT_THROW(bytes(KvDtype::F16, 8, 0, 16), UsageError);
+  EXPECT_THROW(bytes(KvDtype::Int8, -1, 64, 16), UsageError);
+  EXPECT_THROW(bytes(KvDtype::Int8, 8, std::int64_t{1} << 40, 16), UsageError);
+  EXPECT_THROW(bytes(KvDtype::Int4, 8, 64, 0), UsageError);
+  EXPECT_THROW(bytes(KvDtype::Int4, 8, 64, std::int64_t{1} << 40), UsageError);
+  EXPECT_THROW(kv_block_offset_bytes_per_layer(KvDtype::Int4, 0, 8), UsageError);
+  EXPECT_THROW(kv_bytes_per_token_per_layer(KvDtype::Int4, 8, 64, 0), UsageError);
 }
 
 TEST(KvFormat, Int8StoresRoundedMultiplesOfTheGroupScale) {

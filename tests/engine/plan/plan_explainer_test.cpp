@@ -45,6 +45,21 @@ TEST(PlanExplainer, ShowsQuantizationScalesAndTheWindow) {
   EXPECT_THAT(text, HasSubstr("blocks wholly before the window are released"));
 }
 
+TEST(PlanExplainer, Int4KeysShowTheOffsetsEveryBlockHolds) {
+  PlanRequest r = llama_7b(KvDtype::Int4);
+  std::string text = explain_plan(r, plan_memory(r));
+  EXPECT_THAT(text, HasSubstr("per token per layer = 32 KV heads x (K 64 B + 4 x 2 x 2 B scales "
+                              "and mins + V 64 B + 4 x 2 B scales) = 4,864 B"));
+  EXPECT_THAT(text, HasSubstr("K offsets per block per layer = 32 KV heads x 128 x 2 B = 8,192 B"));
+  EXPECT_THAT(text, HasSubstr("one block = 32 layers x (16 tokens x 4,864 B + 8,192 B) = "
+                              "2,752,512 B"));
+  EXPECT_THAT(text, HasSubstr("all layers: 172,032 B per token before rounding to blocks"));
+  EXPECT_THAT(text, HasSubstr("1 sequence x 128 blocks x 2,752,512 B"));
+  r.kv.block_size = 3;  // 8,192 B of offsets over 3 slots: 32 x (4,864 + 2,730.67) per token
+  text = explain_plan(r, plan_memory(r));
+  EXPECT_THAT(text, HasSubstr("all layers: 243,029.33 B per token before rounding to blocks"));
+}
+
 TEST(PlanExplainer, SaysWhyAPlanDoesNotFit) {
   PlanRequest r = llama_7b(KvDtype::F16);
   r.budget.total_bytes = std::int64_t{8} << 30;

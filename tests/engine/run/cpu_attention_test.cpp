@@ -119,12 +119,27 @@ std::vector<float> expected_f16(const Case& c, const Fixture& f, const std::vect
   return out;
 }
 
-// Softmax attention in double over what the cache holds (dequantized K and V).
+// Softmax attention in double over what the cache holds (dequantized K and V). Values, and
+// F16 / Int8 keys, are kv_quantize's; int4 keys are offset int4 against the fp16 of their
+// block's first key (kv_format.h), recomputed here from the raw keys.
 std::vector<double> expected_exact(const Case& c, const Fixture& f, const std::vector<float>& q) {
   const int hd = c.head_dim, kv_dim = c.n_kv_heads * hd, q_dim = c.n_kv_heads * c.group * hd;
   const auto stored = [&](const std::vector<float>& src, int p) {
     std::vector<float> x(src.begin() + p * kv_dim, src.begin() + (p + 1) * kv_dim), back(kv_dim);
+    const bool offset_int4 = &src == &f.k && c.dtype == KvDtype::Int4;
+    const int first = p / c.block_size * c.block_size;
     for (int g = 0; g < c.n_kv_heads; ++g) {
+      if (offset_int4) {
+        std::vector<std::uint16_t> offsets(static_cast<std::size_t>(hd));
+        std::vector<std::uint8_t> data(
+            static_cast<std::size_t>(kv_data_bytes_per_vector(KvDtype::Int4, hd)));
+        std::vector<std::uint16_t> scales(
+            static_cast<std::size_t>(kv_scales_per_vector(KvSide::K, KvDtype::Int4, hd)));
+        kv_k4_set_offsets(&src[first * kv_dim + g * hd], hd, offsets.data());
+        kv_k4_quantize(&x[g * hd], offsets.data(), hd, data.data(), scales.data());
+        kv_k4_dequantize(data.data(), scales.data(), offsets.data(), hd, &back[g * hd]);
+        continue;
+      }
       std::vector<std::uint8_t> data(
           static_cast<std::size_t>(kv_data_bytes_per_vector(c.dtype, hd)));
       std::vector<std::uint16_t> scales(
@@ -237,7 +252,7 @@ TEST(CpuAttention, QuantizedCacheIsFloatAttentionOverTheStoredValues) {
 }
 
 TEST(CpuAttention, SlidingWindowReadsOnlyTheVisibleKeys) {
-  for (const KvDtype dtype : {KvDtype::F16, KvDtype::Int8}) {
+  for (const KvDtype dtype : {KvDtype::F16, KvDtype::Int8, KvDtype::Int4}) {
     Case c;
     c.dtype = dtype;
     c.block_size = 4;
