@@ -19,8 +19,8 @@
 // of its prompt (all but the prompt's last token at most, which is run for the logits),
 // truncates the fork to that prefix and prefills only the rest; the shared blocks are
 // copy-on-write as always. Kept prefixes give way first, least recently used first,
-// whenever a running or waiting sequence needs blocks. Not with sliding windows (their
-// old blocks are gone).
+// whenever a running or waiting sequence needs blocks. With a sliding window a prefix is
+// shared only while the window still holds the blocks its next token would read.
 //
 // Not thread-safe except cancel(): one thread calls submit/fork/step.
 #pragma once
@@ -116,7 +116,6 @@ class Scheduler {
   void finish(Active& a, FinishReason reason, std::string error = {});
   void remove_finished();
   // Kept prefixes (scheduler_prefix.cpp).
-  bool prefixes_allowed() const;
   void start_sequence(Active& a);
   void keep_or_free(Active& a, FinishReason reason);
   bool evict_kept();

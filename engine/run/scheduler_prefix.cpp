@@ -18,12 +18,6 @@ std::int64_t common_prefix(std::span<const TokenId> a, std::span<const TokenId> 
 
 }  // namespace
 
-// A sliding window drops the blocks of old positions, which a prefix would still need.
-bool Scheduler::prefixes_allowed() const {
-  return std::ranges::none_of(kv_.config().groups,
-                              [](const LayerGroupConfig& g) { return g.window > 0; });
-}
-
 // Adds a's sequence to the cache: empty, or forked from the kept prefix sharing the most
 // of its prompt. The prompt's last token always runs: its logits give the first token.
 void Scheduler::start_sequence(Active& a) {
@@ -31,8 +25,9 @@ void Scheduler::start_sequence(Active& a) {
   std::int64_t best_len = 0;
   const std::span<const TokenId> prompt(a.tokens.data(), static_cast<std::size_t>(a.n_prompt - 1));
   for (Kept& k : kept_) {
+    // A sliding window may have released blocks the shared part would need.
     const std::int64_t len = common_prefix(prompt, k.tokens);
-    if (len > best_len) {
+    if (len > best_len && kv_.can_truncate(k.seq, len)) {
       best = &k;
       best_len = len;
     }
@@ -52,7 +47,7 @@ void Scheduler::start_sequence(Active& a) {
 // Called when `a` ends while its sequence is in the cache.
 void Scheduler::keep_or_free(Active& a, FinishReason reason) {
   const bool keep = a.request.keep_cache && reason != FinishReason::Error && a.n_cached > 0 &&
-                    !kv_.is_preempted(a.seq) && prefixes_allowed();
+                    !kv_.is_preempted(a.seq);
   if (!keep) {
     kv_.free_sequence(a.seq);
     return;

@@ -142,15 +142,27 @@ TEST(SchedulerPrefix, ReleasingAKeptPrefixFreesItsBlocks) {
   EXPECT_EQ(engine.scheduler().n_kept(), 0);
 }
 
-TEST(SchedulerPrefix, NothingIsKeptWithASlidingWindow) {
+TEST(SchedulerPrefix, WithASlidingWindowAPrefixIsSharedWhileTheWindowStillHoldsIt) {
   KVSCOPE_REQUIRE_SHARED(model, "models/stories260K.gguf");
   EngineOptions o = small_options();
   const std::int64_t n_layers = Engine(model, o).spec().n_layers;
   o.layer_groups = uniform_layer_groups(n_layers, KvDtype::F16, 32);
   Engine engine(model, o);
-  run_kept(engine, greedy_request(engine, story_prompts()[0], kTokens));
-  EXPECT_EQ(engine.scheduler().n_kept(), 0);
-  EXPECT_EQ(engine.snapshot().n_used, 0);
+  // 12 + 10 - 1 = 21 cached tokens: the window (32) has released nothing.
+  const GenerationRequest shortr = greedy_request(engine, story_prompts()[1], 10);
+  const RequestResult first = run_kept(engine, shortr);
+  const RequestResult again = run_kept(engine, shortr);
+  EXPECT_EQ(again.reused_tokens, 11);
+  EXPECT_EQ(again.generated, first.generated);
+
+  // 12 + 60 - 1 = 71 cached: blocks 0 and 1 are gone, so the prompt cannot be shared.
+  Engine fresh(model, o);
+  const GenerationRequest longr = greedy_request(fresh, story_prompts()[1], 60);
+  const RequestResult long_first = run_kept(fresh, longr);
+  const RequestResult long_again = run_kept(fresh, longr);
+  EXPECT_EQ(long_again.reused_tokens, 0);
+  EXPECT_EQ(long_again.generated, long_first.generated);
+  EXPECT_EQ(fresh.scheduler().n_kept(), 2);
 }
 
 }  // namespace
