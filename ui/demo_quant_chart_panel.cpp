@@ -1,0 +1,36 @@
+#include "demo_quant_chart_panel.h"
+
+#include <QChartView>
+#include <QEvent>
+#include <QVBoxLayout>
+
+#include "chart_legend.h"
+#include "chart_style.h"
+
+namespace kvscope::ui {
+
+QuantChartPanel::QuantChartPanel(QWidget* parent)
+    : QWidget(parent), view_(new QChartView(new QChart, this)), legend_(new ChartLegend(this)) {
+  setup_chart_view(view_);
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->setSpacing(0);
+  layout->addWidget(view_, 1);
+  layout->addWidget(legend_);
+  view_->chart()->legend()->hide();  // the ChartLegend below replaces it
+}
+
+QChart* QuantChartPanel::chart() const {
+  return view_->chart();
+}
+
+void QuantChartPanel::restyle() {
+  style_chart(view_->chart(), palette());
+}
+
+void QuantChartPanel::changeEvent(QEvent* event) {
+  QWidget::changeEvent(event);
+  if (event->type() == QEvent::PaletteChange) restyle();
+}
+
+}  // namespace kvscope::ui
