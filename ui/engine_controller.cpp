@@ -16,6 +16,7 @@ EngineController::EngineController(const QString& demo_folder, QObject* parent) 
   connect(this, &EngineController::submitRequested, worker_, &EngineWorker::submitChat, queued);
   connect(this, &EngineController::stopRequested, worker_, &EngineWorker::stopChat, queued);
   connect(this, &EngineController::forgetRequested, worker_, &EngineWorker::forgetChat, queued);
+  connect(this, &EngineController::checkPlanRequested, worker_, &EngineWorker::checkPlan, queued);
   connect(this, &EngineController::panelEnabledRequested, worker_, &EngineWorker::setPanelEnabled,
           queued);
 
@@ -29,6 +30,9 @@ EngineController::EngineController(const QString& demo_folder, QObject* parent) 
   connect(worker_, &EngineWorker::frameReady, this, &EngineController::frameReady, queued);
   connect(worker_, &EngineWorker::speedMeasured, this, &EngineController::speedMeasured, queued);
   connect(worker_, &EngineWorker::busyChanged, this, &EngineController::busyChanged, queued);
+  connect(worker_, &EngineWorker::planCheckDone, this, &EngineController::planCheckDone, queued);
+  connect(worker_, &EngineWorker::planCheckFailed, this, &EngineController::planCheckFailed,
+          queued);
   thread_.start();
 }
 

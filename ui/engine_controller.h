@@ -26,6 +26,7 @@ class EngineController : public QObject {
   void submit(const ChatRequest& request) { emit submitRequested(request); }
   void stop(ChatId chat) { emit stopRequested(chat); }
   void forget(ChatId chat) { emit forgetRequested(chat); }
+  void checkPlan() { emit checkPlanRequested(); }
   void setPanelEnabled(bool enabled) { emit panelEnabledRequested(enabled); }
 
  signals:
@@ -40,12 +41,15 @@ class EngineController : public QObject {
   void frameReady(const kvscope::ui::PanelFrame& frame);
   void speedMeasured(const kvscope::ui::SpeedSample& speed);
   void busyChanged(bool busy);
+  void planCheckDone(const kvscope::PlanCheck& check);
+  void planCheckFailed(const QString& error);
 
   // Requests, delivered to the worker's thread.
   void loadRequested(const kvscope::ui::LoadRequest& request);
   void submitRequested(const kvscope::ui::ChatRequest& request);
   void stopRequested(kvscope::ui::ChatId chat);
   void forgetRequested(kvscope::ui::ChatId chat);
+  void checkPlanRequested();
   void panelEnabledRequested(bool enabled);
 
  private:

@@ -9,6 +9,7 @@ void register_engine_metatypes() {
   qRegisterMetaType<ReplyFinished>();
   qRegisterMetaType<PanelFrame>();
   qRegisterMetaType<SpeedSample>();
+  qRegisterMetaType<PlanCheck>();
   qRegisterMetaType<ChatId>("kvscope::ui::ChatId");
 }
 

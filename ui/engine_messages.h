@@ -17,6 +17,7 @@
 #include "plan/weight_footprint.h"
 #include "run/backend.h"
 #include "run/engine.h"
+#include "run/plan_check.h"
 #include "run/request.h"
 #include "run/sampler.h"
 #include "text/chat_template.h"
@@ -101,3 +102,4 @@ Q_DECLARE_METATYPE(kvscope::ui::ChatRequest)
 Q_DECLARE_METATYPE(kvscope::ui::ReplyFinished)
 Q_DECLARE_METATYPE(kvscope::ui::PanelFrame)
 Q_DECLARE_METATYPE(kvscope::ui::SpeedSample)
+Q_DECLARE_METATYPE(kvscope::PlanCheck)

@@ -124,6 +124,25 @@ void EngineWorker::drop_reply(std::map<ChatId, Reply>::iterator it) {
   emit replyFinished(done);
 }
 
+void EngineWorker::checkPlan() {
+  if (!engine_) {
+    emit planCheckFailed(tr("Load a model first: the check runs on the loaded engine."));
+    return;
+  }
+  if (!replies_.empty()) {
+    emit planCheckFailed(tr("Wait for the replies to finish: the check needs the whole cache."));
+    return;
+  }
+  try {
+    const PlanCheck check = check_plan(*engine_);
+    kept_.clear();  // check_plan released every kept cache
+    emit planCheckDone(check);
+  } catch (const std::exception& e) {
+    emit planCheckFailed(QString::fromUtf8(e.what()));
+  }
+  emit_frame(true);
+}
+
 void EngineWorker::setPanelEnabled(bool enabled) {
   panel_enabled_ = enabled;
   if (enabled) emit_frame(true);
@@ -323,7 +342,7 @@ ModelInfo EngineWorker::model_info(const QString& path, bool demo) const {
   const KvBlockLayout& layout = engine_->kv_cache().layout(0);
   info.k_dtype = layout.k_dtype;
   info.v_dtype = layout.v_dtype;
-  info.cuda = engine_->backend().name() != "cpu";
+  info.cuda = !engine_->backend().uses_host_kv_storage();  // the CUDA pool is on the device
   return info;
 }
 

@@ -47,6 +47,9 @@ class EngineWorker : public QObject {
   void stopChat(kvscope::ui::ChatId chat);
   // The chat is gone: its reply (if any) is cancelled and the cache it kept is released.
   void forgetChat(kvscope::ui::ChatId chat);
+  // "Check against the engine" (run/plan_check.h) on the loaded engine: planCheckDone, or
+  // planCheckFailed while replies run or with no model.
+  void checkPlan();
   // Panel frames are taken only while enabled (the panel is visible).
   void setPanelEnabled(bool enabled);
 
@@ -62,6 +65,8 @@ class EngineWorker : public QObject {
   void frameReady(const kvscope::ui::PanelFrame& frame);
   void speedMeasured(const kvscope::ui::SpeedSample& speed);
   void busyChanged(bool busy);
+  void planCheckDone(const kvscope::PlanCheck& check);
+  void planCheckFailed(const QString& error);
 
  private:
   struct Reply {

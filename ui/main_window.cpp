@@ -22,6 +22,7 @@
 #include "chat_session.h"
 #include "chat_sidebar.h"
 #include "demo_model.h"
+#include "demo_quant_page.h"
 #include "engine_controller.h"
 #include "live_panel.h"
 #include "notice_bar.h"
@@ -128,13 +129,18 @@ void MainWindow::build_layout() {
   layout->setContentsMargins(0, 0, 0, 0);
   layout->setSpacing(0);
   layout->addWidget(notice_);
-  layout->addWidget(splitter_, 1);
+  layout->addWidget(build_pages(splitter_), 1);
   setCentralWidget(central);
 
   loading_bar_->setRange(0, 0);  // the engine reports no load progress: a busy bar
   loading_bar_->setMaximumWidth(160);
   loading_bar_->setVisible(false);
   statusBar()->addPermanentWidget(loading_bar_);
+  // Wide enough for their longest text, so a long message on the left never clips them.
+  speed_label_->setMinimumWidth(fontMetrics().horizontalAdvance(tr("88,888.8 tokens/s")) + 8);
+  context_label_->setMinimumWidth(fontMetrics().horizontalAdvance(tr("context 888,888 / 888,888")) +
+                                  8);
+  context_label_->setAlignment(Qt::AlignRight | Qt::AlignVCenter);
   statusBar()->addPermanentWidget(speed_label_);
   statusBar()->addPermanentWidget(context_label_);
 
@@ -166,6 +172,13 @@ void MainWindow::connect_engine() {
           });
   connect(engine_, &EngineController::replyFinished, this, [this](const ReplyFinished& r) {
     if (ChatSession* s = session(r.chat)) s->finishReply(r);
+    if (r.reused_tokens > 0) {
+      statusBar()->showMessage(
+          tr("%1 of the prompt's %2 tokens came from the chat's cached blocks, not recomputed")
+              .arg(r.reused_tokens)
+              .arg(r.prompt_tokens),
+          8000);
+    }
     emit replyFinished(r);
   });
   connect(engine_, &EngineController::speedMeasured, this, [this](const SpeedSample& s) {
@@ -195,6 +208,7 @@ void MainWindow::on_model_loading(const QString& what) {
 
 void MainWindow::on_model_loaded(const ModelInfo& info) {
   model_ = info;
+  show_model_in_pages(model_);
   loading_bar_->setVisible(false);
   statusBar()->clearMessage();
   live_panel_->reset();
@@ -221,6 +235,7 @@ void MainWindow::on_model_loaded(const ModelInfo& info) {
 
 void MainWindow::on_model_failed(const QString& error) {
   model_.reset();
+  show_model_in_pages(model_);
   loading_bar_->setVisible(false);
   statusBar()->clearMessage();
   model_label_->setText(tr("No model loaded \u2014 open one, or load the demo from the File menu"));
@@ -231,6 +246,7 @@ void MainWindow::on_model_failed(const QString& error) {
 
 void MainWindow::on_frame(const PanelFrame& frame) {
   if (live_panel_->isVisible()) live_panel_->setFrame(frame);
+  quant_->setPanelFrame(frame);
 }
 
 void MainWindow::set_model_ready(bool ready) {

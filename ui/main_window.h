@@ -18,6 +18,7 @@ class QLabel;
 class QMenu;
 class QProgressBar;
 class QSplitter;
+class QTabWidget;
 
 namespace kvscope::ui {
 
@@ -25,6 +26,9 @@ class ChatPanel;
 class ChatSession;
 class ChatSidebar;
 class EngineController;
+class FitsPage;
+class GqaDemoPage;
+class KvQuantDemoPage;
 class LivePanel;
 class NoticeBar;
 
@@ -55,6 +59,8 @@ class MainWindow : public QMainWindow {
   ChatSession* currentSession() const;
   ChatPanel* chatPanel() const { return chat_panel_; }
   LivePanel* livePanel() const { return live_panel_; }
+  QTabWidget* pages() const { return pages_; }  // Chat, What fits, Demos
+  FitsPage* fitsPage() const { return fits_; }
   const std::optional<ModelInfo>& modelInfo() const { return model_; }
   QString noticeText() const;
 
@@ -73,6 +79,8 @@ class MainWindow : public QMainWindow {
  private:
   void build_menus();
   void build_layout();
+  QWidget* build_pages(QWidget* chat);  // main_window_pages.cpp
+  void show_model_in_pages(const std::optional<ModelInfo>& info);
   void connect_engine();
   void on_model_loading(const QString& what);
   void on_model_loaded(const ModelInfo& info);
@@ -110,6 +118,10 @@ class MainWindow : public QMainWindow {
   QLabel* context_label_;
   QMenu* recent_menu_;
   QAction* panel_action_;
+  QTabWidget* pages_ = nullptr;
+  FitsPage* fits_ = nullptr;
+  GqaDemoPage* gqa_ = nullptr;
+  KvQuantDemoPage* quant_ = nullptr;
 };
 
 }  // namespace kvscope::ui

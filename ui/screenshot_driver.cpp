@@ -5,6 +5,7 @@
 #include <QDir>
 #include <QLineSeries>
 #include <QPixmap>
+#include <QTabWidget>
 #include <QTimer>
 
 #include <cstdio>
@@ -50,11 +51,24 @@ void ScreenshotDriver::on_text(ChatId chat, qint64 generated) {
   } else if (chat == second_ && !grabbed_mid_ && generated >= plan_.grab_after) {
     grabbed_mid_ = true;
     grab(QStringLiteral("mid"));
+  } else if (chat == second_ && regenerating_ && !grabbed_regenerate_ &&
+             generated >= plan_.grab_after / 2) {
+    grabbed_regenerate_ = true;
+    grab(QStringLiteral("regenerate"));
   }
 }
 
 void ScreenshotDriver::on_finished(const ReplyFinished& result) {
   if (result.chat != first_ && result.chat != second_) return;
+  if (regenerating_) {
+    if (result.chat != second_) return;
+    if (!grabbed_regenerate_) {
+      fail(QStringLiteral("the regenerated reply ended before its shot"));
+      return;
+    }
+    QTimer::singleShot(400, this, [this] { grab_pages_and_quit(); });
+    return;
+  }
   std::printf("chat %lld: %lld prompt tokens, %lld generated, ended: %s\n",
               static_cast<long long>(result.chat), static_cast<long long>(result.prompt_tokens),
               static_cast<long long>(result.generated_tokens),
@@ -71,7 +85,9 @@ void ScreenshotDriver::on_finished(const ReplyFinished& result) {
   // The worker's last frame (the cache after both replies) follows the finish signals.
   QTimer::singleShot(400, this, [this] {
     grab(QStringLiteral("after"));
-    check_and_quit();
+    if (!check_panel()) return;
+    regenerating_ = true;  // chat 2 is the current chat
+    window_->regenerate();
   });
 }
 
@@ -84,7 +100,24 @@ void ScreenshotDriver::grab(const QString& name) {
   std::printf("saved %s\n", qPrintable(path));
 }
 
-void ScreenshotDriver::check_and_quit() {
+// Each page beside the chat, then the chat again.
+void ScreenshotDriver::grab_pages_and_quit() {
+  QTabWidget* pages = window_->pages();
+  pages->setCurrentIndex(1);
+  grab(QStringLiteral("fits"));
+  auto* demos = qobject_cast<QTabWidget*>(pages->widget(2));
+  pages->setCurrentIndex(2);
+  const QStringList names = {"demo-paging", "demo-prefix", "demo-gqa", "demo-quant"};
+  for (int i = 0; demos != nullptr && i < demos->count() && i < names.size(); ++i) {
+    demos->setCurrentIndex(i);
+    QApplication::processEvents();
+    grab(names[i]);
+  }
+  pages->setCurrentIndex(0);
+  QApplication::exit(0);
+}
+
+bool ScreenshotDriver::check_panel() {
   LivePanel* panel = window_->livePanel();
   QStringList empty;
   if (panel->fragmentationChart()->pagedSeries()->count() == 0) empty << "fragmentation";
@@ -93,14 +126,14 @@ void ScreenshotDriver::check_and_quit() {
   if (panel->blockMap()->blockCount() == 0) empty << "block map";
   if (!empty.isEmpty()) {
     fail(QStringLiteral("empty panel parts: %1").arg(empty.join(", ")));
-    return;
+    return false;
   }
   std::printf("panel ok: %lld time points, %lld memory points, %lld layers, %lld blocks\n",
               static_cast<long long>(panel->fragmentationChart()->pagedSeries()->count()),
               static_cast<long long>(panel->memoryChart()->upperSeries(kKvUsed)->count()),
               static_cast<long long>(panel->layerChart()->bytesSet()->count()),
               static_cast<long long>(panel->blockMap()->blockCount()));
-  QApplication::exit(0);
+  return true;
 }
 
 void ScreenshotDriver::fail(const QString& why) {

@@ -12,15 +12,16 @@
 #include <QFileInfo>
 #include <QSettings>
 #include <QStandardPaths>
-#include <QStyleFactory>
 
 #include "app_palette.h"
+#include "app_style.h"
 #include "bench_driver.h"
 #include "main_window.h"
 #include "screenshot_driver.h"
 
 #ifdef KVSCOPE_HAVE_CUDA
 #include "cuda_device.h"
+#include "cuda_factory.h"
 #endif
 
 namespace {
@@ -33,13 +34,7 @@ kvscope::ui::AppConfig app_config() {
   const kvscope::CudaDeviceInfo info = kvscope::probe_cuda_device();
   config.cuda_available = info.available;
   config.cuda_status = QString::fromStdString(info.available ? info.name : info.reason);
-  config.cuda_factory = [](const kvscope::Model&, const kvscope::EngineOptions&,
-                           std::string* why) -> std::unique_ptr<kvscope::Backend> {
-    const kvscope::CudaDeviceInfo device = kvscope::probe_cuda_device();
-    *why = device.available ? "found " + device.name + ", but this build has no CUDA decoder yet"
-                            : device.reason;
-    return nullptr;
-  };
+  config.cuda_factory = kvscope::cuda_backend_factory();
 #else
   config.cuda_status = QStringLiteral("not in this build (no CUDA toolkit at build time)");
 #endif
@@ -59,7 +54,7 @@ int main(int argc, char** argv) {
   QApplication app(argc, argv);
   QApplication::setApplicationName("KVScope");
   QApplication::setOrganizationName("KVScope");
-  QApplication::setStyle(QStyleFactory::create(QStringLiteral("Fusion")));
+  QApplication::setStyle(new kvscope::ui::AppStyle);  // Fusion, readable in the dark palette
 
   QCommandLineParser parser;
   parser.setApplicationDescription("Chat with a local model and watch its KV cache.");

@@ -2,7 +2,8 @@
 # Screenshots of the real app under Xvfb at 1280x800: for the demo model and for
 # stories260K (when ../shared has it), in the light and the dark palette, each saved
 # mid-generation and after it. The app's --screenshot-dir mode runs a scripted two-chat
-# session, saves the PNGs and fails unless every chart of the live panel has points.
+# session (then regenerates a reply and visits the What fits and demo pages), saves the PNGs
+# and fails unless every chart of the live panel has points.
 #
 #   tests/ui/screenshots.sh BUILD_DIR      PNGs go to BUILD_DIR/screenshots/
 set -euo pipefail
