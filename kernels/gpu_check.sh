@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Everything that needs a GPU, as one command: configure for the present GPU's architecture,
-# build the CUDA tests, run them, and write a results file.
+# build the CUDA tests, run them, then the benchmarks (stories260K on CUDA and CPU when
+# ../shared has it; random-weight Llama-3-8B shapes in q4_0 and f16, written to the cache
+# on first use), and write a results file.
 #   kernels/gpu_check.sh [build-dir] [results-file]
 # Defaults: build-gpu/ and gpu-check-results.txt in the repo root. Exit status: the tests'.
 set -uo pipefail
@@ -32,4 +34,22 @@ echo "## kvscope_kernels_tests (arch sm_$cap)" | tee -a "$results"
 "$build/bin/kvscope_kernels_tests" --gtest_brief=1 2>&1 | tee -a "$results"
 status=${PIPESTATUS[0]}
 echo "## exit status $status" | tee -a "$results"
+
+cli="$build/bin/kvscope-cli"
+bench() {  # label, then bench arguments
+  local label=$1
+  shift
+  echo "## bench $label: $*" | tee -a "$results"
+  timeout 900 "$cli" bench "$@" 2>&1 | tee -a "$results"
+}
+shared="${KVSCOPE_SHARED_DIR:-$repo/../shared}"
+if [[ -f $shared/models/stories260K.gguf ]]; then
+  bench stories-cuda -m "$shared/models/stories260K.gguf" --backend cuda -p 128 -n 128 -r 5
+  bench stories-cuda-int8 -m "$shared/models/stories260K.gguf" --backend cuda -ctk int8 -ctv int8 \
+    -p 128 -n 128 -r 5
+fi
+for weights in ${KVSCOPE_BENCH_WEIGHTS:-q4_0 f16}; do
+  bench "llama-3-8b-$weights" --synthetic llama-3-8b --weights "$weights" --backend cuda \
+    -p 512 -n 128 -r 3 --json
+done
 exit "$status"

@@ -1,12 +1,11 @@
 #include "block_map_widget.h"
 
-#include <QHelpEvent>
 #include <QPainter>
-#include <QToolTip>
 
 #include <algorithm>
 
 #include "chat_colors.h"
+#include "hover_tooltip.h"
 #include "kv/kv_format.h"
 #include "plan/units.h"
 
@@ -249,14 +248,7 @@ QString BlockMapWidget::describeAt(QPoint pos) const {
 }
 
 bool BlockMapWidget::event(QEvent* event) {
-  if (event->type() == QEvent::ToolTip) {
-    auto* help = static_cast<QHelpEvent*>(event);
-    const QString text = describeAt(help->pos());
-    if (text.isEmpty()) {
-      QToolTip::hideText();
-    } else {
-      QToolTip::showText(help->globalPos(), text, this);
-    }
+  if (handle_hover_tooltip(this, event, [this](const QPoint& p) { return describeAt(p); })) {
     return true;
   }
   return QWidget::event(event);

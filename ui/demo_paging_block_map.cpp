@@ -1,11 +1,11 @@
 #include "demo_paging_block_map.h"
 
-#include <QHelpEvent>
 #include <QPainter>
-#include <QToolTip>
 
 #include <algorithm>
 #include <array>
+
+#include "hover_tooltip.h"
 
 namespace kvscope::ui {
 namespace {
@@ -320,14 +320,7 @@ QString PagingBlockMap::describe_slot(const SimBlockMap& map, std::int64_t slot)
 }
 
 bool PagingBlockMap::event(QEvent* event) {
-  if (event->type() == QEvent::ToolTip) {
-    auto* help = static_cast<QHelpEvent*>(event);
-    const QString text = describeAt(help->pos());
-    if (text.isEmpty()) {
-      QToolTip::hideText();
-    } else {
-      QToolTip::showText(help->globalPos(), text, this);
-    }
+  if (handle_hover_tooltip(this, event, [this](const QPoint& p) { return describeAt(p); })) {
     return true;
   }
   return QWidget::event(event);

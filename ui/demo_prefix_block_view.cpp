@@ -1,15 +1,14 @@
 #include "demo_prefix_block_view.h"
 
-#include <QHelpEvent>
 #include <QPainter>
 #include <QPainterPath>
-#include <QToolTip>
 
 #include <algorithm>
 
 #include "chart_style.h"
 #include "chat_colors.h"
 #include "demo_prefix_scenario.h"
+#include "hover_tooltip.h"
 
 namespace kvscope::ui {
 namespace {
@@ -315,14 +314,7 @@ QString PrefixBlockView::describe_pool(int block) const {
 }
 
 bool PrefixBlockView::event(QEvent* event) {
-  if (event->type() == QEvent::ToolTip) {
-    auto* help = static_cast<QHelpEvent*>(event);
-    const QString text = describeAt(help->pos());
-    if (text.isEmpty()) {
-      QToolTip::hideText();
-    } else {
-      QToolTip::showText(help->globalPos(), text, this);
-    }
+  if (handle_hover_tooltip(this, event, [this](const QPoint& p) { return describeAt(p); })) {
     return true;
   }
   return QWidget::event(event);
