@@ -18,10 +18,10 @@ void AppStyle::drawPrimitive(PrimitiveElement element, const QStyleOption* optio
   painter->save();
   painter->setRenderHint(QPainter::Antialiasing, true);
   const bool enabled = option->state & State_Enabled;
-  painter->setPen(QPen(option->palette.color(enabled ? QPalette::Active : QPalette::Disabled,
-                                             QPalette::Mid)
-                           .lighter(enabled ? 150 : 110),
-                       1.0));
+  painter->setPen(
+      QPen(option->palette.color(enabled ? QPalette::Active : QPalette::Disabled, QPalette::Mid)
+               .lighter(enabled ? 150 : 110),
+           1.0));
   painter->setBrush(Qt::NoBrush);
   const QRectF r = QRectF(option->rect).adjusted(0.5, 0.5, -0.5, -0.5);
   if (box) {

@@ -23,8 +23,8 @@
 
 #include "chart_style.h"
 #include "demo_common_controls.h"
-#include "demo_gqa_diagram.h"
 #include "demo_common_table.h"
+#include "demo_gqa_diagram.h"
 #include "fits_kv_curves.h"
 #include "fits_text.h"
 

@@ -12,9 +12,9 @@
 #include <cmath>
 #include <exception>
 
-#include "demo_gqa_capacity.h"
 #include "demo_common_controls.h"
 #include "demo_common_table.h"
+#include "demo_gqa_capacity.h"
 #include "demo_quant_channel_chart.h"
 #include "demo_quant_layer_chart.h"
 #include "fits_text.h"
