@@ -52,4 +52,6 @@ for weights in ${KVSCOPE_BENCH_WEIGHTS:-q4_0 f16}; do
   bench "llama-3-8b-$weights" --synthetic llama-3-8b --weights "$weights" --backend cuda \
     -p 512 -n 128 -r 3 --json
 done
+echo "## bench-attention cuda (Llama-3-8B layer, 1k..64k, f16/int8/int4)" | tee -a "$results"
+timeout 600 "$cli" bench-attention --backend cuda --json 2>&1 | tee -a "$results"
 exit "$status"

@@ -12,10 +12,8 @@
 
 namespace kvscope::cli {
 
-namespace {
-
 // 2 x 256 MiB, far beyond any cache; each thread copies its own slice, `reps` times.
-double host_copy_bandwidth(int threads) {
+double measure_host_copy_bandwidth(int threads) {
   constexpr std::size_t kBytes = std::size_t{256} << 20;
   constexpr int kReps = 8;
   const auto n = static_cast<std::size_t>(std::max(1, threads));
@@ -37,14 +35,12 @@ double host_copy_bandwidth(int threads) {
   return 2.0 * static_cast<double>(slice * n) * kReps / s / 1e9;
 }
 
-}  // namespace
-
 double measure_copy_bandwidth(const Engine& engine, int cpu_threads) {
 #ifdef KVSCOPE_HAVE_CUDA
   if (!engine.backend().uses_host_kv_storage()) return measure_device_copy_bandwidth();
 #endif
   (void)engine;
-  return host_copy_bandwidth(cpu_threads);
+  return measure_host_copy_bandwidth(cpu_threads);
 }
 
 }  // namespace kvscope::cli

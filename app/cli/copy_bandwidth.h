@@ -8,5 +8,7 @@
 namespace kvscope::cli {
 
 double measure_copy_bandwidth(const Engine& engine, int cpu_threads);
+// Host memory only: 2 x 256 MiB copied by `threads` threads at once.
+double measure_host_copy_bandwidth(int threads);
 
 }  // namespace kvscope::cli

@@ -10,7 +10,8 @@
 #include "util/error.h"
 
 namespace kvscope::cli {
-int cmd_simulate(const Args& args);  // cmd_simulate.cpp
+int cmd_simulate(const Args& args);         // cmd_simulate.cpp
+int cmd_bench_attention(const Args& args);  // cmd_bench_attention.cpp
 }  // namespace kvscope::cli
 
 namespace {
@@ -28,6 +29,8 @@ constexpr Command kCommands[] = {
      kvscope::cli::cmd_perplexity},
     {"plan", "what fits: memory breakdown, maxima and the decode roofline", kvscope::cli::cmd_plan},
     {"bench", "prompt and decode tokens/s (median of repeats)", kvscope::cli::cmd_bench},
+    {"bench-attention", "paged decode attention alone: us per call and GB/s per KV dtype",
+     kvscope::cli::cmd_bench_attention},
     {"devices", "list the compute backends this machine can use", kvscope::cli::cmd_devices},
     {"simulate", "paged vs contiguous KV allocation on a request trace (no model needed)",
      kvscope::cli::cmd_simulate},
@@ -35,7 +38,7 @@ constexpr Command kCommands[] = {
 
 void print_usage(std::FILE* out) {
   fmt::print(out, "usage: kvscope-cli COMMAND [options]\n\ncommands:\n");
-  for (const auto& c : kCommands) fmt::print(out, "  {:<11} {}\n", c.name, c.summary);
+  for (const auto& c : kCommands) fmt::print(out, "  {:<15} {}\n", c.name, c.summary);
   fmt::print(out, "\n`kvscope-cli COMMAND --help` describes a command's options.\n");
 }
 
