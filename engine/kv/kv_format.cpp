@@ -52,8 +52,18 @@ void visit_dequantized(KvDtype dtype, const std::uint8_t* data, const std::uint1
       for (std::int64_t i = begin; i < end; ++i) {
         f(i, s * static_cast<float>(static_cast<std::int8_t>(data[i])));
       }
-    } else {
-      for (std::int64_t i = begin; i < end; ++i) f(i, s * static_cast<float>(load_int4(data, i)));
+    } else {  // two values per byte, low nibble first
+      std::int64_t i = begin;
+      if (i < end && (i & 1)) {
+        f(i, s * static_cast<float>(load_int4(data, i)));
+        ++i;
+      }
+      for (; i + 1 < end; i += 2) {
+        const unsigned byte = data[i >> 1];
+        f(i, s * static_cast<float>(static_cast<int>(byte & 0x0fu) - kInt4Offset));
+        f(i + 1, s * static_cast<float>(static_cast<int>(byte >> 4) - kInt4Offset));
+      }
+      if (i < end) f(i, s * static_cast<float>(load_int4(data, i)));
     }
   }
 }

@@ -157,6 +157,10 @@ void kv_k4_quantize(const float* x, const std::uint16_t* offsets, std::int64_t h
 // out[head_dim] = o + m + s * code, the values kv_k4_quantize stored.
 void kv_k4_dequantize(const std::uint8_t* data, const std::uint16_t* scales,
                       const std::uint16_t* offsets, std::int64_t head_dim, float* out);
+// The same values with the block's offsets already decoded to floats (once per block, for
+// every key of it): what the CPU attention reads keys with.
+void kv_k4_dequantize(const std::uint8_t* data, const std::uint16_t* scales, const float* offsets,
+                      std::int64_t head_dim, float* out);
 
 // The score of a query against offset-int4 keys, without dequantizing them:
 //   q . x' = q . o + sum_g (m_g * sum_{i in g} q_i + s_g * sum_{i in g} q_i * code_i)

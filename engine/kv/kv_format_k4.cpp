@@ -118,6 +118,26 @@ void kv_k4_dequantize(const std::uint8_t* data, const std::uint16_t* scales,
   visit_k4(data, scales, offsets, head_dim, [out](std::int64_t i, float v) { out[i] = v; });
 }
 
+// Two codes per byte, low nibble first; the arithmetic is visit_k4's, (o + m) + s * code.
+void kv_k4_dequantize(const std::uint8_t* data, const std::uint16_t* scales, const float* offsets,
+                      std::int64_t head_dim, float* out) {
+  for_each_group(head_dim, [&](std::int64_t g, std::int64_t begin, std::int64_t end) {
+    const float s = fp16_to_float(scales[2 * g]);
+    const float m = fp16_to_float(scales[2 * g + 1]);
+    std::int64_t i = begin;
+    if (i < end && (i & 1)) {
+      out[i] = (offsets[i] + m) + s * load_code(data, i);
+      ++i;
+    }
+    for (; i + 1 < end; i += 2) {
+      const unsigned byte = data[i >> 1];
+      out[i] = (offsets[i] + m) + s * static_cast<float>(byte & 0x0fu);
+      out[i + 1] = (offsets[i + 1] + m) + s * static_cast<float>(byte >> 4);
+    }
+    if (i < end) out[i] = (offsets[i] + m) + s * load_code(data, i);
+  });
+}
+
 std::int64_t kv_k4_query_terms_size(std::int64_t head_dim) {
   return 1 + kv_scales_per_vector(KvSide::K, KvDtype::Int4, head_dim) / 2;
 }

@@ -9,6 +9,7 @@
 #include "run/ggml_flash_attn.h"
 #include "run/thread_pool.h"
 #include "util/error.h"
+#include "util/half.h"
 
 namespace kvscope {
 
@@ -19,7 +20,7 @@ struct Scratch {
   std::vector<float> q_scaled;          // [group][head_dim]   float path
   std::vector<float> scores;            // [group][block_size] float path
   std::vector<float> run_max, run_sum;  // [group]             float path
-  std::vector<float> q_terms;           // [group][1 + n_groups] int4 K (kv_k4_query_terms)
+  std::vector<float> keys, values;      // [block_size + 1][head_dim] float path (decode_block)
   std::vector<std::uint16_t> q16, acc;  // [group][head_dim]   fp16 path
   std::vector<GgmlFlashHead> heads;     // [group]             fp16 path
 };
@@ -72,31 +73,43 @@ void attend_f16(const LayerView& lv, std::int64_t kv_head, std::int64_t group, s
   }
 }
 
-// scores[h][slot] = q_h . k_slot for the visible slots [s0, s1] of one block, each key read
-// once for the whole group. Offset-int4 keys: q_h . offsets once per block (kv_k4_dot).
-void block_scores(const LayerView& lv, std::int64_t kv_head, const std::uint8_t* base,
-                  std::int64_t s0, std::int64_t s1, std::int64_t group, const float* q,
-                  Scratch& s) {
+// Decodes the visible K or V vectors [s0, s1] of one KV head in a block into
+// buf [block_size + 1][head_dim] (rows s0..s1; the last row is scratch): every stored byte is
+// decoded once per block for the whole group of query heads, and the arithmetic after it runs on
+// plain floats.
+void decode_block(const LayerView& lv, KvSide side, std::int64_t kv_head, const std::uint8_t* base,
+                  std::int64_t s0, std::int64_t s1, float* buf) {
   const KvBlockLayout& L = lv.L;
   const std::int64_t hd = L.head_dim;
   const std::int64_t bs = L.block_size;
-  const bool k4 = L.k_dtype == KvDtype::Int4;
-  const std::int64_t n_terms = k4 ? kv_k4_query_terms_size(hd) : 0;
+  const bool k4 = side == KvSide::K && L.k_dtype == KvDtype::Int4;
+  float* offsets = buf + bs * hd;  // [head_dim] after the rows: the block's key offsets
   if (k4) {
-    s.q_terms.resize(static_cast<std::size_t>(group * n_terms));
-    const std::uint16_t* offsets = L.k_offsets(base, lv.layer, kv_head);
-    for (std::int64_t h = 0; h < group; ++h) {
-      kv_k4_query_terms(q + h * hd, offsets, hd, &s.q_terms[h * n_terms]);
-    }
+    const std::uint16_t* stored = L.k_offsets(base, lv.layer, kv_head);
+    for (std::int64_t i = 0; i < hd; ++i) offsets[i] = fp16_to_float(stored[i]);
   }
   for (std::int64_t slot = s0; slot <= s1; ++slot) {
-    const auto* kd = L.data(base, KvSide::K, lv.layer, kv_head, slot);
-    const auto* ks = L.scales(base, KvSide::K, lv.layer, kv_head, slot);
-    for (std::int64_t h = 0; h < group; ++h) {
-      s.scores[h * bs + slot] = k4 ? kv_k4_dot(q + h * hd, &s.q_terms[h * n_terms], kd, ks, hd)
-                                   : kv_dot(L.k_dtype, q + h * hd, kd, ks, hd);
+    const auto* data = L.data(base, side, lv.layer, kv_head, slot);
+    const auto* scales = L.scales(base, side, lv.layer, kv_head, slot);
+    if (k4) {
+      kv_k4_dequantize(data, scales, offsets, hd, buf + slot * hd);
+    } else {
+      kv_dequantize(L.dtype(side), data, scales, hd, buf + slot * hd);
     }
   }
+}
+
+// a . b over n floats in 8 independent running sums, which the compiler turns into SIMD
+// lanes (one running sum is a dependency chain it may not reorder).
+float dot8(const float* a, const float* b, std::int64_t n) {
+  float acc[8] = {};
+  std::int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    for (int j = 0; j < 8; ++j) acc[j] += a[i + j] * b[i + j];
+  }
+  float sum = ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
+  for (; i < n; ++i) sum += a[i] * b[i];
+  return sum;
 }
 
 // Quantized K or V: float attention, softmax online block by block. q: [group][head_dim]
@@ -107,17 +120,23 @@ void attend_float(const LayerView& lv, std::int64_t kv_head, std::int64_t group,
   const std::int64_t hd = L.head_dim;
   const std::int64_t bs = L.block_size;
   s.scores.resize(static_cast<std::size_t>(group * bs));
+  s.keys.resize(static_cast<std::size_t>((bs + 1) * hd));
+  s.values.resize(static_cast<std::size_t>((bs + 1) * hd));
   // per head: out accumulates sum_j e^(s_j - max) v_j, run_sum sums e^(s_j - max)
   s.run_max.assign(static_cast<std::size_t>(group), -std::numeric_limits<float>::infinity());
   s.run_sum.assign(static_cast<std::size_t>(group), 0.0f);
   std::fill(out, out + group * hd, 0.0f);
   for_each_visible_block(lv, pos, [&](const std::uint8_t* base, std::int64_t s0, std::int64_t s1) {
-    block_scores(lv, kv_head, base, s0, s1, group, q, s);
+    decode_block(lv, KvSide::K, kv_head, base, s0, s1, s.keys.data());
+    decode_block(lv, KvSide::V, kv_head, base, s0, s1, s.values.data());
     for (std::int64_t h = 0; h < group; ++h) {
-      const float* sc = &s.scores[h * bs];
+      float* sc = &s.scores[h * bs];
       float* o = out + h * hd;
       float block_max = s.run_max[h];
-      for (std::int64_t slot = s0; slot <= s1; ++slot) block_max = std::max(block_max, sc[slot]);
+      for (std::int64_t slot = s0; slot <= s1; ++slot) {
+        sc[slot] = dot8(q + h * hd, &s.keys[slot * hd], hd);
+        block_max = std::max(block_max, sc[slot]);
+      }
       const float rescale = std::exp(s.run_max[h] - block_max);  // re-weighs the old terms
       if (rescale != 1.0f) {
         for (std::int64_t i = 0; i < hd; ++i) o[i] *= rescale;
@@ -127,8 +146,8 @@ void attend_float(const LayerView& lv, std::int64_t kv_head, std::int64_t group,
       for (std::int64_t slot = s0; slot <= s1; ++slot) {
         const float w = std::exp(sc[slot] - block_max);
         s.run_sum[h] += w;
-        kv_axpy(L.v_dtype, w, L.data(base, KvSide::V, lv.layer, kv_head, slot),
-                L.scales(base, KvSide::V, lv.layer, kv_head, slot), hd, o);
+        const float* v = &s.values[slot * hd];
+        for (std::int64_t i = 0; i < hd; ++i) o[i] += w * v[i];
       }
     }
   });
