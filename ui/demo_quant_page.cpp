@@ -188,11 +188,12 @@ void KvQuantDemoPage::recompute_capacity() {
 void KvQuantDemoPage::setLoadedModel(const std::optional<ModelInfo>& info) {
   layer_chart_->clear();
   for (int r = 0; r < 3; ++r) table_->item(r, kMeasured)->setText(QString());
+  fit_figure_table(table_);
   chooser_->setLoadedModel(info);  // emits modelChanged: recompute_capacity
 }
 
 // The error the engine measured over every layer, per side, in the row of that side's
-// dtype ("K 0.0283% · V 0.0279%" when both sides use it).
+// dtype ("K 0.0283%" and "V 0.0279%" on two lines when both sides use it).
 void KvQuantDemoPage::setPanelFrame(const PanelFrame& frame) {
   layer_chart_->setFrame(frame);
   if (frame.cache.groups.empty()) return;
@@ -202,6 +203,7 @@ void KvQuantDemoPage::setPanelFrame(const PanelFrame& frame) {
     v += l.v;
   }
   const LayerGroupSnapshot& g = frame.cache.groups.front();
+  bool changed = false;
   for (int r = 0; r < 3; ++r) {
     QStringList parts;
     if (k.count > 0 && g.k_dtype == kDtypes[r]) {
@@ -210,9 +212,16 @@ void KvQuantDemoPage::setPanelFrame(const PanelFrame& frame) {
     if (v.count > 0 && g.v_dtype == kDtypes[r]) {
       parts << tr("V %1").arg(percent_text(v.relative_rms_error()));
     }
-    const QString text = parts.join(QStringLiteral(" \u00b7 "));
-    if (table_->item(r, kMeasured)->text() != text) table_->item(r, kMeasured)->setText(text);
+    // One line per side: a row with both (K and V in one dtype) is drawn two lines high.
+    const QString text = parts.join(QLatin1Char('\n'));
+    QTableWidgetItem* item = table_->item(r, kMeasured);
+    if (item->text() != text) {
+      item->setText(text);
+      item->setToolTip(text);
+      changed = true;
+    }
   }
+  if (changed) fit_figure_table(table_);
 }
 
 }  // namespace kvscope::ui
