@@ -42,18 +42,37 @@ void for_each_group(std::int64_t head_dim, F&& f) {
   }
 }
 
-// Calls f(i, value) for every stored value o + m + s * code, in order: the one read path of
-// dequantize and the error measurement (the CUDA kernels add in the same order).
-template <typename F>
-void visit_k4(const std::uint8_t* data, const std::uint16_t* scales, const std::uint16_t* offsets,
+// An offset as stored (fp16 bits) or already decoded (float, once per block).
+float offset_value(std::uint16_t o) {
+  return fp16_to_float(o);
+}
+float offset_value(float o) {
+  return o;
+}
+
+// Calls f(i, value) for every stored value (o + m) + s * code, in order, reading each byte
+// of codes once (low nibble first): the one read path of dequantize and the error
+// measurement (the CUDA kernels add in the same order).
+template <typename Offset, typename F>
+void visit_k4(const std::uint8_t* data, const std::uint16_t* scales, const Offset* offsets,
               std::int64_t head_dim, F&& f) {
   for_each_group(head_dim, [&](std::int64_t g, std::int64_t begin, std::int64_t end) {
     const float s = fp16_to_float(scales[2 * g]);
     const float m = fp16_to_float(scales[2 * g + 1]);
-    for (std::int64_t i = begin; i < end; ++i) {
-      const float base = fp16_to_float(offsets[i]) + m;
-      f(i, base + s * load_code(data, i));
+    auto value = [&](std::int64_t i, float code) {
+      f(i, (offset_value(offsets[i]) + m) + s * code);
+    };
+    std::int64_t i = begin;
+    if (i < end && (i & 1)) {
+      value(i, load_code(data, i));
+      ++i;
     }
+    for (; i + 1 < end; i += 2) {
+      const unsigned byte = data[i >> 1];
+      value(i, static_cast<float>(byte & 0x0fu));
+      value(i + 1, static_cast<float>(byte >> 4));
+    }
+    if (i < end) value(i, load_code(data, i));
   });
 }
 
@@ -118,24 +137,9 @@ void kv_k4_dequantize(const std::uint8_t* data, const std::uint16_t* scales,
   visit_k4(data, scales, offsets, head_dim, [out](std::int64_t i, float v) { out[i] = v; });
 }
 
-// Two codes per byte, low nibble first; the arithmetic is visit_k4's, (o + m) + s * code.
 void kv_k4_dequantize(const std::uint8_t* data, const std::uint16_t* scales, const float* offsets,
                       std::int64_t head_dim, float* out) {
-  for_each_group(head_dim, [&](std::int64_t g, std::int64_t begin, std::int64_t end) {
-    const float s = fp16_to_float(scales[2 * g]);
-    const float m = fp16_to_float(scales[2 * g + 1]);
-    std::int64_t i = begin;
-    if (i < end && (i & 1)) {
-      out[i] = (offsets[i] + m) + s * load_code(data, i);
-      ++i;
-    }
-    for (; i + 1 < end; i += 2) {
-      const unsigned byte = data[i >> 1];
-      out[i] = (offsets[i] + m) + s * static_cast<float>(byte & 0x0fu);
-      out[i + 1] = (offsets[i + 1] + m) + s * static_cast<float>(byte >> 4);
-    }
-    if (i < end) out[i] = (offsets[i] + m) + s * load_code(data, i);
-  });
+  visit_k4(data, scales, offsets, head_dim, [out](std::int64_t i, float v) { out[i] = v; });
 }
 
 std::int64_t kv_k4_query_terms_size(std::int64_t head_dim) {

@@ -30,9 +30,9 @@ struct AttentionShape {
 //                 accumulator, one key at a time; ggml_flash_attn.h): the reference decoder
 //                 must reproduce llama.cpp's log-probabilities, and on an fp16 cache that
 //                 takes the same roundings, not just the same math.
-//   Int8 / Int4   float accumulation, block by block (llama.cpp has no such cache to match);
-//                 Int4 keys (offset int4) are scored with kv_k4_dot, q . offsets once per
-//                 block and KV head.
+//   Int8 / Int4   float accumulation, block by block (llama.cpp has no such cache to match):
+//                 each block's K and V of a KV head are dequantized once (Int4 key offsets
+//                 decoded once per block) for all the query heads of its group.
 void paged_attention(ThreadPool& pool, const KvCacheManager& kv, SeqId seq, std::int64_t layer,
                      const AttentionShape& shape, std::int64_t start_pos, std::int64_t n_tokens,
                      std::span<const float> q, std::span<float> out);
