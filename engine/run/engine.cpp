@@ -73,31 +73,24 @@ KvCacheConfig Engine::make_kv_config() const {
   if (options_.kv_budget_bytes > 0) {
     c.budget_bytes = static_cast<std::int64_t>(options_.kv_budget_bytes);
   } else if (options_.memory_budget_bytes > 0) {
-    // The planner's own arithmetic: what is left of the device after weights and workspace,
-    // for one sequence (plan_memory's default batch, what `kvscope-cli plan` asks) and this
-    // backend's overhead, so the planner's max context is exactly what the engine reaches.
-    const MemoryBudget budget{static_cast<std::int64_t>(options_.memory_budget_bytes),
-                              options_.memory_utilisation, 0};
-    const PlanBackend kind =
-        backend_->uses_host_kv_storage() ? PlanBackend::Cpu : PlanBackend::Cuda;
-    const Workspace ws = workspace_for(spec, 1, options_.scheduler.max_batch_tokens, kind);
-    c.budget_bytes = kv_budget_from(budget, static_cast<std::int64_t>(model_->weight_bytes()), ws);
-    if (c.budget_bytes <= 0) {
-      throw_error<CapacityError>(
-          "a memory budget of {} bytes leaves nothing for the KV cache: the weights take {} and "
-          "the workspace {} (at {:.0f}% utilisation)",
-          options_.memory_budget_bytes, model_->weight_bytes(), ws.total(),
-          100.0 * options_.memory_utilisation);
-    }
+    // A device size (a simulated GPU on the CPU): nothing used by others.
+    c.budget_bytes = kv_budget_within(
+        {static_cast<std::int64_t>(options_.memory_budget_bytes), options_.memory_utilisation, 0});
   } else if (const auto device = backend_->device_memory()) {
-    c.budget_bytes = device_kv_budget(*device);
+    // A GPU with no budget given: the device as vLLM sizes it, what others use measured.
+    c.budget_bytes =
+        kv_budget_within({static_cast<std::int64_t>(device->total), options_.memory_utilisation,
+                          static_cast<std::int64_t>(device->used_by_others)});
     // A bigger pool than max_running full contexts serves no one and lengthens every
     // snapshot: cap it there (by block count, the allocator's other way to be sized).
-    const std::int64_t per_seq = (c.max_context + c.block_size - 1) / c.block_size;
-    const std::int64_t cap = options_.scheduler.max_running * per_seq;
-    if (c.block_size >= 1 && kv_blocks_per_group(c) > cap) {
-      c.budget_bytes = 0;
-      c.n_blocks = cap;
+    // (A block size below 1 is left to the cache's own validation, which names it.)
+    if (c.block_size >= 1) {
+      const std::int64_t per_seq = (c.max_context + c.block_size - 1) / c.block_size;
+      const std::int64_t cap = options_.scheduler.max_running * per_seq;
+      if (kv_blocks_per_group(c) > cap) {
+        c.budget_bytes = 0;
+        c.n_blocks = cap;
+      }
     }
   } else {
     if (options_.block_size < 1) {
@@ -109,11 +102,11 @@ KvCacheConfig Engine::make_kv_config() const {
   return c;
 }
 
-// A GPU with no budget given: the pool takes what the device has, as vLLM sizes it:
-// total x utilisation - what others use - weights - workspace (plan_memory's own terms).
-std::int64_t Engine::device_kv_budget(const DeviceMemory& device) const {
-  const MemoryBudget budget{static_cast<std::int64_t>(device.total), options_.memory_utilisation,
-                            static_cast<std::int64_t>(device.used_by_others)};
+// The planner's own arithmetic: what is left of `budget` (total x utilisation - used by
+// others) after weights and workspace, for one sequence (plan_memory's default batch, what
+// `kvscope-cli plan` asks) and this backend's overhead, so the planner's max context is
+// exactly what the engine reaches.
+std::int64_t Engine::kv_budget_within(const MemoryBudget& budget) const {
   const Workspace ws =
       workspace_for(model_->spec(), 1, options_.scheduler.max_batch_tokens,
                     backend_->uses_host_kv_storage() ? PlanBackend::Cpu : PlanBackend::Cuda);
@@ -121,10 +114,10 @@ std::int64_t Engine::device_kv_budget(const DeviceMemory& device) const {
       kv_budget_from(budget, static_cast<std::int64_t>(model_->weight_bytes()), ws);
   if (bytes <= 0) {
     throw_error<CapacityError>(
-        "the device's {} bytes leave nothing for the KV cache: the weights take {}, the "
-        "workspace {} and other programs {} (at {:.0f}% utilisation)",
-        device.total, model_->weight_bytes(), ws.total(), device.used_by_others,
-        100.0 * options_.memory_utilisation);
+        "a memory budget of {} bytes ({} of them used by other programs) leaves nothing for "
+        "the KV cache: the weights take {} and the workspace {} (at {:.0f}% utilisation)",
+        budget.total_bytes, budget.used_by_others, model_->weight_bytes(), ws.total(),
+        100.0 * budget.utilisation);
   }
   return bytes;
 }

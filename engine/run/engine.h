@@ -17,6 +17,7 @@
 #include "kv/kv_cache_config.h"
 #include "kv/kv_cache_manager.h"
 #include "model/model.h"
+#include "plan/memory_model.h"
 #include "run/backend.h"
 #include "run/request.h"
 #include "run/scheduler.h"
@@ -112,7 +113,7 @@ class Engine {
   void init();
   std::unique_ptr<Backend> make_backend();
   KvCacheConfig make_kv_config() const;
-  std::int64_t device_kv_budget(const DeviceMemory& device) const;
+  std::int64_t kv_budget_within(const MemoryBudget& budget) const;
 
   EngineOptions options_;
   std::unique_ptr<Model> model_;

@@ -84,5 +84,12 @@ TEST(EngineDevicePool, ADeviceTooFullForTheCacheIsACapacityErrorNamingTheNumbers
   }
 }
 
+TEST(EngineDevicePool, ABlockSizeBelowOneIsAUsageErrorNotACrash) {
+  KVSCOPE_REQUIRE_SHARED(model, "models/stories260K.gguf");
+  EngineOptions o = on_device({std::uint64_t{80} << 30, 0});
+  o.block_size = 0;
+  EXPECT_THROW(Engine(model, o), UsageError);
+}
+
 }  // namespace
 }  // namespace kvscope
