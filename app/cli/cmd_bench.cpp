@@ -19,8 +19,8 @@
 #include "cli/copy_bandwidth.h"
 #include "cli/engine_args.h"
 #include "plan/solvers.h"
-#include "plan/weight_footprint.h"
 #include "run/engine.h"
+#include "run/plan_check.h"
 #include "util/error.h"
 
 namespace kvscope::cli {
@@ -66,13 +66,7 @@ Sample run_once(Engine& engine, std::int64_t n_prompt, std::int64_t n_gen, std::
 // context of the decode phase).
 RooflineEstimate decode_traffic(const Engine& engine, std::int64_t n_prompt, std::int64_t n_gen,
                                 double bandwidth_gb_s) {
-  const EngineOptions& o = engine.options();
-  PlanRequest r = make_plan_request(engine.spec(), model_weights(engine.model()), o.k_dtype,
-                                    o.v_dtype, engine.kv_cache().config().block_size);
-  r.kv = engine.kv_cache().config();
-  r.kv.budget_bytes = 0;
-  r.kv.n_blocks = 0;
-  r.batch = 1;
+  PlanRequest r = engine_plan_request(engine);
   r.context = n_prompt + n_gen / 2;
   return roofline_decode(r, bandwidth_gb_s);
 }

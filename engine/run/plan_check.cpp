@@ -9,12 +9,8 @@
 
 namespace kvscope {
 
-namespace {
-
-// The plan request the engine's own pool sizing answers (Engine::make_kv_config): batch 1,
-// the scheduler's chunk, this backend, and the budget the engine was given. Without one the
-// engine sized the pool itself, and the plan gets exactly that pool as its KV budget.
-PlanRequest engine_plan_request(const Engine& engine, const KvCacheManager& kv) {
+PlanRequest engine_plan_request(const Engine& engine) {
+  const KvCacheManager& kv = engine.kv_cache();
   const EngineOptions& o = engine.options();
   PlanRequest r;
   r.spec = engine.spec();
@@ -36,6 +32,8 @@ PlanRequest engine_plan_request(const Engine& engine, const KvCacheManager& kv) 
   }
   return r;
 }
+
+namespace {
 
 // Grows `seq` the way prefill does, a chunk at a time, until the context is full or the
 // pool refuses; the last chunk is the largest that still fits.
@@ -75,7 +73,7 @@ PlanCheck check_plan(Engine& engine) {
   engine.release_all_caches();
   KvCacheManager& kv = *engine.kv_;
 
-  PlanRequest request = engine_plan_request(engine, kv);
+  PlanRequest request = engine_plan_request(engine);
   PlanCheck check;
   check.planned_max_context = max_context(request).tokens;
   request.context = std::max<std::int64_t>(1, check.planned_max_context);

@@ -36,6 +36,12 @@ struct PlanCheck {
   }
 };
 
+// The plan request the engine's own pool sizing answers (Engine::make_kv_config): its
+// model, layer groups and block size, batch 1, the scheduler's chunk, this backend, and the
+// budget the engine was given; without one, exactly the pool the engine built. context is
+// left 0 for the caller.
+PlanRequest engine_plan_request(const Engine& engine);
+
 // Runs the check on an idle engine (UsageError while requests are live) and releases the
 // test sequence afterwards, leaving the cache as it was.
 PlanCheck check_plan(Engine& engine);
