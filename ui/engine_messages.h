@@ -39,12 +39,6 @@ struct ModelInfo {
   QString path;
   QString name;  // spec name, or the demo's label
   bool demo = false;
-  QString architecture;
-  std::int64_t n_layers = 0;
-  std::int64_t n_heads = 0;
-  std::int64_t n_kv_heads = 0;
-  std::int64_t head_dim = 0;
-  std::int64_t vocab_size = 0;
   std::int64_t context_length = 0;  // what the engine allows (max_context)
   std::int64_t block_size = 0;
   QString template_name;           // the chat template family in use

@@ -325,12 +325,6 @@ ModelInfo EngineWorker::model_info(const QString& path, bool demo) const {
   info.path = path;
   info.demo = demo;
   info.name = demo ? demo_model_label() : QFileInfo(path).fileName();
-  info.architecture = QString::fromStdString(s.architecture);
-  info.n_layers = s.n_layers;
-  info.n_heads = s.n_heads;
-  info.n_kv_heads = s.n_kv_heads;
-  info.head_dim = s.head_dim;
-  info.vocab_size = s.vocab_size;
   info.context_length = engine_->context_length();
   info.block_size = engine_->kv_cache().config().block_size;
   const std::string_view family = template_family_name(engine_->template_family());

@@ -215,8 +215,8 @@ void MainWindow::on_model_loaded(const ModelInfo& info) {
   speed_label_->clear();
   const QString name = info.name.toHtmlEscaped();
   const QString details = tr("%1 \u00b7 %2 layers \u00b7 context %3 \u00b7 %4 \u00b7 template %5")
-                              .arg(info.architecture)
-                              .arg(info.n_layers)
+                              .arg(QString::fromStdString(info.spec.architecture))
+                              .arg(info.spec.n_layers)
                               .arg(info.context_length)
                               .arg(info.device, info.template_name);
   model_label_->setText(
