@@ -6,15 +6,9 @@
 #include "run/simd_dispatch.h"
 #include "util/error.h"
 
-// Every float operation below is written in the order ggml performs it; a multiply and an
-// add are fused only where ggml fuses them (std::fma / _mm256_fmadd_ps). The compiler must
-// not contract the others into FMAs on its own, which GCC does by default once FMA is
-// available (the AVX2 functions, or a -march=native build).
-#if defined(__clang__)
-#pragma clang fp contract(off)
-#elif defined(__GNUC__)
-#pragma GCC optimize("fp-contract=off")
-#endif
+// Every float operation below is written in the order ggml performs it; fused only where
+// ggml fuses (std::fma / fmadd). engine/CMakeLists.txt builds this file with
+// -ffp-contract=off so that the compiler fuses nothing else.
 
 #if KVSCOPE_X86_SIMD
 #include <immintrin.h>

@@ -8,13 +8,9 @@
 #include "run/simd_dispatch.h"
 #include "util/half.h"
 
-// As in ggml_compat.cpp: only the fusions ggml makes (written as std::fma / fmadd), none
-// added by the compiler.
-#if defined(__clang__)
-#pragma clang fp contract(off)
-#elif defined(__GNUC__)
-#pragma GCC optimize("fp-contract=off")
-#endif
+// Every float operation below is written in the order ggml performs it; fused only where
+// ggml fuses (std::fma / fmadd). engine/CMakeLists.txt builds this file with
+// -ffp-contract=off so that the compiler fuses nothing else.
 
 #if KVSCOPE_X86_SIMD
 #include <immintrin.h>
