@@ -1,6 +1,6 @@
 // Device helpers every kernel file shares: warp/block reductions, fp16 conversions that
-// match util/half.h bit for bit, and the one dtype switch for reading weights and KV
-// vectors element by element.
+// match util/half.h bit for bit, and the dtype switches for reading weights (through the
+// codecs of quant_dequant.h) and KV vectors element by element.
 #pragma once
 
 #include <cuda_fp16.h>
@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "kernel_launchers.h"
+#include "quant_dequant.h"
 
 namespace kvscope::cuda {
 
@@ -57,23 +58,67 @@ __device__ inline float load_half_unaligned(const std::uint8_t* p) {
   return half_bits_to_float(static_cast<std::uint16_t>(p[0] | (p[1] << 8)));
 }
 
-// Element c of a stored weight row (embedding lookups; matvec has its own fast paths).
+// The one dtype dispatch of the quantized weight types (host side: launchers, geometry):
+// calls f.template operator()<Codec>() with type's codec from quant_dequant.h and returns
+// true, or returns false for F32 / F16.
+template <class F>
+bool with_quant_codec(DeviceWeightType type, F&& f) {
+  switch (type) {
+    case DeviceWeightType::F32:
+    case DeviceWeightType::F16:
+      return false;
+    case DeviceWeightType::Q8_0:
+      f.template operator()<qd::Q8_0>();
+      return true;
+    case DeviceWeightType::Q4_0:
+      f.template operator()<qd::Q4_0>();
+      return true;
+    case DeviceWeightType::Q4_1:
+      f.template operator()<qd::Q4_1>();
+      return true;
+    case DeviceWeightType::Q5_0:
+      f.template operator()<qd::Q5_0>();
+      return true;
+    case DeviceWeightType::Q5_1:
+      f.template operator()<qd::Q5_1>();
+      return true;
+    case DeviceWeightType::Q4_K:
+      f.template operator()<qd::Q4_K>();
+      return true;
+    case DeviceWeightType::Q5_K:
+      f.template operator()<qd::Q5_K>();
+      return true;
+    case DeviceWeightType::Q6_K:
+      f.template operator()<qd::Q6_K>();
+      return true;
+  }
+  return false;
+}
+
+// Element c of a stored weight row, bit for bit as dequantize_row gives it (embedding
+// lookups; matvec has its own per-lane paths). Byte loads only: any row alignment.
 __device__ inline float weight_element(DeviceWeightType type, const std::uint8_t* row, int c) {
   switch (type) {
     case DeviceWeightType::F32:
       return reinterpret_cast<const float*>(row)[c];
     case DeviceWeightType::F16:
       return half_bits_to_float(reinterpret_cast<const std::uint16_t*>(row)[c]);
-    case DeviceWeightType::Q8_0: {
-      const std::uint8_t* b = row + (c / 32) * 34;  // BlockQ8_0: fp16 d, int8 qs[32]
-      return load_half_unaligned(b) * static_cast<float>(static_cast<std::int8_t>(b[2 + c % 32]));
-    }
-    case DeviceWeightType::Q4_0: {
-      const std::uint8_t* b = row + (c / 32) * 18;  // BlockQ4_0: fp16 d, qs[16]
-      const int j = c % 32;
-      const int q = j < 16 ? (b[2 + j] & 0x0f) : (b[2 + j - 16] >> 4);
-      return load_half_unaligned(b) * static_cast<float>(q - 8);
-    }
+    case DeviceWeightType::Q8_0:
+      return qd::row_value<qd::Q8_0>(row, c);
+    case DeviceWeightType::Q4_0:
+      return qd::row_value<qd::Q4_0>(row, c);
+    case DeviceWeightType::Q4_1:
+      return qd::row_value<qd::Q4_1>(row, c);
+    case DeviceWeightType::Q5_0:
+      return qd::row_value<qd::Q5_0>(row, c);
+    case DeviceWeightType::Q5_1:
+      return qd::row_value<qd::Q5_1>(row, c);
+    case DeviceWeightType::Q4_K:
+      return qd::row_value<qd::Q4_K>(row, c);
+    case DeviceWeightType::Q5_K:
+      return qd::row_value<qd::Q5_K>(row, c);
+    case DeviceWeightType::Q6_K:
+      return qd::row_value<qd::Q6_K>(row, c);
   }
   return 0.0f;
 }

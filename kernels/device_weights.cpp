@@ -11,14 +11,61 @@ namespace kvscope::cuda {
 
 namespace {
 
+// The device type of a matrix the kernels read as stored (F16 and the quantized types of
+// quant_dequant.h); nullopt for F32 / BF16 (converted) and types with no kernel.
+std::optional<DeviceWeightType> device_type_of(TensorType t) {
+  switch (t) {
+    case TensorType::F16:
+      return DeviceWeightType::F16;
+    case TensorType::Q8_0:
+      return DeviceWeightType::Q8_0;
+    case TensorType::Q4_0:
+      return DeviceWeightType::Q4_0;
+    case TensorType::Q4_1:
+      return DeviceWeightType::Q4_1;
+    case TensorType::Q5_0:
+      return DeviceWeightType::Q5_0;
+    case TensorType::Q5_1:
+      return DeviceWeightType::Q5_1;
+    case TensorType::Q4_K:
+      return DeviceWeightType::Q4_K;
+    case TensorType::Q5_K:
+      return DeviceWeightType::Q5_K;
+    case TensorType::Q6_K:
+      return DeviceWeightType::Q6_K;
+    default:
+      return std::nullopt;
+  }
+}
+
+// F32 and BF16 go through the CPU dequantizer (to f32 or fp16); the rest stay as stored.
 bool matrix_type_supported(TensorType t) {
-  return t == TensorType::F32 || t == TensorType::F16 || t == TensorType::BF16 ||
-         t == TensorType::Q8_0 || t == TensorType::Q4_0;
+  return t == TensorType::F32 || t == TensorType::BF16 || device_type_of(t).has_value();
 }
 
 // Norm weights and biases (1 x n or n x 1) go through the CPU dequantizer to f32.
 bool is_vector_weight(const WeightView& w) {
   return w.rows == 1 || w.cols == 1;
+}
+
+// An F32 / BF16 matrix row by row through the CPU's own dequantizer, as f32 or fp16 bytes.
+std::vector<std::uint8_t> converted_rows(const WeightView& w, DeviceWeightType type) {
+  const std::size_t elem = type == DeviceWeightType::F32 ? 4 : 2;
+  std::vector<std::uint8_t> host(static_cast<std::size_t>(w.rows * w.cols) * elem);
+  std::vector<float> row(static_cast<std::size_t>(w.cols));
+  for (std::int64_t r = 0; r < w.rows; ++r) {
+    dequantize_row(w.type, w.row(r), row.data(), w.cols);
+    std::uint8_t* dst = host.data() + static_cast<std::size_t>(r * w.cols) * elem;
+    if (elem == 4) {
+      std::memcpy(dst, row.data(), row.size() * 4);
+    } else {
+      for (std::size_t c = 0; c < row.size(); ++c) {
+        const std::uint16_t h = float_to_fp16(row[c]);
+        std::memcpy(dst + 2 * c, &h, 2);
+      }
+    }
+  }
+  return host;
 }
 
 }  // namespace
@@ -28,8 +75,10 @@ std::optional<std::string> unsupported_weights(const Model& model) {
   model.for_each_weight([&](const WeightView& w) {
     if (why || matrix_type_supported(w.type)) return;
     if (is_vector_weight(w)) return;
-    why = fmt::format("tensor {} is {}; the CUDA backend supports f32, f16, bf16, q8_0 and q4_0",
-                      w.name, tensor_type_name(w.type));
+    why = fmt::format(
+        "tensor {} is {}; the CUDA backend supports f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, "
+        "q5_1, q4_K, q5_K and q6_K",
+        w.name, tensor_type_name(w.type));
   });
   return why;
 }
@@ -65,45 +114,23 @@ DeviceWeight DeviceModelWeights::matrix(const WeightView& w, DeviceAllocator& al
   DeviceWeight d;
   d.rows = w.rows;
   d.cols = w.cols;
-  const auto n = static_cast<std::size_t>(w.rows * w.cols);
   std::vector<std::uint8_t> host;  // converted copy when the device encoding differs
   const void* src = w.data;
-  switch (w.type) {
-    case TensorType::Q8_0:
-      d.type = DeviceWeightType::Q8_0;
-      break;
-    case TensorType::Q4_0:
-      d.type = DeviceWeightType::Q4_0;
-      break;
-    case TensorType::F16:
-      d.type = DeviceWeightType::F16;
-      break;
-    case TensorType::F32:
-    case TensorType::BF16: {
-      // row by row through the CPU's own dequantizer, then to fp16 when asked
-      std::vector<float> row(static_cast<std::size_t>(w.cols));
-      d.type =
-          w.type == TensorType::F32 && !f32_as_f16 ? DeviceWeightType::F32 : DeviceWeightType::F16;
-      const std::size_t elem = d.type == DeviceWeightType::F32 ? 4 : 2;
-      host.resize(n * elem);
-      for (std::int64_t r = 0; r < w.rows; ++r) {
-        dequantize_row(w.type, w.row(r), row.data(), w.cols);
-        std::uint8_t* dst = host.data() + static_cast<std::size_t>(r * w.cols) * elem;
-        if (elem == 4) {
-          std::memcpy(dst, row.data(), row.size() * 4);
-        } else {
-          for (std::size_t c = 0; c < row.size(); ++c) {
-            const std::uint16_t h = float_to_fp16(row[c]);
-            std::memcpy(dst + 2 * c, &h, 2);
-          }
-        }
-      }
-      src = host.data();
-      break;
+  if (const auto stored = device_type_of(w.type)) {
+    d.type = *stored;  // uploaded byte for byte: the kernels read the GGUF blocks in place
+    const std::int64_t block = device_block_values(d.type);
+    if (w.cols % block != 0) {
+      throw_error<ModelError>("tensor {}: {} has {} columns, not a multiple of its {}-value block",
+                              w.name, tensor_type_name(w.type), w.cols, block);
     }
-    default:
-      throw_error<ModelError>("tensor {}: type {} has no CUDA kernel", w.name,
-                              tensor_type_name(w.type));
+  } else if (w.type == TensorType::F32 || w.type == TensorType::BF16) {
+    d.type =
+        w.type == TensorType::F32 && !f32_as_f16 ? DeviceWeightType::F32 : DeviceWeightType::F16;
+    host = converted_rows(w, d.type);
+    src = host.data();
+  } else {
+    throw_error<ModelError>("tensor {}: type {} has no CUDA kernel", w.name,
+                            tensor_type_name(w.type));
   }
   d.row_bytes = device_row_bytes(d.type, d.cols);
   const auto bytes = static_cast<std::size_t>(d.row_bytes * d.rows);

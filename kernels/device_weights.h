@@ -1,6 +1,7 @@
 // The model's weights on the device. Matrices keep their GGUF encoding when a kernel reads
-// it directly (Q8_0, Q4_0, F16) and otherwise go as fp16 (F32, BF16; F32 may stay f32 when
-// exact comparisons with the CPU are wanted); norm weights and biases go as f32.
+// it directly (F16 and every quantized type the CPU reads: Q8_0, Q4_0, Q4_1, Q5_0, Q5_1,
+// Q4_K, Q5_K, Q6_K) and otherwise go as fp16 (F32, BF16; F32 may stay f32 when exact
+// comparisons with the CPU are wanted); norm weights and biases go as f32.
 #pragma once
 
 #include <optional>
@@ -25,7 +26,8 @@ struct DeviceLayerWeights {
 
 class DeviceModelWeights {
  public:
-  // Uploads every tensor (synchronously). CapacityError when the device lacks the memory.
+  // Uploads every tensor (synchronously). CapacityError when the device lacks the memory;
+  // ModelError naming the tensor when a quantized matrix's rows are not whole blocks.
   DeviceModelWeights(const Model& model, DeviceAllocator& alloc, bool f32_as_f16);
 
   DeviceWeight token_embd;

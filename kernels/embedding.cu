@@ -1,4 +1,5 @@
-// Token embedding lookup: one CTA per token copies (dequantizes) its row of the table.
+// Token embedding lookup: one CTA per token copies (dequantizes) its row of the table, for
+// every device weight type (weight_element: bit for bit as the CPU's dequantize_row).
 #include "cuda_check.h"
 #include "device_math.cuh"
 
@@ -20,22 +21,9 @@ __global__ void embedding_kernel(DeviceWeight table, const int* tokens, float* x
 
 }  // namespace
 
-std::int64_t device_row_bytes(DeviceWeightType type, std::int64_t cols) {
-  switch (type) {
-    case DeviceWeightType::F32:
-      return 4 * cols;
-    case DeviceWeightType::F16:
-      return 2 * cols;
-    case DeviceWeightType::Q8_0:
-      return cols / 32 * 34;
-    case DeviceWeightType::Q4_0:
-      return cols / 32 * 18;
-  }
-  return 0;
-}
-
 void launch_embedding(const DeviceWeight& table, const int* tokens, int n_tokens, float* x,
                       cudaStream_t stream) {
+  check_device_weight(table, "launch_embedding");
   if (n_tokens <= 0) return;
   embedding_kernel<<<n_tokens, kThreads, 0, stream>>>(table, tokens, x);
   KVSCOPE_CUDA_CHECK_LAUNCH();

@@ -15,21 +15,42 @@ namespace kvscope::cuda {
 
 // --- Weights on the device -------------------------------------------------------------
 
-// How a weight matrix is stored on the device. F32 and F16 are plain row-major; Q8_0 and
-// Q4_0 are ggml's blocks of 32 values, byte for byte as in the GGUF file (quant_blocks.h),
-// dequantized on the fly by the kernels.
-enum class DeviceWeightType : std::uint8_t { F32, F16, Q8_0, Q4_0 };
+// How a weight matrix is stored on the device. F32 and F16 are plain row-major; the
+// quantized types are ggml's blocks, byte for byte as in the GGUF file (quant_blocks.h):
+// 32 values per block for Q8_0 .. Q5_1, 256 per super-block for Q4_K, Q5_K and Q6_K. The
+// matvec kernels dequantize them on the fly (quant_dequant.h); prompt GEMMs go through an
+// fp16 scratch (launch_dequantize_f16).
+enum class DeviceWeightType : std::uint8_t {
+  F32,
+  F16,
+  Q8_0,
+  Q4_0,
+  Q4_1,
+  Q5_0,
+  Q5_1,
+  Q4_K,
+  Q5_K,
+  Q6_K
+};
 
 struct DeviceWeight {
   DeviceWeightType type = DeviceWeightType::F32;
   std::int64_t rows = 0;  // outputs
-  std::int64_t cols = 0;  // inputs (a multiple of 32 for Q8_0 / Q4_0)
+  std::int64_t cols = 0;  // inputs (a multiple of device_block_values(type))
   std::int64_t row_bytes = 0;
   const void* data = nullptr;
 };
 
 // Bytes of one row of `cols` values of `type`.
 std::int64_t device_row_bytes(DeviceWeightType type, std::int64_t cols);
+// Values per stored block: 1 (F32, F16), 32 (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1), 256 (K-quants).
+std::int64_t device_block_values(DeviceWeightType type);
+// The type's name as tensor_type_name spells it: "f32", "q4_K", ...
+const char* device_weight_type_name(DeviceWeightType type);
+// UsageError naming `launcher` unless w.cols > 0 is a whole number of blocks, w.row_bytes is
+// device_row_bytes(w.type, w.cols) and, for a quantized type, w.data is 16-byte aligned
+// (the kernels' vector loads rely on it; cudaMalloc gives 256).
+void check_device_weight(const DeviceWeight& w, const char* launcher);
 
 // --- The paged KV pool -----------------------------------------------------------------
 
@@ -95,8 +116,14 @@ void launch_add_in_place(float* x, const float* y, std::int64_t n, cudaStream_t 
 void launch_add_bias(float* y, const float* bias, int n_rows, int n, cudaStream_t stream);
 
 // y[t][r] = sum_c W[r][c] * x[t][c]. x: [n_tokens][W.cols]; y: [n_tokens][W.rows].
+// x must be 16-byte aligned for the quantized types (UsageError otherwise).
 void launch_matvec(const DeviceWeight& w, const float* x, int n_tokens, float* y,
                    cudaStream_t stream);
+
+// out[r - row0][c] = fp16(dequantized W[r][c]) for r in [row0, row0 + n_rows): the scratch a
+// cuBLAS GEMM reads for prompt chunks. out: [n_rows][w.cols] fp16 bits.
+void launch_dequantize_f16(const DeviceWeight& w, std::int64_t row0, std::int64_t n_rows,
+                           std::uint16_t* out, cudaStream_t stream);
 
 // Quantizes each token's K and V ([n_tokens][n_kv_heads][head_dim]) into its slot of the
 // paged pool, producing exactly the bytes the CPU writes (kv_slot_writer.h: data, padding,

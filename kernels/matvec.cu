@@ -1,8 +1,15 @@
-// Matrix-vector products y = W x straight from the stored weights: one warp per output row,
-// the row dequantized on the fly (F32, F16, Q8_0, Q4_0), x read from L1/L2. Decode is
-// bandwidth-bound on reading W, so each weight byte is read once per token. Prompt chunks
-// run the same kernel with one grid row per token (W is re-read from L2 per token); a
-// cuBLAS GEMM path for prompts is the next step (issue 7).
+// Matrix-vector products y = W x straight from the stored weights, the row dequantized on the
+// fly, x read through L1. Decode is bandwidth-bound on reading W, so each weight byte is read
+// once per token, by a warp walking its row front to back in contiguous runs:
+//   F32 / F16: one warp per row, each lane a 16-byte load per step (4 floats / 8 halves)
+//              when the row and x are 16-byte aligned, element by element otherwise;
+//   quantized: kRowsPerWarp rows per warp, every block split over kParts lanes
+//              (quant_dequant.h lane_dots, the exact per-lane code the CPU tests check),
+//              so one load of x serves every row of the warp.
+// Prompt chunks run the same kernels with one grid row per token (W re-read from L2 per
+// token); long prompts go through cuBLAS on an fp16 scratch instead (gemm.h).
+#include <string>
+
 #include "cuda_check.h"
 #include "device_math.cuh"
 
@@ -10,57 +17,58 @@ namespace kvscope::cuda {
 
 namespace {
 
-constexpr int kWarpsPerBlock = 8;
+constexpr int kWarpsPerBlock = 8;  // F32 / F16: one row per warp
+constexpr int kQuantWarps = 4;     // quantized: kRowsPerWarp rows per warp
+constexpr int kRowsPerWarp = 2;
 
-// Partial dot products of one lane over a row; the warp sums them.
-__device__ inline float lane_dot_f32(const float* w, const float* x, int cols, int lane) {
+// vec: cols % 4 == 0 and w, x 16-byte aligned, so every float4 below is aligned.
+__device__ inline float lane_dot_f32(const float* w, const float* x, int cols, int lane, bool vec) {
   float s = 0.0f;
-  for (int c = lane; c < cols; c += kWarp) s += w[c] * x[c];
-  return s;
-}
-
-__device__ inline float lane_dot_f16(const std::uint16_t* w, const float* x, int cols, int lane) {
-  float s = 0.0f;
-  for (int c = lane; c < cols; c += kWarp) s += half_bits_to_float(w[c]) * x[c];
-  return s;
-}
-
-// Lane handles whole 32-value blocks: d * sum_j qs[j] * x[j].
-__device__ inline float lane_dot_q8_0(const std::uint8_t* w, const float* x, int cols, int lane) {
-  float s = 0.0f;
-  for (int b = lane; b < cols / 32; b += kWarp) {
-    const std::uint8_t* blk = w + b * 34;
-    const float* xb = x + b * 32;
-    float d = 0.0f;
-#pragma unroll 8
-    for (int j = 0; j < 32; ++j)
-      d += static_cast<float>(static_cast<std::int8_t>(blk[2 + j])) * xb[j];
-    s += load_half_unaligned(blk) * d;
+  if (vec) {
+#pragma unroll 4
+    for (int c = 4 * lane; c < cols; c += 4 * kWarp) {
+      const float4 a = __ldg(reinterpret_cast<const float4*>(w + c));
+      const float4 b = __ldg(reinterpret_cast<const float4*>(x + c));
+      s += a.x * b.x + a.y * b.y + a.z * b.z + a.w * b.w;
+    }
+  } else {
+#pragma unroll 4
+    for (int c = lane; c < cols; c += kWarp) s += w[c] * x[c];
   }
   return s;
 }
 
-// qs[j] holds value j (low nibble) and j + 16 (high), each stored as q + 8.
-__device__ inline float lane_dot_q4_0(const std::uint8_t* w, const float* x, int cols, int lane) {
+// sum_k half k of word * x[k], k < 2 (little-endian: half 0 is the low 16 bits).
+__device__ inline float dot_half2(unsigned word, float x0, float x1) {
+  return half_bits_to_float(static_cast<std::uint16_t>(word & 0xffffu)) * x0 +
+         half_bits_to_float(static_cast<std::uint16_t>(word >> 16)) * x1;
+}
+
+// vec: cols % 8 == 0 and w, x 16-byte aligned: 8 halves (one uint4) and 2 float4 per step,
+// 4 steps unrolled so their loads are in flight together.
+__device__ inline float lane_dot_f16(const std::uint16_t* w, const float* x, int cols, int lane,
+                                     bool vec) {
   float s = 0.0f;
-  for (int b = lane; b < cols / 32; b += kWarp) {
-    const std::uint8_t* blk = w + b * 18;
-    const float* xb = x + b * 32;
-    float d = 0.0f;
-#pragma unroll 8
-    for (int j = 0; j < 16; ++j) {
-      const int byte = blk[2 + j];
-      d += static_cast<float>((byte & 0x0f) - 8) * xb[j] +
-           static_cast<float>((byte >> 4) - 8) * xb[j + 16];
+  if (vec) {
+#pragma unroll 4
+    for (int c = 8 * lane; c < cols; c += 8 * kWarp) {
+      const uint4 h = __ldg(reinterpret_cast<const uint4*>(w + c));
+      const float4 a = __ldg(reinterpret_cast<const float4*>(x + c));
+      const float4 b = __ldg(reinterpret_cast<const float4*>(x + c + 4));
+      s += dot_half2(h.x, a.x, a.y) + dot_half2(h.y, a.z, a.w) + dot_half2(h.z, b.x, b.y) +
+           dot_half2(h.w, b.z, b.w);
     }
-    s += load_half_unaligned(blk) * d;
+  } else {
+#pragma unroll 4
+    for (int c = lane; c < cols; c += kWarp) s += half_bits_to_float(w[c]) * x[c];
   }
   return s;
 }
 
 // grid: (rows / kWarpsPerBlock, n_tokens). One warp per (row, token).
 template <DeviceWeightType kType>
-__global__ void matvec_kernel(DeviceWeight w, const float* x, float* y) {
+__global__ void __launch_bounds__(kWarpsPerBlock* kWarp, 2)
+    matvec_float_kernel(DeviceWeight w, const float* x, float* y, bool vec) {
   const int lane = threadIdx.x % kWarp;
   const std::int64_t r =
       static_cast<std::int64_t>(blockIdx.x) * kWarpsPerBlock + threadIdx.x / kWarp;
@@ -71,38 +79,76 @@ __global__ void matvec_kernel(DeviceWeight w, const float* x, float* y) {
   const int cols = static_cast<int>(w.cols);
   float s = 0.0f;
   if constexpr (kType == DeviceWeightType::F32) {
-    s = lane_dot_f32(reinterpret_cast<const float*>(row), xt, cols, lane);
-  } else if constexpr (kType == DeviceWeightType::F16) {
-    s = lane_dot_f16(reinterpret_cast<const std::uint16_t*>(row), xt, cols, lane);
-  } else if constexpr (kType == DeviceWeightType::Q8_0) {
-    s = lane_dot_q8_0(row, xt, cols, lane);
+    s = lane_dot_f32(reinterpret_cast<const float*>(row), xt, cols, lane, vec);
   } else {
-    s = lane_dot_q4_0(row, xt, cols, lane);
+    s = lane_dot_f16(reinterpret_cast<const std::uint16_t*>(row), xt, cols, lane, vec);
   }
   s = warp_sum(s);
   if (lane == 0) y[static_cast<std::int64_t>(t) * w.rows + r] = s;
+}
+
+// grid: (rows / (kQuantWarps * kRowsPerWarp), n_tokens). One warp per kRowsPerWarp rows and a
+// token. The launch bounds (up to 128 registers) let ptxas keep kUnroll steps of loads in
+// flight (lane_dots) instead of trading them for occupancy that decode never has. A warp past the
+// last row recomputes the last row for its missing ones and does not store them, so every lane runs
+// the same loop (the shuffles need the whole warp).
+template <class Codec>
+__global__ void __launch_bounds__(kQuantWarps* kWarp, 4)
+    matvec_quant_kernel(DeviceWeight w, const float* x, float* y) {
+  const int lane = threadIdx.x % kWarp;
+  const std::int64_t r0 =
+      (static_cast<std::int64_t>(blockIdx.x) * kQuantWarps + threadIdx.x / kWarp) * kRowsPerWarp;
+  if (r0 >= w.rows) return;
+  const int t = blockIdx.y;
+  const auto* base = static_cast<const std::uint8_t*>(w.data);
+  const std::uint8_t* rows[kRowsPerWarp];
+#pragma unroll
+  for (int i = 0; i < kRowsPerWarp; ++i) {
+    rows[i] = base + (r0 + i < w.rows ? r0 + i : w.rows - 1) * w.row_bytes;
+  }
+  float acc[kRowsPerWarp] = {};
+  qd::lane_dots<Codec, kRowsPerWarp>(rows, x + static_cast<std::int64_t>(t) * w.cols,
+                                     static_cast<int>(w.cols / Codec::kValues), lane, acc);
+#pragma unroll
+  for (int i = 0; i < kRowsPerWarp; ++i) {
+    const float s = warp_sum(acc[i]);
+    if (lane == 0 && r0 + i < w.rows) y[static_cast<std::int64_t>(t) * w.rows + r0 + i] = s;
+  }
+}
+
+bool aligned16(const void* p) {
+  return reinterpret_cast<std::uintptr_t>(p) % 16 == 0;
 }
 
 }  // namespace
 
 void launch_matvec(const DeviceWeight& w, const float* x, int n_tokens, float* y,
                    cudaStream_t stream) {
+  check_device_weight(w, "launch_matvec");
+  if (w.cols > (std::int64_t{1} << 30)) {
+    throw_usage_error("launch_matvec: " + std::to_string(w.cols) + " columns is too many");
+  }
+  const bool quantized = w.type != DeviceWeightType::F32 && w.type != DeviceWeightType::F16;
+  if (quantized && !aligned16(x)) {
+    throw_usage_error(std::string("launch_matvec: x of a ") + device_weight_type_name(w.type) +
+                      " product must be 16-byte aligned");
+  }
   if (n_tokens <= 0 || w.rows <= 0) return;
-  const dim3 grid(blocks_for(w.rows, kWarpsPerBlock), static_cast<unsigned>(n_tokens));
-  const int threads = kWarpsPerBlock * kWarp;
-  switch (w.type) {  // the one dtype dispatch of the projections
-    case DeviceWeightType::F32:
-      matvec_kernel<DeviceWeightType::F32><<<grid, threads, 0, stream>>>(w, x, y);
-      break;
-    case DeviceWeightType::F16:
-      matvec_kernel<DeviceWeightType::F16><<<grid, threads, 0, stream>>>(w, x, y);
-      break;
-    case DeviceWeightType::Q8_0:
-      matvec_kernel<DeviceWeightType::Q8_0><<<grid, threads, 0, stream>>>(w, x, y);
-      break;
-    case DeviceWeightType::Q4_0:
-      matvec_kernel<DeviceWeightType::Q4_0><<<grid, threads, 0, stream>>>(w, x, y);
-      break;
+  const unsigned tokens = static_cast<unsigned>(n_tokens);
+  const bool launched = with_quant_codec(w.type, [&]<class Codec>() {
+    const dim3 grid(blocks_for(w.rows, kQuantWarps * kRowsPerWarp), tokens);
+    matvec_quant_kernel<Codec><<<grid, kQuantWarps * kWarp, 0, stream>>>(w, x, y);
+  });
+  if (!launched) {
+    const dim3 grid(blocks_for(w.rows, kWarpsPerBlock), tokens);
+    const bool aligned = aligned16(w.data) && aligned16(x);
+    if (w.type == DeviceWeightType::F32) {
+      matvec_float_kernel<DeviceWeightType::F32>
+          <<<grid, kWarpsPerBlock * kWarp, 0, stream>>>(w, x, y, aligned && w.cols % 4 == 0);
+    } else {
+      matvec_float_kernel<DeviceWeightType::F16>
+          <<<grid, kWarpsPerBlock * kWarp, 0, stream>>>(w, x, y, aligned && w.cols % 8 == 0);
+    }
   }
   KVSCOPE_CUDA_CHECK_LAUNCH();
 }

@@ -1,5 +1,9 @@
 // The matvec kernels against the CPU matvec (cpu_ops.h) for every device weight type, on
-// odd row counts, several column counts and batches of tokens.
+// odd row counts (a warp's second row past the end), column counts that leave a warp step
+// partly used or give odd block counts, and batches of tokens (the prompt path). The launch
+// checks run without a device.
+#include <string>
+#include <tuple>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -8,6 +12,7 @@
 #include "kernel_test_support.h"
 #include "run/cpu_ops.h"
 #include "run/thread_pool.h"
+#include "util/error.h"
 
 namespace kvscope {
 namespace {
@@ -23,15 +28,30 @@ struct TypeCase {
   cuda::DeviceWeightType device;
 };
 
+using Shape = std::tuple<int, int, int>;  // rows, cols, n_tokens
+
+std::vector<Shape> shapes_for(TensorType type) {
+  const std::int64_t block = tensor_type_info(type).block_elems;
+  if (block == 256) {
+    return {{1, 256, 1},    {37, 512, 1},   {129, 2304, 3},
+            {512, 4096, 2}, {4099, 256, 5}, {67, 11008, 1}};
+  }
+  std::vector<Shape> s = {{1, 32, 1},     {37, 64, 1},   {129, 288, 3},
+                          {512, 4096, 2}, {4099, 96, 5}, {67, 1376, 1}};
+  if (block == 1) {  // cols % 8 != 0 (F16 element by element) and % 4 != 0 (F32 too)
+    s.push_back({37, 100, 3});
+    s.push_back({19, 37, 2});
+  }
+  return s;
+}
+
 class CudaMatvecTest : public ::testing::TestWithParam<TypeCase> {};
 
 TEST_P(CudaMatvecTest, MatchesTheCpuMatvecOnTheSameStoredRows) {
   KVSCOPE_REQUIRE_CUDA();
   const TypeCase tc = GetParam();
   ThreadPool pool(1);
-  for (const auto& [rows, cols, n_tokens] :
-       {std::tuple{1, 32, 1}, std::tuple{37, 64, 1}, std::tuple{129, 288, 3},
-        std::tuple{512, 4096, 2}, std::tuple{4099, 96, 5}}) {
+  for (const auto& [rows, cols, n_tokens] : shapes_for(tc.type)) {
     const auto values = random_floats(static_cast<std::size_t>(rows * cols), 7u + rows, 0.1f);
     const std::int64_t rb = row_bytes(tc.type, cols);
     std::vector<std::uint8_t> stored(static_cast<std::size_t>(rb * rows));
@@ -57,9 +77,45 @@ INSTANTIATE_TEST_SUITE_P(WeightTypes, CudaMatvecTest,
                          ::testing::Values(TypeCase{TensorType::F32, cuda::DeviceWeightType::F32},
                                            TypeCase{TensorType::F16, cuda::DeviceWeightType::F16},
                                            TypeCase{TensorType::Q8_0, cuda::DeviceWeightType::Q8_0},
-                                           TypeCase{TensorType::Q4_0,
-                                                    cuda::DeviceWeightType::Q4_0}),
+                                           TypeCase{TensorType::Q4_0, cuda::DeviceWeightType::Q4_0},
+                                           TypeCase{TensorType::Q4_1, cuda::DeviceWeightType::Q4_1},
+                                           TypeCase{TensorType::Q5_0, cuda::DeviceWeightType::Q5_0},
+                                           TypeCase{TensorType::Q5_1, cuda::DeviceWeightType::Q5_1},
+                                           TypeCase{TensorType::Q4_K, cuda::DeviceWeightType::Q4_K},
+                                           TypeCase{TensorType::Q5_K, cuda::DeviceWeightType::Q5_K},
+                                           TypeCase{TensorType::Q6_K,
+                                                    cuda::DeviceWeightType::Q6_K}),
                          [](const auto& p) { return std::string(tensor_type_name(p.param.type)); });
+
+// A stand-in device address: the checks below throw before anything is launched.
+template <typename T>
+T* fake_device_pointer(std::uintptr_t address) {
+  return reinterpret_cast<T*>(address);
+}
+
+TEST(CudaMatvecChecks, RejectsAWeightWhoseRowsAreNotWholeBlocks) {
+  const auto* data = fake_device_pointer<const void>(1 << 20);
+  float* y = fake_device_pointer<float>(2 << 20);
+  const float* x = fake_device_pointer<const float>(3 << 20);
+  const cuda::DeviceWeight k{cuda::DeviceWeightType::Q4_K, 4, 288, 144, data};
+  EXPECT_THROW(cuda::launch_matvec(k, x, 1, y, nullptr), UsageError);
+  const cuda::DeviceWeight legacy{cuda::DeviceWeightType::Q5_0, 4, 48, 22, data};
+  EXPECT_THROW(cuda::launch_matvec(legacy, x, 1, y, nullptr), UsageError);
+  // whole blocks, but row_bytes that is not the type's
+  const cuda::DeviceWeight wrong_stride{cuda::DeviceWeightType::Q6_K, 4, 256, 256, data};
+  EXPECT_THROW(cuda::launch_matvec(wrong_stride, x, 1, y, nullptr), UsageError);
+}
+
+TEST(CudaMatvecChecks, RejectsMisalignedQuantizedWeightsOrActivations) {
+  const float* x = fake_device_pointer<const float>(3 << 20);
+  float* y = fake_device_pointer<float>(2 << 20);
+  const cuda::DeviceWeight off{cuda::DeviceWeightType::Q4_K, 4, 256, 144,
+                               fake_device_pointer<const void>((1 << 20) + 2)};
+  EXPECT_THROW(cuda::launch_matvec(off, x, 1, y, nullptr), UsageError);
+  const cuda::DeviceWeight w{cuda::DeviceWeightType::Q6_K, 4, 256, 210,
+                             fake_device_pointer<const void>(1 << 20)};
+  EXPECT_THROW(cuda::launch_matvec(w, x + 1, 1, y, nullptr), UsageError);
+}
 
 }  // namespace
 }  // namespace kvscope

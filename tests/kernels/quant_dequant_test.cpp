@@ -1,0 +1,223 @@
+// The per-block math of the CUDA weight codecs (quant_dequant.h), run on the host, where the
+// same code the kernels call can be checked without a GPU: every value bit for bit as the
+// CPU's dequantize_row gives it, the lanes' parts of a matvec row summing to the CPU dot
+// product, and every vector load at an address the GPU accepts (the host loads throw where
+// a misaligned GPU load would fault). Blocks come from the CPU's quantize_row on random
+// rows, rows of equal values, rows with one large outlier and rows of mixed magnitudes.
+#include "quant_dequant.h"
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "kernel_test_support.h"
+#include "model/tensor_type.h"
+
+namespace kvscope {
+namespace {
+
+namespace qd = cuda::qd;
+
+// n values of T at an address aligned to `align` bytes (as cudaMalloc gives 256), plus
+// `shift` bytes: the layout the kernels see, or a deliberately misaligned one.
+template <typename T>
+class AlignedArray {
+ public:
+  AlignedArray(std::size_t n, std::size_t align = 256, std::size_t shift = 0)
+      : storage_((n * sizeof(T) + align + shift) / sizeof(T) + 1) {
+    auto addr = reinterpret_cast<std::uintptr_t>(storage_.data());
+    addr = (addr + align - 1) / align * align + shift;
+    data_ = reinterpret_cast<T*>(addr);
+  }
+  AlignedArray(AlignedArray&&) noexcept = default;  // the buffer (and data_) stay put
+  AlignedArray(const AlignedArray&) = delete;
+  AlignedArray& operator=(const AlignedArray&) = delete;
+  AlignedArray& operator=(AlignedArray&&) = delete;
+  T* data() const { return data_; }
+
+ private:
+  std::vector<T> storage_;
+  T* data_ = nullptr;
+};
+
+template <class C, TensorType T>
+struct Case {
+  using Codec = C;
+  static constexpr TensorType kType = T;
+};
+
+using Cases = ::testing::Types<Case<qd::Q4_0, TensorType::Q4_0>, Case<qd::Q4_1, TensorType::Q4_1>,
+                               Case<qd::Q5_0, TensorType::Q5_0>, Case<qd::Q5_1, TensorType::Q5_1>,
+                               Case<qd::Q8_0, TensorType::Q8_0>, Case<qd::Q4_K, TensorType::Q4_K>,
+                               Case<qd::Q5_K, TensorType::Q5_K>, Case<qd::Q6_K, TensorType::Q6_K>>;
+
+struct CaseName {
+  template <class T>
+  static std::string GetName(int) {
+    return T::Codec::kName;
+  }
+};
+
+// `rows` rows of `cols` values: row 0 all equal, row 1 all equal and negative, row 2
+// random with one outlier 40x the rest, row 3 blocks of very different magnitudes, the
+// rest uniform in +-1.
+std::vector<float> test_rows(int rows, int cols, std::uint32_t seed) {
+  auto v = test::random_floats(static_cast<std::size_t>(rows) * cols, seed);
+  auto row = [&](int r) { return v.begin() + static_cast<std::ptrdiff_t>(r) * cols; };
+  if (rows > 0) std::fill(row(0), row(1), 0.37f);
+  if (rows > 1) std::fill(row(1), row(2), -1.25f);
+  if (rows > 2) row(2)[cols / 3] = 40.0f;
+  if (rows > 3) {
+    for (int c = 0; c < cols; ++c) row(3)[c] *= std::ldexp(1.0f, (c / 32) % 7 * 3 - 9);
+  }
+  return v;
+}
+
+template <class T>
+class QuantDequantTest : public ::testing::Test {
+ protected:
+  using Codec = typename T::Codec;
+  static constexpr TensorType kType = T::kType;
+
+  // The rows quantized back to back, as a GGUF matrix (and the device copy) holds them.
+  struct Stored {
+    int rows = 0, cols = 0;
+    std::int64_t row_bytes = 0;
+    AlignedArray<std::uint8_t> bytes;
+    const std::uint8_t* row(int r) const { return bytes.data() + r * row_bytes; }
+  };
+
+  static Stored quantize(const std::vector<float>& values, int rows, int cols,
+                         std::size_t shift = 0) {
+    const std::int64_t rb = row_bytes(kType, cols);
+    Stored s{rows, cols, rb,
+             AlignedArray<std::uint8_t>(static_cast<std::size_t>(rb * rows), 256, shift)};
+    for (int r = 0; r < rows; ++r) {
+      quantize_row(kType, &values[static_cast<std::size_t>(r) * cols], s.bytes.data() + r * rb,
+                   cols);
+    }
+    return s;
+  }
+
+  // out[r] = sum over the 32 lanes of lane_dots for rows r0 and r0 + 1, as one warp of the
+  // matvec kernel computes them.
+  static void warp_dots(const Stored& s, int r0, const float* x, float out[2]) {
+    const std::uint8_t* rows[2] = {s.row(r0), s.row(r0 + 1)};
+    out[0] = out[1] = 0.0f;
+    for (int lane = 0; lane < qd::kLanes; ++lane) {
+      float acc[2] = {0.0f, 0.0f};
+      qd::lane_dots<Codec, 2>(rows, x, s.cols / Codec::kValues, lane, acc);
+      out[0] += acc[0];
+      out[1] += acc[1];
+    }
+  }
+};
+
+TYPED_TEST_SUITE(QuantDequantTest, Cases, CaseName);
+
+TYPED_TEST(QuantDequantTest, BlockGeometryIsTheEnginesTensorType) {
+  using C = typename TestFixture::Codec;
+  const TensorTypeInfo& info = tensor_type_info(TestFixture::kType);
+  EXPECT_EQ(C::kValues, info.block_elems);
+  EXPECT_EQ(C::kBytes, info.block_bytes);
+  EXPECT_EQ(std::string(C::kName), std::string(info.name));
+  EXPECT_EQ(qd::kLanes % C::kParts, 0);
+  EXPECT_EQ(C::kXPart * C::kParts, C::kValues);
+}
+
+TYPED_TEST(QuantDequantTest, EveryValueIsDequantizeRowBitForBit) {
+  using C = typename TestFixture::Codec;
+  const int rows = 9, cols = 3 * 256;
+  const auto values = test_rows(rows, cols, 101);
+  const auto s = TestFixture::quantize(values, rows, cols);
+  std::vector<float> ref(cols);
+  int bad = 0;
+  std::ostringstream first;
+  for (int r = 0; r < rows; ++r) {
+    dequantize_row(TestFixture::kType, s.row(r), ref.data(), cols);
+    for (int c = 0; c < cols; ++c) {
+      const float got = qd::row_value<C>(s.row(r), c);
+      if (std::bit_cast<std::uint32_t>(got) == std::bit_cast<std::uint32_t>(ref[c])) continue;
+      if (bad++ < 8) first << "\n  row " << r << " col " << c << ": " << got << " want " << ref[c];
+    }
+  }
+  EXPECT_EQ(bad, 0) << C::kName << first.str();
+}
+
+TYPED_TEST(QuantDequantTest, TheLanePartsOfAWarpSumToTheCpuDotProduct) {
+  using C = typename TestFixture::Codec;
+  // 1 block; 3 (a warp step only partly used); 43 (odd: every later row starts at a 2-byte
+  // or 4-byte offset for the small-block types); 128 blocks
+  for (const int n_blocks : {1, 3, 43, 128}) {
+    const int rows = 6, cols = n_blocks * C::kValues;
+    const auto values = test_rows(rows, cols, 7u + static_cast<std::uint32_t>(n_blocks));
+    const auto s = TestFixture::quantize(values, rows, cols);
+    const auto xv = test::random_floats(static_cast<std::size_t>(cols), 31);
+    AlignedArray<float> x(static_cast<std::size_t>(cols), 16);
+    std::copy(xv.begin(), xv.end(), x.data());
+    std::vector<float> w(cols);
+    for (int r0 = 0; r0 < rows; r0 += 2) {
+      float got[2];
+      TestFixture::warp_dots(s, r0, x.data(), got);
+      for (int i = 0; i < 2; ++i) {
+        dequantize_row(TestFixture::kType, s.row(r0 + i), w.data(), cols);
+        double want = 0.0, magnitude = 0.0;
+        for (int c = 0; c < cols; ++c) {
+          want += static_cast<double>(w[c]) * xv[c];
+          magnitude += std::fabs(static_cast<double>(w[c]) * xv[c]);
+        }
+        EXPECT_NEAR(got[i], want, 1e-6 * magnitude + 1e-6)
+            << C::kName << " row " << r0 + i << ", " << n_blocks << " blocks";
+        EXPECT_NEAR(dot_row(TestFixture::kType, s.row(r0 + i), xv.data(), cols), want,
+                    1e-6 * magnitude + 1e-6)
+            << "the CPU reference itself";
+      }
+    }
+  }
+}
+
+TYPED_TEST(QuantDequantTest, VectorLoadsFaultOnRowsOrActivationsAlignedBelowTheirNeed) {
+  using C = typename TestFixture::Codec;
+  const int rows = 2, cols = 2 * C::kValues;
+  const auto values = test_rows(rows, cols, 5);
+  AlignedArray<float> x(static_cast<std::size_t>(cols) + 4, 16);
+  std::fill(x.data(), x.data() + cols + 4, 0.5f);
+  float out[2];
+  // aligned as cudaMalloc'd memory: no fault
+  EXPECT_NO_THROW(
+      TestFixture::warp_dots(TestFixture::quantize(values, rows, cols), 0, x.data(), out));
+  // x one float off its 16-byte alignment
+  EXPECT_THROW(
+      TestFixture::warp_dots(TestFixture::quantize(values, rows, cols), 0, x.data() + 1, out),
+      std::logic_error);
+  // weights one byte off (no codec reads single bytes in its hot loop)
+  EXPECT_THROW(
+      TestFixture::warp_dots(TestFixture::quantize(values, rows, cols, 1), 0, x.data(), out),
+      std::logic_error);
+}
+
+TEST(QuantDequant, KQuantSuperBlocksAre16ByteAlignedSoTheirQuantsLoad16BytesAtATime) {
+  const int rows = 2, cols = 256;
+  const auto values = test_rows(rows, cols, 3);
+  AlignedArray<float> x(cols, 16);
+  std::fill(x.data(), x.data() + cols, 1.0f);
+  AlignedArray<std::uint8_t> q4(2 * 144, 256, 8), q5(2 * 176, 256, 8);
+  quantize_row(TensorType::Q4_K, values.data(), q4.data(), cols);
+  quantize_row(TensorType::Q4_K, values.data() + cols, q4.data() + 144, cols);
+  quantize_row(TensorType::Q5_K, values.data(), q5.data(), cols);
+  quantize_row(TensorType::Q5_K, values.data() + cols, q5.data() + 176, cols);
+  float acc[2] = {};
+  // 8-byte aligned rows are enough for the 2-byte types but not for these
+  const std::uint8_t* r4[2] = {q4.data(), q4.data() + 144};
+  EXPECT_THROW((qd::lane_dots<qd::Q4_K, 2>(r4, x.data(), 1, 0, acc)), std::logic_error);
+  const std::uint8_t* r5[2] = {q5.data(), q5.data() + 176};
+  EXPECT_THROW((qd::lane_dots<qd::Q5_K, 2>(r5, x.data(), 1, 0, acc)), std::logic_error);
+}
+
+}  // namespace
+}  // namespace kvscope
