@@ -1,6 +1,7 @@
 #include "step_plan.h"
 
 #include <algorithm>
+#include <bit>
 #include <limits>
 
 #include "util/error.h"
@@ -16,8 +17,31 @@ int to_int(std::int64_t v, const char* what) {
   return static_cast<int>(v);
 }
 
+// Block table entries group g's section must hold: every chunk's table, one after another.
+std::int64_t group_blocks(std::span<const SequenceChunk> chunks, const KvCacheManager& kv,
+                          std::int64_t g) {
+  std::int64_t n = 0;
+  for (const auto& c : chunks) n += kv.block_table(c.seq, g).n_blocks();
+  return n;
+}
+
+// The smallest power of two >= kMinBlocksCapacity holding every group's tables, or more.
+std::int64_t blocks_capacity(std::span<const SequenceChunk> chunks, const KvCacheManager& kv,
+                             std::int64_t min_capacity) {
+  if (min_capacity < 0) {
+    throw_error<UsageError>("CUDA step: block table capacity {} is negative", min_capacity);
+  }
+  std::int64_t most = kMinBlocksCapacity;
+  for (std::int64_t g = 0; g < kv.n_groups(); ++g) {
+    most = std::max(most, group_blocks(chunks, kv, g));
+  }
+  const auto pow2 = static_cast<std::int64_t>(std::bit_ceil(static_cast<std::uint64_t>(most)));
+  return to_int(std::max(min_capacity, pow2), "block table capacity");
+}
+
 // Appends one layer group's arrays: first visible key and table offset per token, then the
-// block tables of the chunks' sequences (kNoBlock where a window dropped a block; never read).
+// block tables of the chunks' sequences (kNoBlock where a window dropped a block; never read)
+// padded with kNoBlock to p.blocks_capacity, so the next group starts at a fixed offset.
 void pack_group(std::span<const SequenceChunk> chunks, const KvCacheManager& kv, std::int64_t g,
                 StepPlan& p) {
   p.first_at.push_back(static_cast<std::int64_t>(p.ints.size()));
@@ -41,25 +65,11 @@ void pack_group(std::span<const SequenceChunk> chunks, const KvCacheManager& kv,
   for (const auto& c : chunks) {
     for (const BlockId b : kv.block_table(c.seq, g).blocks()) p.ints.push_back(b);
   }
+  p.ints.resize(static_cast<std::size_t>(p.blocks_at.back() + p.blocks_capacity), kNoBlock);
 }
 
-}  // namespace
-
-StepPlan plan_step(std::span<const SequenceChunk> chunks, const KvCacheManager& kv,
-                   std::int64_t vocab, std::int64_t max_positions) {
-  StepPlan p;
-  for (const auto& c : chunks) {
-    const auto n = static_cast<std::int64_t>(c.tokens.size());
-    const std::int64_t reserved = kv.n_tokens(c.seq);
-    if (c.start_pos < 0 || c.start_pos + n > reserved || c.start_pos + n > max_positions) {
-      throw_error<UsageError>(
-          "CUDA step: sequence {} positions {}..{} outside the {} reserved in the KV cache "
-          "(context {})",
-          c.seq, c.start_pos, c.start_pos + n - 1, reserved, max_positions);
-    }
-    p.n_tokens += n;
-    p.n_rows += c.all_logits ? n : (n > 0 ? 1 : 0);
-  }
+// Token ids, positions and logit rows: the first 2 * n_tokens + n_rows ints.
+void pack_tokens(std::span<const SequenceChunk> chunks, std::int64_t vocab, StepPlan& p) {
   p.tokens_at = 0;
   for (const auto& c : chunks) {
     for (const TokenId id : c.tokens) {
@@ -84,6 +94,34 @@ StepPlan plan_step(std::span<const SequenceChunk> chunks, const KvCacheManager& 
     }
     t += n;
   }
+}
+
+}  // namespace
+
+bool is_decode_step(std::span<const SequenceChunk> chunks) {
+  return !chunks.empty() && std::all_of(chunks.begin(), chunks.end(), [](const SequenceChunk& c) {
+    return c.tokens.size() == 1;
+  });
+}
+
+StepPlan plan_step(std::span<const SequenceChunk> chunks, const KvCacheManager& kv,
+                   std::int64_t vocab, std::int64_t max_positions,
+                   std::int64_t min_blocks_capacity) {
+  StepPlan p;
+  for (const auto& c : chunks) {
+    const auto n = static_cast<std::int64_t>(c.tokens.size());
+    const std::int64_t reserved = kv.n_tokens(c.seq);
+    if (c.start_pos < 0 || c.start_pos + n > reserved || c.start_pos + n > max_positions) {
+      throw_error<UsageError>(
+          "CUDA step: sequence {} positions {}..{} outside the {} reserved in the KV cache "
+          "(context {})",
+          c.seq, c.start_pos, c.start_pos + n - 1, reserved, max_positions);
+    }
+    p.n_tokens += n;
+    p.n_rows += c.all_logits ? n : (n > 0 ? 1 : 0);
+  }
+  p.blocks_capacity = blocks_capacity(chunks, kv, min_blocks_capacity);
+  pack_tokens(chunks, vocab, p);
   for (std::int64_t g = 0; g < kv.n_groups(); ++g) pack_group(chunks, kv, g, p);
   return p;
 }

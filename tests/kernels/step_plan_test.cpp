@@ -1,5 +1,7 @@
 // plan_step, the host side of a CUDA step (runs without a GPU): the packed arrays say which
-// token is where, and bad chunks are refused before anything reaches the device.
+// token is where, bad chunks are refused before anything reaches the device, and decode steps
+// of one shape share one layout (what lets a captured CUDA graph be replayed).
+#include <algorithm>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -82,6 +84,103 @@ TEST(CudaStepPlan, RefusesTokensOutsideTheVocabAndUnreservedPositions) {
   EXPECT_THROW(cuda::plan_step(c3, kv, 100, 64), UsageError);
   const SequenceChunk c4[] = {{10, two, 7, false}};  // within the cache but past max positions
   EXPECT_THROW(cuda::plan_step(c4, kv, 100, 8), UsageError);
+}
+
+// Two groups (full attention; sliding window of 8) with 4-token blocks, one empty sequence 10.
+KvCacheManager two_group_kv() {
+  KvCacheConfig c;
+  c.groups = {{{0}, KvDtype::Int8, KvDtype::Int8, 0}, {{1}, KvDtype::F16, KvDtype::F16, 8}};
+  c.n_kv_heads = 2;
+  c.head_dim = 8;
+  c.block_size = 4;
+  c.max_context = 256;
+  c.n_blocks = 64;
+  c.host_storage = false;
+  KvCacheManager kv(c);
+  kv.add_sequence(10);
+  return kv;
+}
+
+// Every offset of a plan, in one vector, to compare layouts.
+std::vector<std::int64_t> offsets(const cuda::StepPlan& p) {
+  std::vector<std::int64_t> o = {p.tokens_at, p.pos_at, p.rows_at,
+                                 static_cast<std::int64_t>(p.ints.size())};
+  for (std::size_t g = 0; g < p.first_at.size(); ++g) {
+    o.insert(o.end(), {p.first_at[g], p.table_start_at[g], p.blocks_at[g]});
+  }
+  return o;
+}
+
+TEST(CudaStepPlan, DecodeOffsetsStayFixedWhileTablesGrowWithinTheCapacity) {
+  KvCacheManager kv = two_group_kv();
+  const std::vector<TokenId> token = {3};
+  std::vector<std::int64_t> first_layout;
+  for (std::int64_t pos = 0; pos < 64; ++pos) {  // 1..16 blocks per group
+    kv.grow(10, 1);
+    const SequenceChunk chunk[] = {{10, token, pos, false}};
+    const cuda::StepPlan p = cuda::plan_step(chunk, kv, 100, 256);
+    ASSERT_EQ(p.blocks_capacity, cuda::kMinBlocksCapacity) << "position " << pos;
+    if (pos == 0) first_layout = offsets(p);
+    ASSERT_EQ(offsets(p), first_layout) << "position " << pos;
+    // values change: the position, the window's first key, the tables and their padding
+    EXPECT_EQ(p.ints[static_cast<std::size_t>(p.pos_at)], pos);
+    EXPECT_EQ(p.ints[static_cast<std::size_t>(p.first_at[1])], std::max<std::int64_t>(0, pos - 7));
+    const std::int64_t n_blocks = pos / 4 + 1;
+    for (std::size_t g = 0; g < 2; ++g) {
+      const auto& table = kv.block_table(10, static_cast<std::int64_t>(g)).blocks();
+      const auto at = static_cast<std::size_t>(p.blocks_at[g]);
+      ASSERT_EQ(static_cast<std::int64_t>(table.size()), n_blocks);
+      EXPECT_TRUE(std::equal(table.begin(), table.end(), p.ints.begin() + at));
+      EXPECT_TRUE(std::all_of(p.ints.begin() + at + table.size(), p.ints.begin() + at + 16,
+                              [](int b) { return b == kNoBlock; }));
+    }
+  }
+  // the window dropped group 1's oldest blocks: their entries are kNoBlock, never read
+  EXPECT_EQ(kv.block_table(10, 1).blocks().front(), kNoBlock);
+}
+
+TEST(CudaStepPlan, CapacityDoublesWhenTheTablesOutgrowItAndAMinimumKeepsIt) {
+  KvCacheManager kv = two_group_kv();
+  kv.grow(10, 64);  // 16 blocks per group: fits the minimum capacity
+  const std::vector<TokenId> token = {3};
+  const SequenceChunk at63[] = {{10, token, 63, false}};
+  const cuda::StepPlan small = cuda::plan_step(at63, kv, 100, 256);
+  EXPECT_EQ(small.blocks_capacity, 16);
+  kv.grow(10, 1);  // the 17th block
+  const SequenceChunk at64[] = {{10, token, 64, false}};
+  const cuda::StepPlan grown = cuda::plan_step(at64, kv, 100, 256);
+  EXPECT_EQ(grown.blocks_capacity, 32);
+  EXPECT_NE(offsets(grown), offsets(small));
+  EXPECT_EQ(grown.first_at[1] - grown.first_at[0], small.first_at[1] - small.first_at[0] + 16);
+
+  // the previous capacity as the minimum: a step with shorter tables keeps the layout
+  const cuda::StepPlan kept = cuda::plan_step(at63, kv, 100, 256, grown.blocks_capacity);
+  EXPECT_EQ(kept.blocks_capacity, 32);
+  EXPECT_EQ(offsets(kept), offsets(grown));
+  EXPECT_THROW(cuda::plan_step(at63, kv, 100, 256, -1), UsageError);
+}
+
+TEST(CudaStepPlan, ChunkShapeAloneFixesTheOffsets) {
+  KvCacheManager kv = two_sequence_kv();
+  const std::vector<TokenId> one = {1}, two = {1, 2};
+  const SequenceChunk decode[] = {{10, one, 8, false}, {20, one, 2, false}};
+  const SequenceChunk prompt[] = {{10, two, 7, false}};  // also 2 tokens, but 1 logit row
+  const cuda::StepPlan d = cuda::plan_step(decode, kv, 100, 64);
+  const cuda::StepPlan pr = cuda::plan_step(prompt, kv, 100, 64);
+  EXPECT_EQ(d.n_tokens, pr.n_tokens);
+  EXPECT_NE(d.n_rows, pr.n_rows);
+  EXPECT_NE(offsets(d), offsets(pr));
+  EXPECT_EQ(d.table_start_at[0] - d.first_at[0], 2);
+  EXPECT_EQ(d.ints.size(), static_cast<std::size_t>(2 * 2 + 2 + 2 * 2 + 16));
+}
+
+TEST(CudaStepPlan, ADecodeStepIsOneTokenPerChunk) {
+  const std::vector<TokenId> one = {1}, two = {1, 2};
+  const SequenceChunk decode[] = {{10, one, 8, false}, {20, one, 2, true}};
+  const SequenceChunk mixed[] = {{10, one, 8, false}, {20, two, 1, false}};
+  EXPECT_TRUE(cuda::is_decode_step(decode));
+  EXPECT_FALSE(cuda::is_decode_step(mixed));
+  EXPECT_FALSE(cuda::is_decode_step({}));
 }
 
 }  // namespace
