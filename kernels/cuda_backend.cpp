@@ -1,16 +1,16 @@
 #include "cuda_backend.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <optional>
+#include <string_view>
 
 #include <fmt/format.h>
 
+#include "cuda_backend_state.h"
 #include "cuda_check.h"
-#include "cuda_device.h"
-#include "device_allocator.h"
-#include "device_weights.h"
-#include "kernel_launchers.h"
-#include "run/rope.h"
-#include "step_plan.h"
 #include "util/error.h"
 
 namespace kvscope {
@@ -21,54 +21,63 @@ namespace {
 
 constexpr auto kWorkspace = DeviceMemoryCategory::Workspace;
 
-// Device pointer `at` ints into the step's packed int buffer.
-const int* at(const DeviceBuffer& ints, std::int64_t offset) {
-  return ints.as<const int>() + offset;
+// Why graphs start off ("" when they start on): the option, or KVSCOPE_CUDA_GRAPHS=0.
+std::string graphs_off_reason(const CudaBackendOptions& o) {
+  if (!o.cuda_graphs) return "turned off by the cuda_graphs option";
+  const char* env = std::getenv("KVSCOPE_CUDA_GRAPHS");
+  const std::string_view v = env ? env : "";
+  if (v == "0" || v == "off" || v == "false") {
+    return fmt::format("turned off by KVSCOPE_CUDA_GRAPHS={}", v);
+  }
+  return {};
+}
+
+// Everything a layer's kernels receive of its KV layout, for a graph key.
+void add_layout(StepGraphKey& key, const KvLayerLayout& L) {
+  key.add(static_cast<std::int64_t>(L.k_dtype)).add(static_cast<std::int64_t>(L.v_dtype));
+  key.add(L.head_dim).add(L.block_size).add(L.n_kv_heads).add(L.block_bytes);
+  key.add(L.k_data).add(L.k_scales).add(L.v_data).add(L.v_scales).add(L.k_offsets);
+  key.add(L.k_stride).add(L.v_stride).add(L.k_n_scales).add(L.v_n_scales);
+  key.add(L.k_group).add(L.v_group);
 }
 
 }  // namespace
 
-// Everything the backend holds on the device, and the stream its steps run on.
-struct CudaBackend::State {
-  const Model& model;
-  const ModelSpec& spec;
-  CudaDeviceInfo info;
-  Rope rope;
-  DeviceAllocator alloc;
-  cudaStream_t stream = nullptr;
-  DeviceModelWeights weights;
-
-  std::vector<DeviceBuffer> kv_pools;        // [n_groups] [n_blocks][block_bytes]
-  std::vector<std::int64_t> kv_block_bytes;  // [n_groups]
-  DeviceBuffer rope_cos, rope_sin;           // [max_positions][rope_dim / 2]
-  std::int64_t rope_positions = 0;
-
-  // Activations of one step, grown to the largest step seen.
-  DeviceBuffer x, xb, q, k, v, att, proj, gate, up, last, logits, partial, ints;
-
-  State(const Model& m, const CudaBackendOptions& o, CudaDeviceInfo device)
-      : model(m),
-        spec(m.spec()),
-        info(std::move(device)),
-        rope(rope_config(m.spec(),
-                         o.context_length > 0 ? o.context_length : m.spec().context_length)),
-        alloc(o.device),
-        weights(m, alloc, o.f32_weights_as_f16) {
-    KVSCOPE_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+CudaBackend::State::State(const Model& m, const CudaBackendOptions& o, CudaDeviceInfo device)
+    : model(m),
+      spec(m.spec()),
+      info(std::move(device)),
+      rope(
+          rope_config(m.spec(), o.context_length > 0 ? o.context_length : m.spec().context_length)),
+      alloc(o.device),
+      weights(m, alloc, o.f32_weights_as_f16) {
+  KVSCOPE_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  graph.emplace(stream, graphs_off_reason(o));
+  max_cols = std::max({spec.dim, spec.q_dim(), spec.ffn_dim});
+  if (o.gemm_min_tokens > 0) {
+    gemm.emplace(alloc, stream);
+    gemm_min_tokens = o.gemm_min_tokens;
+    const auto slab = [&](const DeviceWeight& w) {
+      gemm_slab_bytes = std::max(gemm_slab_bytes, gemm->slab_bytes(w));
+    };
+    slab(weights.output);
+    for (const DeviceLayerWeights& l : weights.layers) {
+      for (const DeviceWeight* w : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down}) {
+        slab(*w);
+      }
+    }
   }
-  ~State() {
-    if (stream) cudaStreamDestroy(stream);
-  }
+}
 
-  void ensure_kv_pools(const KvCacheManager& kv);
-  void ensure_rope_table(std::int64_t positions);
-  void ensure_workspace(std::int64_t n_tokens, std::int64_t n_rows, std::int64_t partial_floats);
-  void attention_block(std::int64_t layer, const StepPlan& plan, const KvCacheManager& kv,
-                       int n_splits);
-  void ffn_block(std::int64_t layer, int n_tokens);
-};
+CudaBackend::State::~State() {
+  graph.reset();
+  gemm.reset();
+  if (stream) cudaStreamDestroy(stream);
+}
 
-void CudaBackend::State::ensure_kv_pools(const KvCacheManager& kv) {
+// Both ensure_* return whether they wrote device memory through the legacy stream.
+bool CudaBackend::State::ensure_kv_pools(const KvCacheManager& kv) {
+  bool changed = false;
   const auto n_groups = static_cast<std::size_t>(kv.n_groups());
   kv_pools.resize(n_groups);
   kv_block_bytes.resize(n_groups);
@@ -79,15 +88,17 @@ void CudaBackend::State::ensure_kv_pools(const KvCacheManager& kv) {
     if (kv_pools[g].size() != bytes) {
       kv_pools[g] = DeviceBuffer(alloc, bytes, DeviceMemoryCategory::KvPool, "KV block pool");
       kv_pools[g].fill_zero();
+      changed = true;
     }
     kv_block_bytes[g] = bb;
   }
+  return changed;
 }
 
 // cos/sin of every position's angles, from the CPU Rope itself: the device rotates by
 // exactly the reference's angles, whatever the scaling type.
-void CudaBackend::State::ensure_rope_table(std::int64_t positions) {
-  if (positions <= rope_positions) return;
+bool CudaBackend::State::ensure_rope_table(std::int64_t positions) {
+  if (positions <= rope_positions) return false;
   const std::int64_t half = rope.n_pairs();
   std::vector<float> cos(static_cast<std::size_t>(positions * half));
   std::vector<float> sin(cos.size());
@@ -102,6 +113,7 @@ void CudaBackend::State::ensure_rope_table(std::int64_t positions) {
   rope_cos.upload(cos.data(), bytes);
   rope_sin.upload(sin.data(), bytes);
   rope_positions = positions;
+  return true;
 }
 
 void CudaBackend::State::ensure_workspace(std::int64_t n_tokens, std::int64_t n_rows,
@@ -121,69 +133,61 @@ void CudaBackend::State::ensure_workspace(std::int64_t n_tokens, std::int64_t n_
   fit(last, n_rows * spec.dim, "final hidden states");
   fit(logits, n_rows * weights.output.rows, "logits");
   fit(partial, std::max<std::int64_t>(partial_floats, 1), "attention split partials");
+  error_sums.reserve(alloc, static_cast<std::size_t>(spec.n_layers) * sizeof(KvErrorSums),
+                     kWorkspace, "KV quantization error sums");
+  if (uses_gemm(n_tokens)) gemm->reserve(n_tokens, max_cols, gemm_slab_bytes);
 }
 
-// x += wo · attention(rope(wq·norm(x)), cache ∪ rope(wk·norm(x)), cache ∪ wv·norm(x))
-void CudaBackend::State::attention_block(std::int64_t layer, const StepPlan& plan,
-                                         const KvCacheManager& kv, int n_splits) {
-  const DeviceLayerWeights& w = weights.layers[static_cast<std::size_t>(layer)];
+// Everything a step's launches need before the first one: device memory (no allocation may
+// happen inside a graph capture) and the step's ints, uploaded outside the graph. Returns the
+// attention split count.
+int CudaBackend::State::prepare_step(const StepPlan& plan, const KvCacheManager& kv, bool decode) {
+  // The pools' zeroing and the RoPE tables' upload ran on the legacy stream, which does not
+  // order with our non-blocking one (and a pageable cudaMemcpy may return before its DMA).
+  const bool pools = ensure_kv_pools(kv);
+  if (ensure_rope_table(kv.config().max_context) || pools) {
+    KVSCOPE_CUDA_CHECK(cudaDeviceSynchronize());
+  }
   const auto T = static_cast<int>(plan.n_tokens);
-  const int dim = static_cast<int>(spec.dim);
-  launch_rmsnorm(x.as<float>(), nullptr, w.attn_norm, T, dim, static_cast<float>(spec.norm_eps),
-                 xb.as<float>(), stream);
-  launch_matvec(w.wq, xb.as<float>(), T, q.as<float>(), stream);
-  launch_matvec(w.wk, xb.as<float>(), T, k.as<float>(), stream);
-  launch_matvec(w.wv, xb.as<float>(), T, v.as<float>(), stream);
-  if (w.bq) launch_add_bias(q.as<float>(), w.bq, T, static_cast<int>(spec.q_dim()), stream);
-  if (w.bk) launch_add_bias(k.as<float>(), w.bk, T, static_cast<int>(spec.kv_dim()), stream);
-  if (w.bv) launch_add_bias(v.as<float>(), w.bv, T, static_cast<int>(spec.kv_dim()), stream);
-
-  RopeArgs ra;
-  ra.n_tokens = T;
-  ra.n_heads = static_cast<int>(spec.n_heads);
-  ra.n_kv_heads = static_cast<int>(spec.n_kv_heads);
-  ra.head_dim = static_cast<int>(spec.head_dim);
-  ra.rope_dim = static_cast<int>(rope.config().rope_dim);
-  ra.adjacent = rope.config().pairing == RopePairing::Adjacent;
-  ra.pos = at(ints, plan.pos_at);
-  ra.cos = rope_cos.as<const float>();
-  ra.sin = rope_sin.as<const float>();
-  launch_rope(ra, q.as<float>(), k.as<float>(), stream);
-
-  const std::int64_t g = kv.group_of_layer(layer);
-  const auto gi = static_cast<std::size_t>(g);
-  KvStepTables tables;
-  tables.pos = at(ints, plan.pos_at);
-  tables.first = at(ints, plan.first_at[gi]);
-  tables.table_start = at(ints, plan.table_start_at[gi]);
-  tables.blocks = at(ints, plan.blocks_at[gi]);
-  tables.pool = kv_pools[gi].as<std::uint8_t>();
-  const KvLayerLayout layout = kv_layer_layout(kv.layout(g), kv.layer_in_group(layer));
-  launch_kv_append(layout, tables, k.as<float>(), v.as<float>(), T, stream);
-
-  AttentionArgs aa;
-  aa.n_tokens = T;
-  aa.n_heads = static_cast<int>(spec.n_heads);
-  aa.n_splits = n_splits;
-  aa.scale = 1.0f / std::sqrt(static_cast<float>(spec.head_dim));
-  aa.layout = layout;
-  aa.tables = tables;
-  launch_paged_attention(aa, q.as<float>(), partial.as<float>(), att.as<float>(), stream);
-  launch_matvec(w.wo, att.as<float>(), T, proj.as<float>(), stream);
-  launch_add_in_place(x.as<float>(), proj.as<float>(), plan.n_tokens * spec.dim, stream);
+  const auto n_kv_heads = static_cast<int>(spec.n_kv_heads);
+  const int n_splits = attention_splits(T, n_kv_heads, plan.max_keys, info.sm_count);
+  // A decode step takes room for the most splits its shape can have, so the partials buffer,
+  // whose address a graph holds, stays where it is while the context grows.
+  const int room =
+      decode ? attention_splits(T, n_kv_heads, std::numeric_limits<int>::max(), info.sm_count)
+             : n_splits;
+  ensure_workspace(plan.n_tokens, plan.n_rows,
+                   attention_partial_floats(T, static_cast<int>(spec.n_heads),
+                                            static_cast<int>(spec.head_dim), room));
+  const std::size_t bytes = plan.ints.size() * sizeof(int);
+  ints.reserve(alloc, bytes, kWorkspace, "step tables");
+  staging.upload(plan.ints.data(), bytes, ints.get(), stream);
+  return n_splits;
 }
 
-// x += w_down · (silu(w_gate · norm(x)) * (w_up · norm(x)))
-void CudaBackend::State::ffn_block(std::int64_t layer, int n_tokens) {
-  const DeviceLayerWeights& w = weights.layers[static_cast<std::size_t>(layer)];
-  const std::int64_t n_ffn = n_tokens * spec.ffn_dim;
-  launch_rmsnorm(x.as<float>(), nullptr, w.ffn_norm, n_tokens, static_cast<int>(spec.dim),
-                 static_cast<float>(spec.norm_eps), xb.as<float>(), stream);
-  launch_matvec(w.w_gate, xb.as<float>(), n_tokens, gate.as<float>(), stream);
-  launch_matvec(w.w_up, xb.as<float>(), n_tokens, up.as<float>(), stream);
-  launch_swiglu(gate.as<float>(), up.as<float>(), gate.as<float>(), n_ffn, stream);
-  launch_matvec(w.w_down, gate.as<float>(), n_tokens, proj.as<float>(), stream);
-  launch_add_in_place(x.as<float>(), proj.as<float>(), n_tokens * spec.dim, stream);
+// Every host value launch_step passes to a kernel that can differ between two steps: the
+// shape, the offsets into the ints, the split count, the buffers' addresses and the KV
+// layouts. The weights, the model's dimensions and the RoPE setup are fixed per backend.
+StepGraphKey CudaBackend::State::step_key(const StepPlan& plan, const KvCacheManager& kv,
+                                          int n_splits) const {
+  StepGraphKey key;
+  key.add(plan.n_tokens).add(plan.n_rows).add(n_splits);
+  key.add(plan.tokens_at).add(plan.pos_at).add(plan.rows_at);
+  for (std::size_t g = 0; g < plan.first_at.size(); ++g) {
+    key.add(plan.first_at[g]).add(plan.table_start_at[g]).add(plan.blocks_at[g]);
+    key.add(kv_pools[g].get());
+  }
+  for (const DeviceBuffer* b : {&x, &xb, &q, &k, &v, &att, &proj, &gate, &up, &last, &logits,
+                                &partial, &ints, &rope_cos, &rope_sin, &error_sums}) {
+    key.add(b->get());
+  }
+  if (uses_gemm(plan.n_tokens)) key.add(gemm->activations_scratch()).add(gemm->weight_scratch());
+  for (std::int64_t layer = 0; layer < spec.n_layers; ++layer) {
+    const std::int64_t g = kv.group_of_layer(layer);
+    key.add(g);
+    add_layout(key, kv_layer_layout(kv.layout(g), kv.layer_in_group(layer)));
+  }
+  return key;
 }
 
 CudaBackend::CudaBackend(const Model& model, const CudaBackendOptions& options) {
@@ -195,44 +199,59 @@ CudaBackend::CudaBackend(const Model& model, const CudaBackendOptions& options) 
 CudaBackend::~CudaBackend() = default;
 
 std::string CudaBackend::name() const {
-  return fmt::format("CUDA ({})", s_->info.name);
+  const StepGraph& g = *s_->graph;
+  if (g.enabled()) return fmt::format("CUDA ({})", s_->info.name);
+  return fmt::format("CUDA ({}, CUDA graphs off: {})", s_->info.name, g.off_reason());
 }
 
+CudaGraphReport CudaBackend::graph_report() const {
+  const StepGraph& g = *s_->graph;
+  const StepGraphStats& st = g.stats();
+  return {g.enabled(), g.off_reason(), st.eager,         st.replays,
+          st.captures, st.updates,     st.instantiations};
+}
+
+// Decode steps go through the step graph (replayed when their key matches), prompt chunks
+// run eagerly; both launch the same kernels with the same arguments, so the logits are the
+// same bits. The ints upload and the logits download stay outside any graph.
 void CudaBackend::forward(std::span<const SequenceChunk> chunks, KvCacheManager& kv,
                           std::vector<float>& logits) {
   State& s = *s_;
-  const StepPlan plan = plan_step(chunks, kv, s.weights.token_embd.rows, kv.config().max_context);
+  const bool decode = is_decode_step(chunks);
+  const StepPlan plan = plan_step(chunks, kv, s.weights.token_embd.rows, kv.config().max_context,
+                                  decode ? s.decode_blocks_capacity : 0);
   if (plan.n_tokens == 0) {
     logits.clear();
     return;
   }
-  s.ensure_kv_pools(kv);
-  s.ensure_rope_table(kv.config().max_context);
-  const auto T = static_cast<int>(plan.n_tokens);
-  const int n_splits =
-      attention_splits(T, static_cast<int>(s.spec.n_kv_heads), plan.max_keys, s.info.sm_count);
-  s.ensure_workspace(plan.n_tokens, plan.n_rows,
-                     attention_partial_floats(T, static_cast<int>(s.spec.n_heads),
-                                              static_cast<int>(s.spec.head_dim), n_splits));
-  s.ints.reserve(s.alloc, plan.ints.size() * sizeof(int), kWorkspace, "step tables");
-  KVSCOPE_CUDA_CHECK(cudaMemcpyAsync(s.ints.get(), plan.ints.data(), plan.ints.size() * sizeof(int),
-                                     cudaMemcpyHostToDevice, s.stream));
-
-  launch_embedding(s.weights.token_embd, at(s.ints, plan.tokens_at), T, s.x.as<float>(), s.stream);
-  for (std::int64_t layer = 0; layer < s.spec.n_layers; ++layer) {
-    s.attention_block(layer, plan, kv, n_splits);
-    s.ffn_block(layer, T);
+  const int n_splits = s.prepare_step(plan, kv, decode);
+  const auto launches = [&] { s.launch_step(plan, kv, n_splits); };
+  if (decode) {
+    s.decode_blocks_capacity = plan.blocks_capacity;
+    s.graph->run(s.step_key(plan, kv, n_splits), launches);
+  } else {
+    launches();
   }
-  // logits = output · norm(x) for the rows the chunks ask for
-  const auto R = static_cast<int>(plan.n_rows);
-  launch_rmsnorm(s.x.as<float>(), at(s.ints, plan.rows_at), s.weights.output_norm, R,
-                 static_cast<int>(s.spec.dim), static_cast<float>(s.spec.norm_eps),
-                 s.last.as<float>(), s.stream);
-  launch_matvec(s.weights.output, s.last.as<float>(), R, s.logits.as<float>(), s.stream);
   logits.resize(static_cast<std::size_t>(plan.n_rows * s.weights.output.rows));
   KVSCOPE_CUDA_CHECK(cudaMemcpyAsync(logits.data(), s.logits.get(), logits.size() * sizeof(float),
                                      cudaMemcpyDeviceToHost, s.stream));
+  s.error_host.resize(static_cast<std::size_t>(s.spec.n_layers));
+  KVSCOPE_CUDA_CHECK(cudaMemcpyAsync(s.error_host.data(), s.error_sums.get(),
+                                     s.error_host.size() * sizeof(KvErrorSums),
+                                     cudaMemcpyDeviceToHost, s.stream));
   KVSCOPE_CUDA_CHECK(cudaStreamSynchronize(s.stream));
+  s.record_quant_error(plan.n_tokens, kv);
+}
+
+// The step's measured KV error, added to the manager's per-layer sums as the CPU backend's
+// write_token adds it: every token wrote n_kv_heads x head_dim values per side.
+void CudaBackend::State::record_quant_error(std::int64_t n_tokens, KvCacheManager& kv) const {
+  const std::int64_t count = n_tokens * spec.kv_dim();
+  for (std::int64_t layer = 0; layer < spec.n_layers; ++layer) {
+    const KvErrorSums& e = error_host[static_cast<std::size_t>(layer)];
+    kv.record_quant_error(layer, QuantErrorSums{e.k_sq_error, e.k_sq_exact, count},
+                          QuantErrorSums{e.v_sq_error, e.v_sq_exact, count});
+  }
 }
 
 // Copy-on-write copies inside a group's device pool. Before the first step the pool holds

@@ -1,7 +1,8 @@
 // The CUDA backend: the decoder of cpu_backend.h on an NVIDIA GPU. Weights live on the
 // device (device_weights.h), the KV cache bytes too (the KvCacheManager keeps only the
 // bookkeeping, host_storage = false, and block ids mean the same blocks on both sides), and
-// every step runs the kernels of kernel_launchers.h on one stream.
+// every step runs the kernels of kernel_launchers.h on one stream; decode steps as a CUDA
+// graph (step_graph.h) when they can.
 //
 // CUDA-free header: the app includes it to build the backend without CUDA headers.
 #pragma once
@@ -23,6 +24,26 @@ struct CudaBackendOptions {
   // F32 matrices go to the device as fp16 (half the bytes, what a user wants); false keeps
   // them f32 so a comparison with the CPU decoder sees only summation-order differences.
   bool f32_weights_as_f16 = true;
+  // Decode steps (every chunk one token) as one CUDA graph per step shape, replayed with new
+  // token ids, positions and block tables (step_graph.h). Also off when the environment has
+  // KVSCOPE_CUDA_GRAPHS=0. Results are bit-identical either way; prompt chunks run eagerly.
+  bool cuda_graphs = true;
+  // Steps of at least this many tokens (prompt chunks, large decode batches) run their
+  // projections through cuBLAS with fp16 activations and fp32 accumulation (gemm.h), reading
+  // each weight once per step; smaller ones use the f32 matvec kernels, which read it once
+  // per token. 0: never cuBLAS (exact comparisons with the CPU decoder).
+  std::int64_t gemm_min_tokens = 8;
+};
+
+// How the decode steps of a CudaBackend ran so far.
+struct CudaGraphReport {
+  bool enabled = false;
+  std::string off_reason;           // why graphs are off: the option, or what failed
+  std::int64_t eager_steps = 0;     // decode steps launched kernel by kernel
+  std::int64_t graph_steps = 0;     // decode steps launched as one graph
+  std::int64_t captures = 0;        // graphs captured (a new shape, seen twice in a row)
+  std::int64_t updates = 0;         // captures applied to the executable graph in place
+  std::int64_t instantiations = 0;  // captures that needed a new executable graph
 };
 
 class CudaBackend final : public Backend {
@@ -32,7 +53,9 @@ class CudaBackend final : public Backend {
   CudaBackend(const Model& model, const CudaBackendOptions& options);
   ~CudaBackend() override;
 
+  // "CUDA (<device>)", plus ", CUDA graphs off: <reason>" when decode steps run eagerly.
   std::string name() const override;
+  CudaGraphReport graph_report() const;
   void forward(std::span<const SequenceChunk> chunks, KvCacheManager& kv,
                std::vector<float>& logits) override;
   void copy_blocks(std::span<const BlockCopy> copies) override;

@@ -1,8 +1,13 @@
 // The whole CUDA decoder against the CPU one: on the real stories260K model the greedy ids
 // of every reference prompt must be llama.cpp's (as the CPU decoder's are), and on random
 // models with f16 / q8_0 / q4_0 weights the logits of a prompt must agree. Without a GPU,
-// make_cuda_backend must say why and the engine must fall back to the CPU.
+// make_cuda_backend must say why and the engine must fall back to the CPU. Decode steps run
+// as CUDA graphs give the same logits, bit for bit, as the eager launches.
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -11,6 +16,7 @@
 
 #include "cuda_backend.h"
 #include "kernel_test_support.h"
+#include "model/model.h"
 #include "model/synthetic_model.h"
 #include "run/engine.h"
 #include "support/test_data.h"
@@ -19,16 +25,23 @@
 namespace kvscope {
 namespace {
 
-EngineOptions cuda_options(bool f32_as_f16, std::int64_t block_size = 16) {
+constexpr std::int64_t kDefaultGemm = CudaBackendOptions{}.gemm_min_tokens;
+
+// gemm_min_tokens 0: every projection through the f32 matvec kernels (closest to the CPU);
+// the default sends prompt chunks of 8 or more tokens through cuBLAS.
+EngineOptions cuda_options(bool f32_as_f16, std::int64_t block_size = 16,
+                           std::int64_t gemm_min_tokens = kDefaultGemm) {
   EngineOptions o;
   o.backend = "cuda";
   o.n_threads = 1;
   o.block_size = block_size;
   o.context_length = 512;
-  o.cuda_factory = [f32_as_f16](const Model& m, const EngineOptions& e, std::string* why) {
+  o.cuda_factory = [f32_as_f16, gemm_min_tokens](const Model& m, const EngineOptions& e,
+                                                 std::string* why) {
     CudaBackendOptions c;
     c.context_length = e.context_length;
     c.f32_weights_as_f16 = f32_as_f16;
+    c.gemm_min_tokens = gemm_min_tokens;
     return make_cuda_backend(m, c, why);
   };
   return o;
@@ -53,17 +66,21 @@ TEST(CudaBackend, StoriesGreedyIdsMatchLlamaCppForEveryReferencePrompt) {
   KVSCOPE_REQUIRE_SHARED(reference, "reference/stories260K-greedy.json");
   std::ifstream in(reference);
   const auto j = nlohmann::json::parse(in);
-  for (const std::int64_t block_size : {1, 16}) {
-    Engine engine(model, cuda_options(false, block_size));
-    ASSERT_FALSE(engine.backend().uses_host_kv_storage()) << engine.backend_note();
-    for (const auto& c : j.at("cases")) {
-      GenerationRequest r;
-      r.prompt = c.at("prompt_ids").get<std::vector<TokenId>>();
-      r.max_tokens = 64;
-      r.sampling.temperature = 0;
-      const RequestResult got = engine.generate(r);
-      EXPECT_EQ(got.generated, c.at("greedy_ids").get<std::vector<TokenId>>())
-          << "block size " << block_size << ", prompt " << c.at("prompt").get<std::string>();
+  // gemm 1: every prompt chunk through cuBLAS, as a long prompt runs
+  for (const std::int64_t gemm : {std::int64_t{0}, std::int64_t{1}}) {
+    for (const std::int64_t block_size : {1, 16}) {
+      Engine engine(model, cuda_options(false, block_size, gemm));
+      ASSERT_FALSE(engine.backend().uses_host_kv_storage()) << engine.backend_note();
+      for (const auto& c : j.at("cases")) {
+        GenerationRequest r;
+        r.prompt = c.at("prompt_ids").get<std::vector<TokenId>>();
+        r.max_tokens = 64;
+        r.sampling.temperature = 0;
+        const RequestResult got = engine.generate(r);
+        EXPECT_EQ(got.generated, c.at("greedy_ids").get<std::vector<TokenId>>())
+            << "block size " << block_size << ", gemm_min_tokens " << gemm << ", prompt "
+            << c.at("prompt").get<std::string>();
+      }
     }
   }
 }
@@ -92,15 +109,191 @@ TEST_P(CudaRandomModelTest, PromptLogitsAgreeWithTheCpuDecoder) {
   EngineOptions cpu = cuda_options(false);
   cpu.backend = "cpu";
   const std::vector<float> want = Engine(path, cpu).evaluate(prompt);
-  const std::vector<float> got = Engine(path, cuda_options(false)).evaluate(prompt);
-  test::expect_close(got, want, 2e-3f, 1e-2f,
-                     std::string("logits, weights ") + std::string(tensor_type_name(GetParam())));
+  const std::string type(tensor_type_name(GetParam()));
+  // matvec kernels: f32 activations, only the summation order differs from the CPU
+  test::expect_close(Engine(path, cuda_options(false, 16, 0)).evaluate(prompt), want, 2e-3f, 1e-2f,
+                     "logits (matvec), weights " + type);
+  // cuBLAS: the activations rounded to fp16 (relative 2^-11) before every projection
+  test::expect_close(Engine(path, cuda_options(false, 16, 1)).evaluate(prompt), want, 5e-3f, 2e-2f,
+                     "logits (cuBLAS), weights " + type);
 }
 
 INSTANTIATE_TEST_SUITE_P(WeightTypes, CudaRandomModelTest,
                          ::testing::Values(TensorType::F32, TensorType::F16, TensorType::Q8_0,
-                                           TensorType::Q4_0),
+                                           TensorType::Q4_0, TensorType::Q4_1, TensorType::Q5_0,
+                                           TensorType::Q5_1, TensorType::Q4_K, TensorType::Q5_K,
+                                           TensorType::Q6_K),
                          [](const auto& p) { return std::string(tensor_type_name(p.param)); });
+
+// --- CUDA graphs: decode steps captured and replayed ------------------------------------
+
+// One greedy decode straight through the backend: each prompt as one chunk, then decode steps
+// of every live sequence together, sequence i leaving after steps[i] steps. Every step's
+// logits are kept.
+struct DecodeRun {
+  std::vector<std::vector<float>> logits;  // [forward calls][n_rows * vocab]
+  CudaGraphReport report;
+  std::string name;
+};
+
+DecodeRun greedy_decode(const Model& model, const KvCacheConfig& config, bool graphs,
+                        const std::vector<std::vector<TokenId>>& prompts,
+                        const std::vector<int>& steps) {
+  CudaBackendOptions o;
+  o.context_length = config.max_context;
+  o.f32_weights_as_f16 = false;
+  o.cuda_graphs = graphs;
+  std::string why;
+  std::unique_ptr<Backend> backend = make_cuda_backend(model, o, &why);
+  if (!backend) {
+    ADD_FAILURE() << "no CUDA backend: " << why;
+    return {};
+  }
+  KvCacheManager kv(config);
+  const auto vocab = static_cast<std::size_t>(model.spec().vocab_size);
+  DecodeRun run;
+  std::vector<float> logits;
+  std::vector<std::vector<TokenId>> next(prompts.size());  // each sequence's one-token chunk
+  auto argmax = [&](std::size_t row) {
+    const auto first = logits.begin() + static_cast<std::ptrdiff_t>(row * vocab);
+    return static_cast<TokenId>(
+        std::max_element(first, first + static_cast<std::ptrdiff_t>(vocab)) - first);
+  };
+  for (std::size_t i = 0; i < prompts.size(); ++i) {
+    const auto seq = static_cast<SeqId>(i);
+    kv.add_sequence(seq);
+    kv.grow(seq, static_cast<std::int64_t>(prompts[i].size()));
+    const SequenceChunk chunk{seq, prompts[i], 0, false};
+    backend->forward({&chunk, 1}, kv, logits);
+    run.logits.push_back(logits);
+    next[i] = {argmax(0)};
+  }
+  for (int step = 0; step < *std::max_element(steps.begin(), steps.end()); ++step) {
+    std::vector<SequenceChunk> chunks;
+    for (std::size_t i = 0; i < prompts.size(); ++i) {
+      const auto seq = static_cast<SeqId>(i);
+      if (step > steps[i]) continue;
+      if (step == steps[i]) {
+        kv.free_sequence(seq);  // the batch shrinks: a new step shape
+        continue;
+      }
+      const std::int64_t pos = kv.n_tokens(seq);
+      kv.grow(seq, 1);
+      chunks.push_back({seq, next[i], pos, false});
+    }
+    backend->forward(chunks, kv, logits);
+    run.logits.push_back(logits);
+    for (std::size_t r = 0; r < chunks.size(); ++r) {
+      next[static_cast<std::size_t>(chunks[r].seq)] = {argmax(r)};
+    }
+  }
+  run.report = dynamic_cast<const CudaBackend&>(*backend).graph_report();
+  run.name = backend->name();
+  return run;
+}
+
+// Decodes with graphs off and on and expects the same logits, bit for bit, at every step,
+// and that the graphs were used (captured more than once as the step's key changed).
+void expect_graphs_change_no_bit(const Model& model, const KvCacheConfig& config,
+                                 const std::vector<std::vector<TokenId>>& prompts,
+                                 const std::vector<int>& steps) {
+  const DecodeRun eager = greedy_decode(model, config, false, prompts, steps);
+  const DecodeRun graphed = greedy_decode(model, config, true, prompts, steps);
+  if (graphed.report.off_reason.starts_with("turned off by KVSCOPE_CUDA_GRAPHS")) {
+    GTEST_SKIP() << graphed.report.off_reason;
+  }
+  ASSERT_EQ(eager.logits.size(), graphed.logits.size());
+  for (std::size_t i = 0; i < eager.logits.size(); ++i) {
+    const auto& a = eager.logits[i];
+    const auto& b = graphed.logits[i];
+    ASSERT_EQ(a.size(), b.size()) << "forward call " << i;
+    ASSERT_EQ(std::memcmp(a.data(), b.data(), a.size() * sizeof(float)), 0)
+        << "logits of forward call " << i << " differ with CUDA graphs";
+  }
+  EXPECT_FALSE(eager.report.enabled);
+  EXPECT_EQ(eager.report.off_reason, "turned off by the cuda_graphs option");
+  EXPECT_NE(eager.name.find("CUDA graphs off"), std::string::npos) << eager.name;
+  EXPECT_EQ(eager.report.graph_steps, 0);
+  const CudaGraphReport& r = graphed.report;
+  EXPECT_TRUE(r.enabled) << r.off_reason;
+  EXPECT_GT(r.graph_steps, r.eager_steps) << "most decode steps replay a graph";
+  EXPECT_GE(r.captures, 3) << "the key changes: block capacity, split count, batch size";
+  EXPECT_GE(r.instantiations, 2) << "one split to several adds the merge kernel";
+  EXPECT_EQ(r.captures, r.updates + r.instantiations);
+}
+
+TEST(CudaGraphs, StoriesGreedyDecodeLogitsAreBitIdenticalWithAndWithoutGraphs) {
+  KVSCOPE_REQUIRE_CUDA();
+  KVSCOPE_REQUIRE_SHARED(path, "models/stories260K.gguf");
+  const std::unique_ptr<Model> model = load_model(path);
+  const ModelSpec& spec = model->spec();
+  KvCacheConfig c;
+  c.groups = uniform_layer_groups(spec.n_layers, KvDtype::F16);
+  c.n_kv_heads = spec.n_kv_heads;
+  c.head_dim = spec.head_dim;
+  c.block_size = 4;  // a block boundary every 4 steps
+  c.max_context = 1200;
+  c.n_blocks = 400;
+  c.host_storage = false;
+  // past 512, 768 and 1024 keys the attention takes 2, 3, 4 splits; the second sequence
+  // leaving after 150 steps changes the batch from 2 tokens to 1
+  expect_graphs_change_no_bit(*model, c, {{1, 403, 407, 261, 378}, {1, 66}}, {1150, 150});
+}
+
+TEST(CudaGraphs, RandomModelMixedKvGroupsDecodeIsBitIdenticalWithAndWithoutGraphs) {
+  KVSCOPE_REQUIRE_CUDA();
+  ModelSpec spec;
+  spec.architecture = "llama";
+  spec.name = "cuda-graph-random";
+  spec.n_layers = 3;
+  spec.dim = 128;
+  spec.n_heads = 4;
+  spec.n_kv_heads = 2;
+  spec.head_dim = 32;
+  spec.rope_dim = 32;
+  spec.ffn_dim = 256;
+  spec.vocab_size = 200;
+  spec.context_length = 2048;
+  const std::string path = (test::scratch_dir() / "graph-random.gguf").string();
+  write_synthetic_gguf(path, spec, TensorType::Q8_0, 5);
+  const std::unique_ptr<Model> model = load_model(path);
+  KvCacheConfig c;
+  // two layer groups: offset-int4 keys over the full context, and a 300-token fp16 window
+  c.groups = {{{0, 2}, KvDtype::Int4, KvDtype::Int8, 0}, {{1}, KvDtype::F16, KvDtype::F16, 300}};
+  c.n_kv_heads = spec.n_kv_heads;
+  c.head_dim = spec.head_dim;
+  c.block_size = 16;
+  c.max_context = 1200;
+  c.n_blocks = 200;
+  c.host_storage = false;
+  std::vector<TokenId> long_prompt;
+  for (int i = 0; i < 40; ++i) long_prompt.push_back(1 + (i * 37) % 190);
+  expect_graphs_change_no_bit(*model, c, {long_prompt, {3, 4, 5, 6, 7, 8, 9}, {9}},
+                              {1100, 300, 20});
+}
+
+// KVSCOPE_CUDA_GRAPHS=0 turns graphs off whatever the option says, and name() says so.
+TEST(CudaGraphs, TheEnvironmentVariableTurnsGraphsOff) {
+  KVSCOPE_REQUIRE_CUDA();
+  KVSCOPE_REQUIRE_SHARED(path, "models/stories260K.gguf");
+  const std::unique_ptr<Model> model = load_model(path);
+  const char* before = std::getenv("KVSCOPE_CUDA_GRAPHS");
+  const std::optional<std::string> saved =
+      before ? std::optional<std::string>(before) : std::nullopt;
+  setenv("KVSCOPE_CUDA_GRAPHS", "0", 1);
+  std::string why;
+  const std::unique_ptr<Backend> off = make_cuda_backend(*model, CudaBackendOptions{}, &why);
+  unsetenv("KVSCOPE_CUDA_GRAPHS");
+  const std::unique_ptr<Backend> on = make_cuda_backend(*model, CudaBackendOptions{}, &why);
+  if (saved) setenv("KVSCOPE_CUDA_GRAPHS", saved->c_str(), 1);
+  ASSERT_TRUE(off && on) << why;
+  EXPECT_NE(off->name().find("CUDA graphs off: turned off by KVSCOPE_CUDA_GRAPHS=0"),
+            std::string::npos)
+      << off->name();
+  EXPECT_FALSE(dynamic_cast<const CudaBackend&>(*off).graph_report().enabled);
+  EXPECT_TRUE(dynamic_cast<const CudaBackend&>(*on).graph_report().enabled);
+  EXPECT_EQ(on->name().find("graphs off"), std::string::npos) << on->name();
+}
 
 }  // namespace
 }  // namespace kvscope

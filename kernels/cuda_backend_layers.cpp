@@ -1,0 +1,112 @@
+// The kernels of one CUDA step, in stream order: embedding, per layer attention and FFN
+// blocks, the final norm and the logits rows. The same launches run eagerly (prompt chunks)
+// or inside a graph capture (decode steps), so nothing here may allocate or synchronise:
+// prepare_step has reserved every buffer before.
+#include <cmath>
+
+#include "cuda_backend_state.h"
+#include "cuda_check.h"
+
+namespace kvscope {
+
+using namespace cuda;
+
+namespace {
+
+// Device pointer `at` ints into the step's packed int buffer.
+const int* at(const DeviceBuffer& ints, std::int64_t offset) {
+  return ints.as<const int>() + offset;
+}
+
+}  // namespace
+
+void CudaBackend::State::project(const DeviceWeight& w, const float* in, int n_tokens, float* y) {
+  if (uses_gemm(n_tokens)) {
+    gemm->run(w, in, n_tokens, y);
+  } else {
+    launch_matvec(w, in, n_tokens, y, stream);
+  }
+}
+
+void CudaBackend::State::launch_step(const StepPlan& plan, const KvCacheManager& kv, int n_splits) {
+  const auto T = static_cast<int>(plan.n_tokens);
+  KVSCOPE_CUDA_CHECK(cudaMemsetAsync(error_sums.get(), 0, error_sums.size(), stream));
+  launch_embedding(weights.token_embd, at(ints, plan.tokens_at), T, x.as<float>(), stream);
+  for (std::int64_t layer = 0; layer < spec.n_layers; ++layer) {
+    attention_block(layer, plan, kv, n_splits);
+    ffn_block(layer, T);
+  }
+  // logits = output · norm(x) for the rows the chunks ask for
+  const auto R = static_cast<int>(plan.n_rows);
+  launch_rmsnorm(x.as<float>(), at(ints, plan.rows_at), weights.output_norm, R,
+                 static_cast<int>(spec.dim), static_cast<float>(spec.norm_eps), last.as<float>(),
+                 stream);
+  project(weights.output, last.as<float>(), R, logits.as<float>());
+}
+
+// x += wo · attention(rope(wq·norm(x)), cache ∪ rope(wk·norm(x)), cache ∪ wv·norm(x))
+void CudaBackend::State::attention_block(std::int64_t layer, const StepPlan& plan,
+                                         const KvCacheManager& kv, int n_splits) {
+  const DeviceLayerWeights& w = weights.layers[static_cast<std::size_t>(layer)];
+  const auto T = static_cast<int>(plan.n_tokens);
+  const int dim = static_cast<int>(spec.dim);
+  launch_rmsnorm(x.as<float>(), nullptr, w.attn_norm, T, dim, static_cast<float>(spec.norm_eps),
+                 xb.as<float>(), stream);
+  project(w.wq, xb.as<float>(), T, q.as<float>());
+  project(w.wk, xb.as<float>(), T, k.as<float>());
+  project(w.wv, xb.as<float>(), T, v.as<float>());
+  if (w.bq) launch_add_bias(q.as<float>(), w.bq, T, static_cast<int>(spec.q_dim()), stream);
+  if (w.bk) launch_add_bias(k.as<float>(), w.bk, T, static_cast<int>(spec.kv_dim()), stream);
+  if (w.bv) launch_add_bias(v.as<float>(), w.bv, T, static_cast<int>(spec.kv_dim()), stream);
+
+  RopeArgs ra;
+  ra.n_tokens = T;
+  ra.n_heads = static_cast<int>(spec.n_heads);
+  ra.n_kv_heads = static_cast<int>(spec.n_kv_heads);
+  ra.head_dim = static_cast<int>(spec.head_dim);
+  ra.rope_dim = static_cast<int>(rope.config().rope_dim);
+  ra.adjacent = rope.config().pairing == RopePairing::Adjacent;
+  ra.pos = at(ints, plan.pos_at);
+  ra.cos = rope_cos.as<const float>();
+  ra.sin = rope_sin.as<const float>();
+  launch_rope(ra, q.as<float>(), k.as<float>(), stream);
+
+  const std::int64_t g = kv.group_of_layer(layer);
+  const auto gi = static_cast<std::size_t>(g);
+  KvStepTables tables;
+  tables.pos = at(ints, plan.pos_at);
+  tables.first = at(ints, plan.first_at[gi]);
+  tables.table_start = at(ints, plan.table_start_at[gi]);
+  tables.blocks = at(ints, plan.blocks_at[gi]);
+  tables.pool = kv_pools[gi].as<std::uint8_t>();
+  const KvLayerLayout layout = kv_layer_layout(kv.layout(g), kv.layer_in_group(layer));
+  launch_kv_append(layout, tables, k.as<float>(), v.as<float>(), T, stream);
+  launch_kv_quant_error(layout, tables, k.as<float>(), v.as<float>(), T,
+                        error_sums.as<KvErrorSums>() + layer, stream);
+
+  AttentionArgs aa;
+  aa.n_tokens = T;
+  aa.n_heads = static_cast<int>(spec.n_heads);
+  aa.n_splits = n_splits;
+  aa.scale = 1.0f / std::sqrt(static_cast<float>(spec.head_dim));
+  aa.layout = layout;
+  aa.tables = tables;
+  launch_paged_attention(aa, q.as<float>(), partial.as<float>(), att.as<float>(), stream);
+  project(w.wo, att.as<float>(), T, proj.as<float>());
+  launch_add_in_place(x.as<float>(), proj.as<float>(), plan.n_tokens * spec.dim, stream);
+}
+
+// x += w_down · (silu(w_gate · norm(x)) * (w_up · norm(x)))
+void CudaBackend::State::ffn_block(std::int64_t layer, int n_tokens) {
+  const DeviceLayerWeights& w = weights.layers[static_cast<std::size_t>(layer)];
+  const std::int64_t n_ffn = n_tokens * spec.ffn_dim;
+  launch_rmsnorm(x.as<float>(), nullptr, w.ffn_norm, n_tokens, static_cast<int>(spec.dim),
+                 static_cast<float>(spec.norm_eps), xb.as<float>(), stream);
+  project(w.w_gate, xb.as<float>(), n_tokens, gate.as<float>());
+  project(w.w_up, xb.as<float>(), n_tokens, up.as<float>());
+  launch_swiglu(gate.as<float>(), up.as<float>(), gate.as<float>(), n_ffn, stream);
+  project(w.w_down, gate.as<float>(), n_tokens, proj.as<float>());
+  launch_add_in_place(x.as<float>(), proj.as<float>(), n_tokens * spec.dim, stream);
+}
+
+}  // namespace kvscope

@@ -1,0 +1,76 @@
+// What a CudaBackend holds on the device and how one step runs: private to the backend's
+// two files, cuda_backend.cpp (the Backend interface: preparing a step, graphs, memory
+// figures) and cuda_backend_layers.cpp (the kernels of a step, layer by layer).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "cuda_backend.h"
+#include "cuda_device.h"
+#include "device_allocator.h"
+#include "device_weights.h"
+#include "gemm.h"
+#include "kernel_launchers.h"
+#include "kv_quant_error.h"
+#include "run/rope.h"
+#include "step_graph.h"
+#include "step_plan.h"
+
+namespace kvscope {
+
+struct CudaBackend::State {
+  const Model& model;
+  const ModelSpec& spec;
+  CudaDeviceInfo info;
+  Rope rope;
+  cuda::DeviceAllocator alloc;
+  cudaStream_t stream = nullptr;
+  cuda::DeviceModelWeights weights;
+
+  std::vector<cuda::DeviceBuffer> kv_pools;  // [n_groups] [n_blocks][block_bytes]
+  std::vector<std::int64_t> kv_block_bytes;  // [n_groups]
+  cuda::DeviceBuffer rope_cos, rope_sin;     // [max_positions][rope_dim / 2]
+  std::int64_t rope_positions = 0;
+
+  // Activations of one step, grown to the largest step seen.
+  cuda::DeviceBuffer x, xb, q, k, v, att, proj, gate, up, last, logits, partial, ints;
+  // [n_layers] the step's KV quantization-error sums, zeroed at its start
+  cuda::DeviceBuffer error_sums;
+  std::vector<cuda::KvErrorSums> error_host;  // [n_layers] their copy after the step
+
+  // Steps of at least gemm_min_tokens tokens project through cuBLAS (absent when 0).
+  std::optional<cuda::ProjectionGemm> gemm;
+  std::int64_t gemm_min_tokens = 0;
+  std::size_t gemm_slab_bytes = 0;  // the largest fp16 slab a matrix of this model needs
+  std::int64_t max_cols = 0;        // the widest projection input: dim, q_dim or ffn_dim
+
+  cuda::PinnedStaging staging;              // the step's ints on their way to `ints`
+  std::optional<cuda::StepGraph> graph;     // decode steps; after `stream`, destroyed before it
+  std::int64_t decode_blocks_capacity = 0;  // the decode layout's, never shrinks (step_plan.h)
+
+  State(const Model& m, const CudaBackendOptions& o, CudaDeviceInfo device);
+  ~State();
+
+  bool ensure_kv_pools(const KvCacheManager& kv);
+  bool ensure_rope_table(std::int64_t positions);
+  void ensure_workspace(std::int64_t n_tokens, std::int64_t n_rows, std::int64_t partial_floats);
+  int prepare_step(const cuda::StepPlan& plan, const KvCacheManager& kv, bool decode);
+  bool uses_gemm(std::int64_t n_tokens) const { return gemm && n_tokens >= gemm_min_tokens; }
+  cuda::StepGraphKey step_key(const cuda::StepPlan& plan, const KvCacheManager& kv,
+                              int n_splits) const;
+  void record_quant_error(std::int64_t n_tokens, KvCacheManager& kv) const;
+
+  // cuda_backend_layers.cpp
+  void launch_step(const cuda::StepPlan& plan, const KvCacheManager& kv, int n_splits);
+  void attention_block(std::int64_t layer, const cuda::StepPlan& plan, const KvCacheManager& kv,
+                       int n_splits);
+  void ffn_block(std::int64_t layer, int n_tokens);
+  // y = W x for n_tokens rows: cuBLAS at uses_gemm(n_tokens), else the matvec kernels.
+  void project(const cuda::DeviceWeight& w, const float* x, int n_tokens, float* y);
+};
+
+}  // namespace kvscope

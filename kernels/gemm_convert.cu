@@ -1,0 +1,25 @@
+// The fp16 rounding of activations before a cuBLAS GEMM (gemm.h).
+#include "cuda_check.h"
+#include "device_math.cuh"
+#include "gemm.h"
+
+namespace kvscope::cuda {
+
+namespace {
+
+constexpr int kThreads = 256;
+
+__global__ void float_to_half_kernel(const float* x, std::int64_t n, std::uint16_t* x16) {
+  const std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) x16[i] = float_to_half_bits(x[i]);
+}
+
+}  // namespace
+
+void launch_float_to_half(const float* x, std::int64_t n, std::uint16_t* x16, cudaStream_t stream) {
+  if (n <= 0) return;
+  float_to_half_kernel<<<blocks_for(n, kThreads), kThreads, 0, stream>>>(x, n, x16);
+  KVSCOPE_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace kvscope::cuda
