@@ -1,57 +1,74 @@
 #!/usr/bin/env bash
 # Everything that needs a GPU, as one command: configure for the present GPU's architecture,
-# build the CUDA tests, run them, then the benchmarks (stories260K on CUDA and CPU when
-# ../shared has it; random-weight Llama-3-8B shapes in q4_0 and f16, written to the cache
-# on first use), and write a results file.
+# build the CUDA tests and the CLI, run the tests, then the benchmarks, and write a results
+# file. Each phase has its own time limit so one slow part cannot eat a short GPU session.
 #   kernels/gpu_check.sh [build-dir] [results-file]
 # Defaults: build-gpu/ and gpu-check-results.txt in the repo root. Exit status: the tests'.
+# Benchmarks (stories260K from ../shared when present; random weights of real shapes, written
+# once to the synthetic cache):
+#   decode/prompt, CUDA graphs on and off    stories260K f16 KV, int8 KV
+#   >= 1 GB models at the bandwidth roofline llama-3-8b q4_0 (4.3 GB), tinyllama-1.1b f16 (2.2 GB),
+#                                            llama-3-8b q4_K (4.9 GB)
+#   paged attention 1k..64k, f16/int8/int4    both attention kernels
 set -uo pipefail
 
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 build="${1:-$repo/build-gpu}"
 results="${2:-$repo/gpu-check-results.txt}"
 jobs="${KVSCOPE_JOBS:-$(nproc)}"
+mkdir -p "$(dirname "$results")"
 
+log() { echo "$@" | tee -a "$results"; }
 {
-  echo "# KVScope GPU check, $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  echo "# KVScope GPU check, $(date -u +%Y-%m-%dT%H:%M:%SZ), $(git -C "$repo" rev-parse --short HEAD 2>/dev/null)"
   nvidia-smi --query-gpu=name,compute_cap,memory.total,driver_version --format=csv,noheader 2>&1
   nvcc --version 2>&1 | tail -1
 } | tee "$results"
 
 cap="$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1 | tr -d ' .')"
 if [[ -z "$cap" ]]; then
-  echo "no GPU found by nvidia-smi: nothing to check" | tee -a "$results"
+  log "no GPU found by nvidia-smi: nothing to check"
   exit 2
 fi
 
+start=$SECONDS
 cmake -S "$repo" -B "$build" -G Ninja -DKVSCOPE_GUI=OFF -DKVSCOPE_CUDA=ON \
   -DCMAKE_CUDA_ARCHITECTURES="$cap" -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$build.configure.log" 2>&1 ||
-  { echo "configure failed (see $build.configure.log)" | tee -a "$results"; exit 3; }
+  { log "configure failed:"; tail -30 "$build.configure.log" | tee -a "$results"; exit 3; }
 cmake --build "$build" -j"$jobs" --target kvscope_kernels_tests kvscope-cli >"$build.build.log" 2>&1 ||
-  { echo "build failed:" | tee -a "$results"; grep -E "error" "$build.build.log" | head -40 | tee -a "$results"; exit 4; }
+  { log "build failed:"; grep -E "error" "$build.build.log" | head -40 | tee -a "$results"; exit 4; }
+log "## built for sm_$cap in $((SECONDS - start)) s"
 
-echo "## kvscope_kernels_tests (arch sm_$cap)" | tee -a "$results"
-"$build/bin/kvscope_kernels_tests" --gtest_brief=1 2>&1 | tee -a "$results"
+log "## kvscope_kernels_tests"
+timeout "${KVSCOPE_TEST_TIMEOUT:-300}" "$build/bin/kvscope_kernels_tests" --gtest_brief=1 2>&1 |
+  tail -200 | tee -a "$results"
 status=${PIPESTATUS[0]}
-echo "## exit status $status" | tee -a "$results"
+log "## tests exit status $status ($((SECONDS - start)) s so far)"
 
 cli="$build/bin/kvscope-cli"
-bench() {  # label, then bench arguments
-  local label=$1
-  shift
-  echo "## bench $label: $*" | tee -a "$results"
-  timeout 900 "$cli" bench "$@" 2>&1 | tee -a "$results"
+bench() {  # label, limit in seconds, then the command's arguments
+  local label=$1 limit=$2
+  shift 2
+  log "## $label: kvscope-cli $*"
+  timeout "$limit" "$cli" "$@" 2>&1 | grep -v '^writing\|^wrote' | tee -a "$results"
 }
 shared="${KVSCOPE_SHARED_DIR:-$repo/../shared}"
-if [[ -f $shared/models/stories260K.gguf ]]; then
-  bench stories-cuda -m "$shared/models/stories260K.gguf" --backend cuda -p 128 -n 128 -r 5
-  bench stories-cuda-int8 -m "$shared/models/stories260K.gguf" --backend cuda -ctk int8 -ctv int8 \
-    -p 128 -n 128 -r 5
+stories="$shared/models/stories260K.gguf"
+if [[ -f $stories ]]; then
+  bench "stories cuda f16 KV" 60 bench -m "$stories" --backend cuda -p 128 -n 256 -r 5
+  KVSCOPE_CUDA_GRAPHS=0 bench "stories cuda f16 KV, graphs off" 60 bench -m "$stories" \
+    --backend cuda -p 128 -n 256 -r 5
+  bench "stories cuda int8 KV" 60 bench -m "$stories" --backend cuda -ctk int8 -ctv int8 \
+    -p 128 -n 256 -r 5
 fi
-for weights in ${KVSCOPE_BENCH_WEIGHTS:-q4_0 f16}; do
-  bench "llama-3-8b-$weights" --synthetic llama-3-8b --weights "$weights" --backend cuda \
-    -p 512 -n 128 -r 3 --json
-done
-echo "## bench-attention cuda (Llama-3-8B layer, 1k..64k, f16/int8/int4)" | tee -a "$results"
-timeout 600 "$cli" bench-attention --backend cuda --json 2>&1 | tee -a "$results"
+bench "llama-3-8b q4_0" 240 bench --synthetic llama-3-8b --weights q4_0 --backend cuda \
+  -p 512 -n 128 -r 3 --json
+bench "tinyllama-1.1b f16" 180 bench --synthetic tinyllama-1.1b --weights f16 --backend cuda \
+  -p 512 -n 128 -r 3 --json
+bench "llama-3-8b q4_K" 240 bench --synthetic llama-3-8b --weights q4_K --backend cuda \
+  -p 512 -n 128 -r 3 --json
+bench "paged attention (Llama-3-8B layer)" 180 bench-attention --backend cuda --json
+KVSCOPE_ATTENTION_KERNEL=generic bench "paged attention, generic kernel" 180 \
+  bench-attention --backend cuda --json
+log "## done in $((SECONDS - start)) s"
 exit "$status"

@@ -40,7 +40,7 @@ TensorType synthetic_weight_type(const std::string& name) {
   const auto type = tensor_type_from_name(name);
   if (!type || !tensor_type_info(*type).supported) {
     throw_error<UsageError>(
-        "--weights {}: not a weight type this engine runs (try f16, q8_0, q4_0)", name);
+        "--weights {}: not a weight type this engine runs (try f16, q8_0, q4_0, q4_K)", name);
   }
   return *type;
 }

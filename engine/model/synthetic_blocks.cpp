@@ -1,5 +1,6 @@
 #include "model/synthetic_blocks.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "util/error.h"
@@ -51,13 +52,40 @@ void q4_0_block(std::uint8_t* p, float d, Bits& bits) {
   std::memcpy(p + 10, &b, 8);
 }
 
+void random_bytes(std::uint8_t* p, std::int64_t n, Bits& bits) {
+  for (std::int64_t i = 0; i < n; i += 8) {
+    const std::uint64_t r = bits.next();
+    std::memcpy(p + i, &r, static_cast<std::size_t>(std::min<std::int64_t>(8, n - i)));
+  }
+}
+
+// Q4_K super-block (144 bytes): fp16 d, fp16 dmin, 12 bytes of 6-bit scales and mins, 128
+// bytes of nibbles. All scale bytes 0xff make every sub-block's scale and min 63, so value =
+// 63 d q - 63 dmin: d = 2 scale / (15 * 63), dmin = scale / 63 give 2 scale q / 15 - scale,
+// uniform over [-scale, scale] as the nibbles are.
+void q4_k_block(std::uint8_t* p, float scale, Bits& bits) {
+  put_half(p, 2.0f * scale / (15.0f * 63.0f));
+  put_half(p + 2, scale / 63.0f);
+  std::memset(p + 4, 0xff, 12);
+  random_bytes(p + 16, 128, bits);
+}
+
+// Q6_K super-block (210 bytes): 128 bytes ql, 64 bytes qh, 16 int8 scales, fp16 d last.
+// Scales 127 and d = scale / (32 * 127): value = scale (q - 32) / 32 for the 6-bit q, in
+// [-scale, scale).
+void q6_k_block(std::uint8_t* p, float scale, Bits& bits) {
+  random_bytes(p, 192, bits);
+  std::memset(p + 192, 127, 16);
+  put_half(p + 208, scale / (32.0f * 127.0f));
+}
+
 }  // namespace
 
 std::optional<std::vector<std::uint8_t>> random_weight_blocks(TensorType type, std::int64_t rows,
                                                               std::int64_t cols, float scale,
                                                               std::uint64_t seed) {
   if (type != TensorType::F32 && type != TensorType::F16 && type != TensorType::Q8_0 &&
-      type != TensorType::Q4_0) {
+      type != TensorType::Q4_0 && type != TensorType::Q4_K && type != TensorType::Q6_K) {
     return std::nullopt;
   }
   const TensorTypeInfo& info = tensor_type_info(type);
@@ -81,6 +109,12 @@ std::optional<std::vector<std::uint8_t>> random_weight_blocks(TensorType type, s
         break;
       case TensorType::Q8_0:
         q8_0_block(p, scale / 127.0f, bits);
+        break;
+      case TensorType::Q4_K:
+        q4_k_block(p, scale, bits);
+        break;
+      case TensorType::Q6_K:
+        q6_k_block(p, scale, bits);
         break;
       default:
         q4_0_block(p, scale / 8.0f, bits);

@@ -5,6 +5,8 @@
 //   F32, F16  the values themselves
 //   Q8_0      d = scale / 127 and codes uniform in [-127, 127]
 //   Q4_0      d = scale / 8 and nibbles uniform in [0, 15] (values (q - 8) d)
+//   Q4_K      sub-block scales and mins 63, nibbles uniform (values 2 scale q / 15 - scale)
+//   Q6_K      group scales 127, 6-bit codes uniform (values scale (q - 32) / 32)
 // Deterministic: the same type, shape, scale and seed give the same bytes everywhere.
 #pragma once
 

@@ -32,7 +32,8 @@ std::vector<float> decode(TensorType type, const std::vector<std::uint8_t>& byte
 
 TEST(SyntheticBlocks, ValuesFillPlusMinusScaleForEveryFastType) {
   const float scale = 0.05f;
-  for (TensorType type : {TensorType::F32, TensorType::F16, TensorType::Q8_0, TensorType::Q4_0}) {
+  for (TensorType type : {TensorType::F32, TensorType::F16, TensorType::Q8_0, TensorType::Q4_0,
+                          TensorType::Q4_K, TensorType::Q6_K}) {
     const auto bytes = random_weight_blocks(type, 64, 256, scale, 7);
     ASSERT_TRUE(bytes.has_value()) << tensor_type_name(type);
     const std::vector<float> x = decode(type, *bytes, 64, 256);
@@ -52,7 +53,7 @@ TEST(SyntheticBlocks, SameSeedSameBytesAndOtherTypesAreLeftToTheQuantizer) {
             random_weight_blocks(TensorType::Q4_0, 4, 64, 0.1f, 3));
   EXPECT_NE(random_weight_blocks(TensorType::Q4_0, 4, 64, 0.1f, 3),
             random_weight_blocks(TensorType::Q4_0, 4, 64, 0.1f, 4));
-  EXPECT_FALSE(random_weight_blocks(TensorType::Q4_K, 4, 256, 0.1f, 3).has_value());
+  EXPECT_FALSE(random_weight_blocks(TensorType::Q5_K, 4, 256, 0.1f, 3).has_value());
   EXPECT_THROW(random_weight_blocks(TensorType::Q8_0, 4, 48, 0.1f, 3), UsageError);
 }
 
