@@ -5,9 +5,12 @@
 #include <algorithm>
 #include <cmath>
 
+#include <fmt/format.h>
+
 #include "cuda_check.h"
 #include "device_allocator.h"
 #include "kernel_launchers.h"
+#include "paged_attention_choice.cuh"
 #include "run/backend.h"
 #include "step_plan.h"
 #include "util/error.h"
@@ -93,13 +96,14 @@ DeviceStep upload_step(DeviceAllocator& alloc, const KvCacheManager& kv, SeqId s
   return d;
 }
 
-// One warm-up call, then `repetitions` calls each after a memset of `flush`; microseconds
-// of each call by its events.
-std::vector<double> time_calls(DeviceStep& d, DeviceBuffer& flush, int repetitions) {
+// One warm-up call of `kernel`, then `repetitions` calls each after a memset of `flush`;
+// microseconds of each call by its events.
+std::vector<double> time_calls(AttentionKernel kernel, DeviceStep& d, DeviceBuffer& flush,
+                               int repetitions) {
   cudaStream_t stream = nullptr;  // the legacy default stream: memsets and events in order
   auto launch = [&] {
-    launch_paged_attention(d.args, d.q.as<float>(), d.partial.as<float>(), d.out.as<float>(),
-                           stream);
+    launch_paged_attention_with(kernel, d.args, d.q.as<float>(), d.partial.as<float>(),
+                                d.out.as<float>(), stream);
   };
   launch();
   EventPairs ev(repetitions);
@@ -122,6 +126,26 @@ std::vector<double> time_calls(DeviceStep& d, DeviceBuffer& flush, int repetitio
   return us;
 }
 
+double median(std::vector<double> v) {
+  if (v.empty()) return 0.0;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// Times `kernel` and downloads its last output.
+AttentionKernelTiming time_kernel(AttentionKernel kernel, DeviceStep& d, DeviceBuffer& flush,
+                                  int repetitions, std::int64_t bytes_read,
+                                  std::vector<float>& out) {
+  AttentionKernelTiming k;
+  k.name = attention_kernel_name(kernel);
+  k.samples_us = time_calls(kernel, d, flush, repetitions);
+  k.median_us = median(k.samples_us);
+  k.achieved_gb_s = k.median_us > 0 ? static_cast<double>(bytes_read) / k.median_us / 1e3 : 0.0;
+  d.out.download(out.data(), out.size() * sizeof(float));
+  return k;
+}
+
 }  // namespace
 
 DeviceAttentionTiming time_device_paged_attention(const KvCacheManager& kv, SeqId seq, int n_heads,
@@ -139,12 +163,44 @@ DeviceAttentionTiming time_device_paged_attention(const KvCacheManager& kv, SeqI
   t.n_splits = step.args.n_splits;
   t.l2_flush_bytes =
       2 * std::max<std::int64_t>(device_attribute(cudaDevAttrL2CacheSize, device), 1 << 20);
+  t.bytes_read = kv.block_table(seq, 0).n_held() * L.layer_bytes();
   DeviceBuffer flush(alloc, static_cast<std::size_t>(t.l2_flush_bytes),
                      DeviceMemoryCategory::Workspace, "L2 flush");
-  t.samples_us = time_calls(step, flush, repetitions);
+  const float* dq = step.q.as<float>();
+  const AttentionKernel chosen = chosen_attention_kernel(step.args, dq);
+  const char* why = fast_attention_unsupported(step.args, dq);
+  t.kernel = attention_kernel_name(chosen);
+  t.fast_unsupported = why ? why : "";
   t.out.resize(q.size());
-  step.out.download(t.out.data(), q.size_bytes());
+  t.kernels.push_back(time_kernel(chosen, step, flush, repetitions, t.bytes_read, t.out));
+  t.samples_us = t.kernels.front().samples_us;
+  const AttentionKernel other =
+      chosen == AttentionKernel::Fast ? AttentionKernel::Generic : AttentionKernel::Fast;
+  if (other == AttentionKernel::Generic || why == nullptr) {
+    std::vector<float> out(q.size());
+    AttentionKernelTiming k = time_kernel(other, step, flush, repetitions, t.bytes_read, out);
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      k.max_abs_diff_vs_chosen =
+          std::max(k.max_abs_diff_vs_chosen, static_cast<double>(std::fabs(out[i] - t.out[i])));
+    }
+    t.kernels.push_back(std::move(k));
+  }
   return t;
+}
+
+std::string describe_kernel_timings(const DeviceAttentionTiming& t, double copy_gb_s) {
+  std::string text;
+  for (std::size_t i = 0; i < t.kernels.size(); ++i) {
+    const AttentionKernelTiming& k = t.kernels[i];
+    const double fraction = copy_gb_s > 0 ? k.achieved_gb_s / copy_gb_s : 0.0;
+    text +=
+        fmt::format("{:<8} {:>9.1f} us {:>8.0f} GB/s {:>5.0f}% of copy  {}\n", k.name, k.median_us,
+                    k.achieved_gb_s, 100.0 * fraction,
+                    i == 0 ? std::string("(chosen)")
+                           : fmt::format("max |diff| vs chosen {:.2g}", k.max_abs_diff_vs_chosen));
+  }
+  if (!t.fast_unsupported.empty()) text += "fast kernel unsupported: " + t.fast_unsupported + "\n";
+  return text;
 }
 
 }  // namespace kvscope::cuda

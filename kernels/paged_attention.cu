@@ -1,5 +1,9 @@
-// Paged GQA attention reading the quantized KV pool in place.
+// Paged GQA attention reading the quantized KV pool in place: the launchers, the choice
+// between the fast decode kernel (paged_attention_fast.cuh, for the layouts it supports) and
+// the generic kernel below, which runs every layout and is the tested fallback
+// (KVSCOPE_ATTENTION_KERNEL=generic forces it).
 //
+// The generic kernel:
 // CTA (kv_head, token, split): the `group` query heads that share kv_head are served
 // together, so every K and V byte of the token's visible keys is read once per CTA. The
 // keys [first, pos] are cut into n_splits ranges (blockIdx.z); each CTA walks its range
@@ -11,10 +15,13 @@
 // p [group][block_size] (scores, then weights), m, l, rescale [group].
 #include <algorithm>
 #include <cfloat>
+#include <cstdlib>
+#include <cstring>
 #include <string>
 
 #include "cuda_check.h"
 #include "device_math.cuh"
+#include "paged_attention_choice.cuh"
 
 namespace kvscope::cuda {
 
@@ -23,8 +30,12 @@ namespace {
 constexpr int kThreads = 128;
 constexpr int kWarps = kThreads / kWarp;
 constexpr int kMaxLaneElems = 8;  // head_dim <= 256: a lane holds 8 elements of one key
-constexpr int kMaxSplits = 32;
-constexpr std::int64_t kMinKeysPerSplit = 256;
+// Splits: enough CTAs for the fast kernel's residency (3 per SM) in one wave, each split at
+// least 64 keys (4 blocks of 16: a chunk per warp), and a cap that keeps the merge's reads
+// (n_heads x n_splits x (head_dim + 2) floats a token) small beside the KV bytes.
+constexpr int kMaxSplits = 128;
+constexpr int kSplitCtasPerSm = 3;
+constexpr std::int64_t kMinKeysPerSplit = 64;
 
 struct Smem {
   float* q;
@@ -199,24 +210,32 @@ std::int64_t attention_partial_floats(int n_tokens, int n_heads, int head_dim, i
 }
 
 int attention_splits(int n_tokens, int n_kv_heads, std::int64_t max_keys, int sm_count) {
-  const std::int64_t ctas = static_cast<std::int64_t>(n_tokens) * n_kv_heads;
-  const std::int64_t want = (2 * static_cast<std::int64_t>(sm_count) + ctas - 1) / ctas;
+  const std::int64_t ctas =
+      std::max<std::int64_t>(1, static_cast<std::int64_t>(n_tokens) * n_kv_heads);
+  // rounded down: one more CTA than the SMs hold would run as a second wave
+  const std::int64_t want = kSplitCtasPerSm * static_cast<std::int64_t>(sm_count) / ctas;
   const std::int64_t by_keys = max_keys / kMinKeysPerSplit;
   return static_cast<int>(
       std::max<std::int64_t>(1, std::min({want, by_keys, std::int64_t{kMaxSplits}})));
 }
 
-void launch_paged_attention(const AttentionArgs& a, const float* q, float* partial, float* out,
-                            cudaStream_t stream) {
-  if (a.n_tokens <= 0) return;
+namespace {
+
+// The shape checks every kernel relies on.
+void check_attention_args(const AttentionArgs& a) {
   const KvLayerLayout& L = a.layout;
-  if (L.head_dim > kWarp * kMaxLaneElems || L.n_kv_heads <= 0 || a.n_heads % L.n_kv_heads != 0 ||
-      a.n_splits < 1) {
+  if (L.head_dim < 1 || L.head_dim > kWarp * kMaxLaneElems || L.n_kv_heads <= 0 ||
+      a.n_heads % L.n_kv_heads != 0 || a.n_splits < 1) {
     throw_usage_error("paged attention: head_dim " + std::to_string(L.head_dim) + " (at most " +
                       std::to_string(kWarp * kMaxLaneElems) + "), " + std::to_string(a.n_heads) +
                       " heads over " + std::to_string(L.n_kv_heads) + " KV heads, " +
                       std::to_string(a.n_splits) + " splits");
   }
+}
+
+void launch_generic_paged_attention(const AttentionArgs& a, const float* q, float* partial,
+                                    float* out, cudaStream_t stream) {
+  const KvLayerLayout& L = a.layout;
   const int group = a.n_heads / L.n_kv_heads;
   const std::size_t smem =
       sizeof(float) * (2 * static_cast<std::size_t>(group) * L.head_dim +
@@ -232,6 +251,51 @@ void launch_paged_attention(const AttentionArgs& a, const float* q, float* parti
                    kThreads, 0, stream>>>(a.n_heads, a.n_splits, L.head_dim, partial, out);
     KVSCOPE_CUDA_CHECK_LAUNCH();
   }
+}
+
+// KVSCOPE_ATTENTION_KERNEL=generic, read once per process: the switch that lets a GPU
+// session compare the kernels, or fall back if the fast one misbehaves.
+bool generic_forced() {
+  static const bool forced = [] {
+    const char* v = std::getenv("KVSCOPE_ATTENTION_KERNEL");
+    return v != nullptr && std::strcmp(v, "generic") == 0;
+  }();
+  return forced;
+}
+
+}  // namespace
+
+const char* attention_kernel_name(AttentionKernel kernel) {
+  return kernel == AttentionKernel::Fast ? "fast" : "generic";
+}
+
+AttentionKernel chosen_attention_kernel(const AttentionArgs& args, const float* q) {
+  if (generic_forced() || fast_attention_unsupported(args, q) != nullptr) {
+    return AttentionKernel::Generic;
+  }
+  return AttentionKernel::Fast;
+}
+
+void launch_paged_attention_with(AttentionKernel kernel, const AttentionArgs& args, const float* q,
+                                 float* partial, float* out, cudaStream_t stream) {
+  if (args.n_tokens <= 0) return;
+  check_attention_args(args);
+  if (kernel == AttentionKernel::Generic) {
+    launch_generic_paged_attention(args, q, partial, out, stream);
+    return;
+  }
+  if (const char* why = fast_attention_unsupported(args, q)) {
+    throw_usage_error(std::string("paged attention: the fast kernel cannot run this layout: ") +
+                      why);
+  }
+  launch_fast_paged_attention(args, q, partial, out, stream);
+}
+
+void launch_paged_attention(const AttentionArgs& a, const float* q, float* partial, float* out,
+                            cudaStream_t stream) {
+  if (a.n_tokens <= 0) return;
+  check_attention_args(a);
+  launch_paged_attention_with(chosen_attention_kernel(a, q), a, q, partial, out, stream);
 }
 
 }  // namespace kvscope::cuda

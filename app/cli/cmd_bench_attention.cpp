@@ -46,6 +46,13 @@ struct BenchOptions {
   int threads = 1;
 };
 
+// One attention kernel's median on a (dtype, context) layout (CUDA).
+struct KernelRow {
+  std::string name;
+  double median_us = 0;
+  double max_abs_diff_vs_chosen = 0;
+};
+
 // One (dtype, context) measurement.
 struct Row {
   KvDtype dtype = KvDtype::F16;
@@ -59,6 +66,10 @@ struct Row {
   std::int64_t cache_flush_bytes = 0;         // evicted before every timed call
   int n_splits = 0;                           // CUDA only
   std::optional<double> max_abs_diff_vs_cpu;  // CUDA only
+  std::string kernel;                         // CUDA only: the kernel the decoder runs
+  std::string fast_unsupported;               // CUDA only: why the fast kernel cannot run
+  // CUDA only: every kernel that can run the layout, the chosen one first
+  std::vector<KernelRow> kernels;
   std::optional<double> speedup_vs_f16;
 
   std::int64_t bytes_read() const { return blocks * block_bytes_per_layer; }
@@ -176,6 +187,11 @@ Measured measure(const BenchOptions& o, KvDtype dtype, std::int64_t context, Thr
     diff = std::max(diff, static_cast<double>(std::fabs(t.out[i] - m.cpu_out[i])));
   }
   r.max_abs_diff_vs_cpu = diff;
+  r.kernel = t.kernel;
+  r.fast_unsupported = t.fast_unsupported;
+  for (const cuda::AttentionKernelTiming& k : t.kernels) {
+    r.kernels.push_back({k.name, k.median_us, k.max_abs_diff_vs_chosen});
+  }
 #endif
   return m;
 }
@@ -236,6 +252,17 @@ nlohmann::json to_json(const BenchOptions& o, const Target& t, const std::vector
     if (o.cuda) {
       j["n_splits"] = r.n_splits;
       j["max_abs_diff_vs_cpu"] = r.max_abs_diff_vs_cpu.value_or(0.0);
+      j["kernel"] = r.kernel;
+      if (!r.fast_unsupported.empty()) j["fast_unsupported"] = r.fast_unsupported;
+      j["kernels"] = nlohmann::json::array();
+      for (const KernelRow& k : r.kernels) {
+        const double gb_s = static_cast<double>(r.bytes_read()) / k.median_us / 1e3;
+        j["kernels"].push_back({{"name", k.name},
+                                {"us_per_call", k.median_us},
+                                {"achieved_gb_s", gb_s},
+                                {"bandwidth_fraction", gb_s / t.copy_gb_s},
+                                {"max_abs_diff_vs_chosen", k.max_abs_diff_vs_chosen}});
+      }
     }
     out["results"].push_back(std::move(j));
   }
@@ -249,16 +276,22 @@ void print_table(const BenchOptions& o, const Target& t, const std::vector<Row>&
       o.shape.n_heads, o.shape.n_kv_heads, o.shape.head_dim, o.shape.block_size);
   fmt::print("{} | copy bandwidth {:.1f} GB/s (read + written) | median of {}, caches flushed\n",
              t.device, t.copy_gb_s, o.repetitions);
-  fmt::print("{:<6} {:>8} {:>11} {:>10} {:>9} {:>8} {:>8}\n", "dtype", "context", "us/call",
-             "MB read", "GB/s", "of copy", "vs f16");
+  fmt::print("{:<6} {:>8} {:>11} {:>10} {:>9} {:>8} {:>8}{}\n", "dtype", "context", "us/call",
+             "MB read", "GB/s", "of copy", "vs f16", o.cuda ? "  kernel" : "");
   for (const Row& r : rows) {
     const std::string speedup =
         r.speedup_vs_f16 ? fmt::format("{:.2f}x", *r.speedup_vs_f16) : std::string("-");
-    fmt::print("{:<6} {:>8} {:>11.1f} {:>10.2f} {:>9.1f} {:>7.0f}% {:>8}{}\n",
-               kv_dtype_name(r.dtype), r.context, r.us_per_call,
-               static_cast<double>(r.bytes_read()) / 1e6, r.achieved_gb_s(),
-               100.0 * r.achieved_gb_s() / t.copy_gb_s, speedup,
-               r.output_finite ? "" : "  (output not finite)");
+    fmt::print(
+        "{:<6} {:>8} {:>11.1f} {:>10.2f} {:>9.1f} {:>7.0f}% {:>8}{}{}\n", kv_dtype_name(r.dtype),
+        r.context, r.us_per_call, static_cast<double>(r.bytes_read()) / 1e6, r.achieved_gb_s(),
+        100.0 * r.achieved_gb_s() / t.copy_gb_s, speedup, r.kernel.empty() ? "" : "  " + r.kernel,
+        r.output_finite ? "" : "  (output not finite)");
+    for (std::size_t i = 1; i < r.kernels.size(); ++i) {  // the kernels not chosen
+      const KernelRow& k = r.kernels[i];
+      const double gb_s = static_cast<double>(r.bytes_read()) / k.median_us / 1e3;
+      fmt::print("{:<6} {:>8} {:>11.1f} {:>10} {:>9.1f} {:>7.0f}% {:>8}  {} (not chosen)\n", "", "",
+                 k.median_us, "", gb_s, 100.0 * gb_s / t.copy_gb_s, "", k.name);
+    }
   }
 }
 
