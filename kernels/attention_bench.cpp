@@ -80,7 +80,8 @@ DeviceStep upload_step(DeviceAllocator& alloc, const KvCacheManager& kv, SeqId s
   AttentionArgs& a = d.args;
   a.n_tokens = 1;
   a.n_heads = n_heads;
-  a.n_splits = attention_splits(1, static_cast<int>(L.n_kv_heads), plan.max_keys, sm_count);
+  a.n_splits =
+      attention_splits(1, n_heads, static_cast<int>(L.n_kv_heads), plan.max_keys, sm_count);
   a.scale = 1.0f / std::sqrt(static_cast<float>(L.head_dim));
   a.layout = kv_layer_layout(L, 0);
   const int* base = d.ints.as<const int>();

@@ -150,12 +150,13 @@ int CudaBackend::State::prepare_step(const StepPlan& plan, const KvCacheManager&
   }
   const auto T = static_cast<int>(plan.n_tokens);
   const auto n_kv_heads = static_cast<int>(spec.n_kv_heads);
-  const int n_splits = attention_splits(T, n_kv_heads, plan.max_keys, info.sm_count);
+  const auto n_heads = static_cast<int>(spec.n_heads);
+  const int n_splits = attention_splits(T, n_heads, n_kv_heads, plan.max_keys, info.sm_count);
   // A decode step takes room for the most splits its shape can have, so the partials buffer,
   // whose address a graph holds, stays where it is while the context grows.
-  const int room =
-      decode ? attention_splits(T, n_kv_heads, std::numeric_limits<int>::max(), info.sm_count)
-             : n_splits;
+  const int room = decode ? attention_splits(T, n_heads, n_kv_heads,
+                                             std::numeric_limits<int>::max(), info.sm_count)
+                          : n_splits;
   ensure_workspace(plan.n_tokens, plan.n_rows,
                    attention_partial_floats(T, static_cast<int>(spec.n_heads),
                                             static_cast<int>(spec.head_dim), room));

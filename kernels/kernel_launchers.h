@@ -149,7 +149,8 @@ struct AttentionArgs {
 std::int64_t attention_partial_floats(int n_tokens, int n_heads, int head_dim, int n_splits);
 // Splits that fill the GPU in one wave (about three CTAs per SM, rounded down), at least
 // kMinKeysPerSplit (64) keys each, at most kMaxSplits (128).
-int attention_splits(int n_tokens, int n_kv_heads, std::int64_t max_keys, int sm_count);
+int attention_splits(int n_tokens, int n_heads, int n_kv_heads, std::int64_t max_keys,
+                     int sm_count);
 void launch_paged_attention(const AttentionArgs& args, const float* q, float* partial, float* out,
                             cudaStream_t stream);
 

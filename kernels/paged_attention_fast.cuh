@@ -94,9 +94,11 @@ __device__ inline SplitRange split_range(const AttentionArgs& a) {
   r.first = a.tables.first[t];
   r.pos = a.tables.pos[t];
   const int fb = r.first / bs, lb = r.pos / bs;
-  const int per = (lb - fb + a.n_splits) / a.n_splits;  // ceil(blocks / n_splits)
-  r.b_lo = fb + split * per;
-  r.b_hi = min(r.b_lo + per, lb + 1);
+  // blocks spread evenly: split s takes [s n / S, (s + 1) n / S), so none is left empty
+  // while another has two more than it (a ceil(n / S) share each would idle the last ones)
+  const long long n_blocks = lb - fb + 1;
+  r.b_lo = fb + static_cast<int>(split * n_blocks / a.n_splits);
+  r.b_hi = fb + static_cast<int>((split + 1) * n_blocks / a.n_splits);
   r.table = a.tables.blocks + a.tables.table_start[t];
   return r;
 }

@@ -46,16 +46,16 @@ __device__ __forceinline__ void f16x8_to_float(const uint4& w, float (&x)[8]) {
   }
 }
 
-// 8 int8 codes -> floats. A sign-extending byte permute and an int-to-float conversion per
-// value (the direct int8 conversion runs at a quarter of the rate).
+// 8 int8 codes -> floats: byte b shifted to the top and arithmetically back down (sign
+// extension), then an int-to-float conversion. (__byte_perm cannot sign-extend: CUDA masks
+// its selector to 3 bits per byte, dropping PTX prmt's sign-replicate bit.)
 __device__ __forceinline__ void int8x8_to_float(const uint2& w, float (&x)[8]) {
   const unsigned words[2] = {w.x, w.y};
 #pragma unroll
   for (int i = 0; i < 2; ++i) {
 #pragma unroll
     for (int b = 0; b < 4; ++b) {
-      const unsigned sel = static_cast<unsigned>(b) | ((8u | b) * 0x1110u);  // 0x8880, 0x9991..
-      x[4 * i + b] = static_cast<float>(static_cast<int>(__byte_perm(words[i], 0u, sel)));
+      x[4 * i + b] = static_cast<float>(static_cast<int>(words[i] << (24 - 8 * b)) >> 24);
     }
   }
 }

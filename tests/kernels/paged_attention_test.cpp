@@ -395,11 +395,13 @@ TEST(PagedAttentionChoice, ForcingTheFastKernelOnALayoutItCannotRunIsAUsageError
 TEST(PagedAttentionChoice, SplitsFillThreeCtasPerSmInOneWaveWithAtLeast64KeysEach) {
   // Llama-3-8B decode at 16k on 132 SMs: 3 * 132 / 8 = 49 splits of ~334 keys, 392 CTAs
   // (one wave: 50 would make 400, four more than 3 per SM)
-  EXPECT_EQ(cuda::attention_splits(1, 8, 16384, 132), 49);
-  EXPECT_EQ(cuda::attention_splits(1, 8, 1024, 132), 16);                    // 64 keys each
-  EXPECT_EQ(cuda::attention_splits(1, 1, std::int64_t{1} << 20, 132), 128);  // the cap
-  EXPECT_EQ(cuda::attention_splits(512, 8, 4096, 132), 1);  // a prompt fills the GPU
-  EXPECT_EQ(cuda::attention_splits(1, 8, 10, 132), 1);      // too few keys to split
+  EXPECT_EQ(cuda::attention_splits(1, 32, 8, 16384, 132), 49);                  // 3 CTAs per SM
+  EXPECT_EQ(cuda::attention_splits(1, 32, 8, 1024, 132), 16);                   // 64 keys each
+  EXPECT_EQ(cuda::attention_splits(1, 4, 1, std::int64_t{1} << 20, 132), 128);  // the cap
+  EXPECT_EQ(cuda::attention_splits(512, 32, 8, 4096, 132), 1);  // a prompt fills the GPU
+  EXPECT_EQ(cuda::attention_splits(1, 32, 8, 10, 132), 1);      // too few keys to split
+  EXPECT_EQ(cuda::attention_splits(1, 64, 8, 16384, 132), 33);  // tiles of 8: 2 CTAs per SM
+  EXPECT_EQ(cuda::attention_splits(1, 96, 8, 16384, 132), 16);  // 12 heads: two tiles each
   EXPECT_EQ(cuda::attention_partial_floats(2, 32, 128, 50), 2 * 32 * 50 * 130);
   EXPECT_EQ(cuda::attention_partial_floats(2, 32, 128, 1), 0);
 }
