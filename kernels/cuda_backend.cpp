@@ -43,6 +43,14 @@ void add_layout(StepGraphKey& key, const KvLayerLayout& L) {
 
 }  // namespace
 
+OwnedStream::OwnedStream() {
+  KVSCOPE_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+}
+
+OwnedStream::~OwnedStream() {
+  if (s) cudaStreamDestroy(s);
+}
+
 CudaBackend::State::State(const Model& m, const CudaBackendOptions& o, CudaDeviceInfo device)
     : model(m),
       spec(m.spec()),
@@ -51,7 +59,6 @@ CudaBackend::State::State(const Model& m, const CudaBackendOptions& o, CudaDevic
           rope_config(m.spec(), o.context_length > 0 ? o.context_length : m.spec().context_length)),
       alloc(o.device),
       weights(m, alloc, o.f32_weights_as_f16) {
-  KVSCOPE_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   graph.emplace(stream, graphs_off_reason(o));
   max_cols = std::max({spec.dim, spec.q_dim(), spec.ffn_dim});
   if (o.gemm_min_tokens > 0) {
@@ -69,10 +76,11 @@ CudaBackend::State::State(const Model& m, const CudaBackendOptions& o, CudaDevic
   }
 }
 
+// The graph and the cuBLAS handle go before the stream they were made on (members are
+// destroyed in reverse order, which would put the stream last anyway; explicit for clarity).
 CudaBackend::State::~State() {
   graph.reset();
   gemm.reset();
-  if (stream) cudaStreamDestroy(stream);
 }
 
 // Both ensure_* return whether they wrote device memory through the legacy stream.
@@ -218,6 +226,7 @@ CudaGraphReport CudaBackend::graph_report() const {
 void CudaBackend::forward(std::span<const SequenceChunk> chunks, KvCacheManager& kv,
                           std::vector<float>& logits) {
   State& s = *s_;
+  KVSCOPE_CUDA_CHECK(cudaSetDevice(s.alloc.device()));  // the calling thread's current device
   const bool decode = is_decode_step(chunks);
   const StepPlan plan = plan_step(chunks, kv, s.weights.token_embd.rows, kv.config().max_context,
                                   decode ? s.decode_blocks_capacity : 0);
@@ -259,6 +268,7 @@ void CudaBackend::State::record_quant_error(std::int64_t n_tokens, KvCacheManage
 // nothing worth copying (no token was written), so there is nothing to do.
 void CudaBackend::copy_blocks(std::span<const BlockCopy> copies) {
   State& s = *s_;
+  KVSCOPE_CUDA_CHECK(cudaSetDevice(s.alloc.device()));
   for (const BlockCopy& c : copies) {
     const auto g = static_cast<std::size_t>(c.group);
     if (g >= s.kv_pools.size() || !s.kv_pools[g].get()) continue;
@@ -317,7 +327,7 @@ std::unique_ptr<Backend> make_cuda_backend(const Model& model, const CudaBackend
   }
   try {
     return std::make_unique<CudaBackend>(model, options);
-  } catch (const Error& e) {
+  } catch (const std::exception& e) {  // Error, or bad_alloc converting weights on the host
     if (why) *why = e.what();
     return nullptr;
   }

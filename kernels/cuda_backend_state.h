@@ -22,13 +22,23 @@
 
 namespace kvscope {
 
+// The backend's stream, destroyed however its owner's construction ends.
+struct OwnedStream {
+  cudaStream_t s = nullptr;
+  OwnedStream();
+  ~OwnedStream();
+  OwnedStream(const OwnedStream&) = delete;
+  OwnedStream& operator=(const OwnedStream&) = delete;
+};
+
 struct CudaBackend::State {
   const Model& model;
   const ModelSpec& spec;
   CudaDeviceInfo info;
   Rope rope;
   cuda::DeviceAllocator alloc;
-  cudaStream_t stream = nullptr;
+  OwnedStream owned_stream;  // before everything that enqueues on it
+  cudaStream_t stream = owned_stream.s;
   cuda::DeviceModelWeights weights;
 
   std::vector<cuda::DeviceBuffer> kv_pools;  // [n_groups] [n_blocks][block_bytes]

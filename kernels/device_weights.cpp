@@ -1,5 +1,6 @@
 #include "device_weights.h"
 
+#include <cmath>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -49,6 +50,19 @@ bool is_vector_weight(const WeightView& w) {
 }
 
 // An F32 / BF16 matrix row by row through the CPU's own dequantizer, as f32 or fp16 bytes.
+// Whether every value of the matrix survives fp16 (|v| <= 65504; NaN stays NaN): a BF16 or
+// F32 matrix that does not keeps f32 on the device rather than turning values into inf.
+bool fits_fp16(const WeightView& w) {
+  std::vector<float> row(static_cast<std::size_t>(w.cols));
+  for (std::int64_t r = 0; r < w.rows; ++r) {
+    dequantize_row(w.type, w.row(r), row.data(), w.cols);
+    for (const float v : row) {
+      if (std::fabs(v) > 65504.0f) return false;
+    }
+  }
+  return true;
+}
+
 std::vector<std::uint8_t> converted_rows(const WeightView& w, DeviceWeightType type) {
   const std::size_t elem = type == DeviceWeightType::F32 ? 4 : 2;
   std::vector<std::uint8_t> host(static_cast<std::size_t>(w.rows * w.cols) * elem);
@@ -124,8 +138,8 @@ DeviceWeight DeviceModelWeights::matrix(const WeightView& w, DeviceAllocator& al
                               w.name, tensor_type_name(w.type), w.cols, block);
     }
   } else if (w.type == TensorType::F32 || w.type == TensorType::BF16) {
-    d.type =
-        w.type == TensorType::F32 && !f32_as_f16 ? DeviceWeightType::F32 : DeviceWeightType::F16;
+    const bool keep_f32 = (w.type == TensorType::F32 && !f32_as_f16) || !fits_fp16(w);
+    d.type = keep_f32 ? DeviceWeightType::F32 : DeviceWeightType::F16;
     host = converted_rows(w, d.type);
     src = host.data();
   } else {

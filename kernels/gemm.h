@@ -3,7 +3,9 @@
 // F16 weights are read in place; every other type is dequantized to fp16 a slab of rows at a
 // time into a bounded scratch buffer (launch_dequantize_f16), so no full-size fp16 copy of a
 // quantized model is ever made. The activations are rounded to fp16 first, as llama.cpp does
-// for its cuBLAS path; decode (one token per sequence) keeps the exact-f32 matvec kernels.
+// for its cuBLAS path. The backend uses it for steps of gemm_min_tokens tokens or more:
+// prompt chunks, and decode batches of that many sequences (so a sequence's logits differ in
+// the last bits when the batch it decodes in crosses that size, as in llama.cpp).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -17,7 +19,8 @@ struct cublasContext;  // cublasHandle_t, without cublas_v2.h in every includer
 
 namespace kvscope::cuda {
 
-// x16[i] = fp16(x[i]) rounded to nearest even, as float_to_fp16. x, x16: [n].
+// x16[i] = fp16(x[i]) rounded to nearest even, as float_to_fp16, saturated to +-65504 (NaN
+// stays NaN). x, x16: [n].
 void launch_float_to_half(const float* x, std::int64_t n, std::uint16_t* x16, cudaStream_t stream);
 
 // Rows of W dequantized per cuBLAS call: as many as fit `scratch_bytes` of fp16, at least one.

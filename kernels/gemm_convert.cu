@@ -11,7 +11,10 @@ constexpr int kThreads = 256;
 
 __global__ void float_to_half_kernel(const float* x, std::int64_t n, std::uint16_t* x16) {
   const std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i < n) x16[i] = float_to_half_bits(x[i]);
+  if (i >= n) return;
+  // saturated to fp16's range (a large FFN activation must not become inf); NaN stays NaN
+  const float v = x[i];
+  x16[i] = float_to_half_bits(isnan(v) ? v : fminf(fmaxf(v, -65504.0f), 65504.0f));
 }
 
 }  // namespace

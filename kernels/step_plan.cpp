@@ -120,6 +120,12 @@ StepPlan plan_step(std::span<const SequenceChunk> chunks, const KvCacheManager& 
     p.n_tokens += n;
     p.n_rows += c.all_logits ? n : (n > 0 ? 1 : 0);
   }
+  if (p.n_tokens > kMaxStepTokens) {
+    throw_error<UsageError>(
+        "CUDA step: {} tokens in one step; the kernels' grids take at most {} (use a "
+        "smaller batch, -b / max_batch_tokens)",
+        p.n_tokens, kMaxStepTokens);
+  }
   p.blocks_capacity = blocks_capacity(chunks, kv, min_blocks_capacity);
   pack_tokens(chunks, vocab, p);
   for (std::int64_t g = 0; g < kv.n_groups(); ++g) pack_group(chunks, kv, g, p);

@@ -20,6 +20,10 @@ namespace kvscope::cuda {
 // The smallest blocks_capacity: short tables do not change the layout at every new block.
 inline constexpr std::int64_t kMinBlocksCapacity = 16;
 
+// Most tokens one step may carry: the matvec, attention and RoPE grids put tokens on grid
+// dimension y, which CUDA caps at 65535.
+inline constexpr std::int64_t kMaxStepTokens = 65535;
+
 struct StepPlan {
   std::int64_t n_tokens = 0;
   std::int64_t n_rows = 0;    // rows of logits (all_logits chunks give every token one)

@@ -235,8 +235,9 @@ TEST(CudaGraphs, StoriesGreedyDecodeLogitsAreBitIdenticalWithAndWithoutGraphs) {
   c.max_context = 1200;
   c.n_blocks = 400;
   c.host_storage = false;
-  // past 512, 768 and 1024 keys the attention takes 2, 3, 4 splits; the second sequence
-  // leaving after 150 steps changes the batch from 2 tokens to 1
+  // from 128 keys on the attention split count grows every 64 keys (attention_splits), each
+  // change a new graph key; the second sequence leaving after 150 steps changes the batch
+  // from 2 tokens to 1
   expect_graphs_change_no_bit(*model, c, {{1, 403, 407, 261, 378}, {1, 66}}, {1150, 150});
 }
 

@@ -86,6 +86,26 @@ TEST(CudaStepPlan, RefusesTokensOutsideTheVocabAndUnreservedPositions) {
   EXPECT_THROW(cuda::plan_step(c4, kv, 100, 8), UsageError);
 }
 
+TEST(CudaStepPlan, RefusesAStepWithMoreTokensThanAGridDimensionHolds) {
+  KvCacheConfig c;
+  c.groups = uniform_layer_groups(1, KvDtype::F16);
+  c.n_kv_heads = 1;
+  c.head_dim = 8;
+  c.block_size = 64;
+  c.max_context = 70000;
+  c.n_blocks = 1100;
+  c.host_storage = false;
+  KvCacheManager kv(c);
+  kv.add_sequence(1);
+  kv.grow(1, cuda::kMaxStepTokens + 1);
+  const std::vector<TokenId> ids(static_cast<std::size_t>(cuda::kMaxStepTokens + 1), 0);
+  const SequenceChunk too_many[] = {{1, ids, 0, false}};
+  EXPECT_THROW(cuda::plan_step(too_many, kv, 10, c.max_context), UsageError);
+  const SequenceChunk most[] = {
+      {1, std::span(ids).first(static_cast<std::size_t>(cuda::kMaxStepTokens)), 0, false}};
+  EXPECT_EQ(cuda::plan_step(most, kv, 10, c.max_context).n_tokens, cuda::kMaxStepTokens);
+}
+
 // Two groups (full attention; sliding window of 8) with 4-token blocks, one empty sequence 10.
 KvCacheManager two_group_kv() {
   KvCacheConfig c;
