@@ -89,18 +89,7 @@ class CudaRandomModelTest : public ::testing::TestWithParam<TensorType> {};
 
 TEST_P(CudaRandomModelTest, PromptLogitsAgreeWithTheCpuDecoder) {
   KVSCOPE_REQUIRE_CUDA();
-  ModelSpec spec;
-  spec.architecture = "llama";
-  spec.name = "cuda-random";
-  spec.n_layers = 3;
-  spec.dim = 256;
-  spec.n_heads = 8;
-  spec.n_kv_heads = 2;
-  spec.head_dim = 32;
-  spec.rope_dim = 32;
-  spec.ffn_dim = 512;
-  spec.vocab_size = 320;
-  spec.context_length = 512;
+  const ModelSpec spec = test::random_llama_spec("cuda-random", {3, 8, 2, 512, 320, 512});
   const std::string path = (test::scratch_dir() / "random.gguf").string();
   write_synthetic_gguf(path, spec, GetParam(), 11);
   std::vector<TokenId> prompt;
@@ -243,18 +232,7 @@ TEST(CudaGraphs, StoriesGreedyDecodeLogitsAreBitIdenticalWithAndWithoutGraphs) {
 
 TEST(CudaGraphs, RandomModelMixedKvGroupsDecodeIsBitIdenticalWithAndWithoutGraphs) {
   KVSCOPE_REQUIRE_CUDA();
-  ModelSpec spec;
-  spec.architecture = "llama";
-  spec.name = "cuda-graph-random";
-  spec.n_layers = 3;
-  spec.dim = 128;
-  spec.n_heads = 4;
-  spec.n_kv_heads = 2;
-  spec.head_dim = 32;
-  spec.rope_dim = 32;
-  spec.ffn_dim = 256;
-  spec.vocab_size = 200;
-  spec.context_length = 2048;
+  const ModelSpec spec = test::random_llama_spec("cuda-graph-random", {3, 4, 2, 256, 200, 2048});
   const std::string path = (test::scratch_dir() / "graph-random.gguf").string();
   write_synthetic_gguf(path, spec, TensorType::Q8_0, 5);
   const std::unique_ptr<Model> model = load_model(path);

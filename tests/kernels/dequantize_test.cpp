@@ -150,18 +150,7 @@ TEST(CudaEmbedding, ReadsRowsOfEveryQuantizedTypeBitForBit) {
 
 // A small llama model whose matrices are all `type` (dims multiples of 256 for the K-quants).
 std::string synthetic_model(TensorType type) {
-  ModelSpec spec;
-  spec.architecture = "llama";
-  spec.name = "device-weights";
-  spec.n_layers = 2;
-  spec.dim = 256;
-  spec.n_heads = 8;
-  spec.n_kv_heads = 2;
-  spec.head_dim = 32;
-  spec.rope_dim = 32;
-  spec.ffn_dim = 512;
-  spec.vocab_size = 300;
-  spec.context_length = 256;
+  const ModelSpec spec = test::random_llama_spec("device-weights", {2, 8, 2, 512, 300, 256});
   const std::string path =
       (test::scratch_dir() / ("device-weights-" + std::string(tensor_type_name(type)) + ".gguf"))
           .string();

@@ -10,6 +10,22 @@ cuda::DeviceAllocator& test_allocator() {
   return alloc;
 }
 
+ModelSpec random_llama_spec(const std::string& name, const RandomLlamaShape& shape) {
+  ModelSpec spec;
+  spec.architecture = "llama";
+  spec.name = name;
+  spec.n_layers = shape.n_layers;
+  spec.n_heads = shape.n_heads;
+  spec.n_kv_heads = shape.n_kv_heads;
+  spec.head_dim = 32;
+  spec.rope_dim = 32;
+  spec.dim = shape.n_heads * spec.head_dim;
+  spec.ffn_dim = shape.ffn_dim;
+  spec.vocab_size = shape.vocab;
+  spec.context_length = shape.context;
+  return spec;
+}
+
 std::vector<float> random_floats(std::size_t n, std::uint32_t seed, float scale) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> dist(-scale, scale);

@@ -12,6 +12,7 @@
 
 #include "cuda_device.h"
 #include "device_allocator.h"
+#include "model/model_spec.h"
 
 namespace kvscope::test {
 
@@ -50,6 +51,14 @@ std::vector<T> from_device(const cuda::DeviceBuffer& b, std::size_t n) {
   b.download(host.data(), n * sizeof(T));
   return host;
 }
+
+// The shape of a random-weight llama test model: head_dim 32 with RoPE over all of it, and
+// dim = n_heads * 32. dim and ffn_dim multiples of 256 give the K-quants whole super-blocks.
+struct RandomLlamaShape {
+  std::int64_t n_layers = 2, n_heads = 8, n_kv_heads = 2, ffn_dim = 512, vocab = 300;
+  std::int64_t context = 512;
+};
+ModelSpec random_llama_spec(const std::string& name, const RandomLlamaShape& shape);
 
 // n values uniform in [-scale, scale].
 std::vector<float> random_floats(std::size_t n, std::uint32_t seed, float scale = 1.0f);
