@@ -135,7 +135,6 @@ void CudaBackend::State::ensure_workspace(std::int64_t n_tokens, std::int64_t n_
   fit(k, n_tokens * spec.kv_dim(), "activations k");
   fit(v, n_tokens * spec.kv_dim(), "activations v");
   fit(att, n_tokens * spec.q_dim(), "attention output");
-  fit(proj, n_tokens * spec.dim, "projection output");
   fit(gate, n_tokens * spec.ffn_dim, "ffn gate");
   fit(up, n_tokens * spec.ffn_dim, "ffn up");
   fit(last, n_rows * spec.dim, "final hidden states");
@@ -186,8 +185,8 @@ StepGraphKey CudaBackend::State::step_key(const StepPlan& plan, const KvCacheMan
     key.add(plan.first_at[g]).add(plan.table_start_at[g]).add(plan.blocks_at[g]);
     key.add(kv_pools[g].get());
   }
-  for (const DeviceBuffer* b : {&x, &xb, &q, &k, &v, &att, &proj, &gate, &up, &last, &logits,
-                                &partial, &ints, &rope_cos, &rope_sin, &error_sums}) {
+  for (const DeviceBuffer* b : {&x, &xb, &q, &k, &v, &att, &gate, &up, &last, &logits, &partial,
+                                &ints, &rope_cos, &rope_sin, &error_sums}) {
     key.add(b->get());
   }
   if (uses_gemm(plan.n_tokens)) key.add(gemm->activations_scratch()).add(gemm->weight_scratch());

@@ -20,11 +20,12 @@ const int* at(const DeviceBuffer& ints, std::int64_t offset) {
 
 }  // namespace
 
-void CudaBackend::State::project(const DeviceWeight& w, const float* in, int n_tokens, float* y) {
+void CudaBackend::State::project(const DeviceWeight& w, const float* in, int n_tokens, float* y,
+                                 bool accumulate) {
   if (uses_gemm(n_tokens)) {
-    gemm->run(w, in, n_tokens, y);
+    gemm->run(w, in, n_tokens, y, accumulate);
   } else {
-    launch_matvec(w, in, n_tokens, y, stream);
+    launch_matvec(w, in, n_tokens, y, stream, accumulate);
   }
 }
 
@@ -92,8 +93,7 @@ void CudaBackend::State::attention_block(std::int64_t layer, const StepPlan& pla
   aa.layout = layout;
   aa.tables = tables;
   launch_paged_attention(aa, q.as<float>(), partial.as<float>(), att.as<float>(), stream);
-  project(w.wo, att.as<float>(), T, proj.as<float>());
-  launch_add_in_place(x.as<float>(), proj.as<float>(), plan.n_tokens * spec.dim, stream);
+  project(w.wo, att.as<float>(), T, x.as<float>(), /*accumulate=*/true);
 }
 
 // x += w_down · (silu(w_gate · norm(x)) * (w_up · norm(x)))
@@ -105,8 +105,7 @@ void CudaBackend::State::ffn_block(std::int64_t layer, int n_tokens) {
   project(w.w_gate, xb.as<float>(), n_tokens, gate.as<float>());
   project(w.w_up, xb.as<float>(), n_tokens, up.as<float>());
   launch_swiglu(gate.as<float>(), up.as<float>(), gate.as<float>(), n_ffn, stream);
-  project(w.w_down, gate.as<float>(), n_tokens, proj.as<float>());
-  launch_add_in_place(x.as<float>(), proj.as<float>(), n_tokens * spec.dim, stream);
+  project(w.w_down, gate.as<float>(), n_tokens, x.as<float>(), /*accumulate=*/true);
 }
 
 }  // namespace kvscope

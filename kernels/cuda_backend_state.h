@@ -47,7 +47,7 @@ struct CudaBackend::State {
   std::int64_t rope_positions = 0;
 
   // Activations of one step, grown to the largest step seen.
-  cuda::DeviceBuffer x, xb, q, k, v, att, proj, gate, up, last, logits, partial, ints;
+  cuda::DeviceBuffer x, xb, q, k, v, att, gate, up, last, logits, partial, ints;
   // [n_layers] the step's KV quantization-error sums, zeroed at its start
   cuda::DeviceBuffer error_sums;
   std::vector<cuda::KvErrorSums> error_host;  // [n_layers] their copy after the step
@@ -79,8 +79,10 @@ struct CudaBackend::State {
   void attention_block(std::int64_t layer, const cuda::StepPlan& plan, const KvCacheManager& kv,
                        int n_splits);
   void ffn_block(std::int64_t layer, int n_tokens);
-  // y = W x for n_tokens rows: cuBLAS at uses_gemm(n_tokens), else the matvec kernels.
-  void project(const cuda::DeviceWeight& w, const float* x, int n_tokens, float* y);
+  // y = W x (y += W x with accumulate) for n_tokens rows: cuBLAS at uses_gemm(n_tokens),
+  // else the matvec kernels.
+  void project(const cuda::DeviceWeight& w, const float* x, int n_tokens, float* y,
+               bool accumulate = false);
 };
 
 }  // namespace kvscope

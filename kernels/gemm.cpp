@@ -66,7 +66,8 @@ std::size_t ProjectionGemm::slab_bytes(const DeviceWeight& w) const {
 // same bytes are Y' [R x T] (ld R), W' [C x R] (ld C) and X' [C x T] (ld C), so
 // Y' = W'^T X': op(A) = T on W, op(B) = N on X. A slab of rows [r0, r0 + n) of W gives rows
 // [r0, r0 + n) of Y': m = n, C pointer y + r0, ldc still R.
-void ProjectionGemm::run(const DeviceWeight& w, const float* x, int n_tokens, float* y) {
+void ProjectionGemm::run(const DeviceWeight& w, const float* x, int n_tokens, float* y,
+                         bool accumulate) {
   if (n_tokens <= 0 || w.rows <= 0) return;
   const std::int64_t R = w.rows, C = w.cols;
   reserve(n_tokens, C, slab_bytes(w));
@@ -74,7 +75,7 @@ void ProjectionGemm::run(const DeviceWeight& w, const float* x, int n_tokens, fl
 
   const std::int64_t slab =
       w.type == DeviceWeightType::F16 ? R : gemm_slab_rows(R, C, weight_scratch_bytes_);
-  const float alpha = 1.0f, beta = 0.0f;
+  const float alpha = 1.0f, beta = accumulate ? 1.0f : 0.0f;
   for (std::int64_t r0 = 0; r0 < R; r0 += slab) {
     const std::int64_t n = std::min(slab, R - r0);
     const void* a = nullptr;

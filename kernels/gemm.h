@@ -47,10 +47,10 @@ class ProjectionGemm {
   const void* activations_scratch() const { return x16_.get(); }
   const void* weight_scratch() const { return w16_.get(); }
 
-  // y[t][r] = sum_c W[r][c] * x[t][c] for t < n_tokens. x: [n_tokens][w.cols] f32;
-  // y: [n_tokens][w.rows] f32. Asynchronous on the stream; reserves what it needs first
-  // (nothing, after a large enough reserve()).
-  void run(const DeviceWeight& w, const float* x, int n_tokens, float* y);
+  // y[t][r] = sum_c W[r][c] * x[t][c] for t < n_tokens, or y[t][r] += that with accumulate
+  // (beta = 1). x: [n_tokens][w.cols] f32; y: [n_tokens][w.rows] f32. Asynchronous on the
+  // stream; reserves what it needs first (nothing, after a large enough reserve()).
+  void run(const DeviceWeight& w, const float* x, int n_tokens, float* y, bool accumulate = false);
 
  private:
   DeviceAllocator& alloc_;

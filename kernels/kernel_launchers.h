@@ -115,10 +115,11 @@ void launch_add_in_place(float* x, const float* y, std::int64_t n, cudaStream_t 
 // y[t][i] += bias[i]; y: [n_rows][n].
 void launch_add_bias(float* y, const float* bias, int n_rows, int n, cudaStream_t stream);
 
-// y[t][r] = sum_c W[r][c] * x[t][c]. x: [n_tokens][W.cols]; y: [n_tokens][W.rows].
-// x must be 16-byte aligned for the quantized types (UsageError otherwise).
+// y[t][r] = sum_c W[r][c] * x[t][c], or y[t][r] += that with accumulate (the residual
+// connection, without an add kernel). x: [n_tokens][W.cols]; y: [n_tokens][W.rows], not
+// overlapping x. x must be 16-byte aligned for the quantized types (UsageError otherwise).
 void launch_matvec(const DeviceWeight& w, const float* x, int n_tokens, float* y,
-                   cudaStream_t stream);
+                   cudaStream_t stream, bool accumulate = false);
 
 // out[r - row0][c] = fp16(dequantized W[r][c]) for r in [row0, row0 + n_rows): the scratch a
 // cuBLAS GEMM reads for prompt chunks. out: [n_rows][w.cols] fp16 bits.

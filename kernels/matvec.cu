@@ -21,6 +21,12 @@ constexpr int kWarpsPerBlock = 8;  // F32 / F16: one row per warp
 constexpr int kQuantWarps = 4;     // quantized: kRowsPerWarp rows per warp
 constexpr int kRowsPerWarp = 2;
 
+// y = s, or y += s: the residual connection folded into the projection (the same float
+// addition as a separate add kernel, one launch fewer per projection).
+__device__ inline void store(float* y, float s, bool accumulate) {
+  *y = accumulate ? *y + s : s;
+}
+
 // vec: cols % 4 == 0 and w, x 16-byte aligned, so every float4 below is aligned.
 __device__ inline float lane_dot_f32(const float* w, const float* x, int cols, int lane, bool vec) {
   float s = 0.0f;
@@ -68,7 +74,7 @@ __device__ inline float lane_dot_f16(const std::uint16_t* w, const float* x, int
 // grid: (rows / kWarpsPerBlock, n_tokens). One warp per (row, token).
 template <DeviceWeightType kType>
 __global__ void __launch_bounds__(kWarpsPerBlock* kWarp, 2)
-    matvec_float_kernel(DeviceWeight w, const float* x, float* y, bool vec) {
+    matvec_float_kernel(DeviceWeight w, const float* x, float* y, bool vec, bool accumulate) {
   const int lane = threadIdx.x % kWarp;
   const std::int64_t r =
       static_cast<std::int64_t>(blockIdx.x) * kWarpsPerBlock + threadIdx.x / kWarp;
@@ -84,7 +90,7 @@ __global__ void __launch_bounds__(kWarpsPerBlock* kWarp, 2)
     s = lane_dot_f16(reinterpret_cast<const std::uint16_t*>(row), xt, cols, lane, vec);
   }
   s = warp_sum(s);
-  if (lane == 0) y[static_cast<std::int64_t>(t) * w.rows + r] = s;
+  if (lane == 0) store(y + static_cast<std::int64_t>(t) * w.rows + r, s, accumulate);
 }
 
 // grid: (rows / (kQuantWarps * kRowsPerWarp), n_tokens). One warp per kRowsPerWarp rows and a
@@ -94,7 +100,7 @@ __global__ void __launch_bounds__(kWarpsPerBlock* kWarp, 2)
 // the same loop (the shuffles need the whole warp).
 template <class Codec>
 __global__ void __launch_bounds__(kQuantWarps* kWarp, 4)
-    matvec_quant_kernel(DeviceWeight w, const float* x, float* y) {
+    matvec_quant_kernel(DeviceWeight w, const float* x, float* y, bool accumulate) {
   const int lane = threadIdx.x % kWarp;
   const std::int64_t r0 =
       (static_cast<std::int64_t>(blockIdx.x) * kQuantWarps + threadIdx.x / kWarp) * kRowsPerWarp;
@@ -112,7 +118,9 @@ __global__ void __launch_bounds__(kQuantWarps* kWarp, 4)
 #pragma unroll
   for (int i = 0; i < kRowsPerWarp; ++i) {
     const float s = warp_sum(acc[i]);
-    if (lane == 0 && r0 + i < w.rows) y[static_cast<std::int64_t>(t) * w.rows + r0 + i] = s;
+    if (lane == 0 && r0 + i < w.rows) {
+      store(y + static_cast<std::int64_t>(t) * w.rows + r0 + i, s, accumulate);
+    }
   }
 }
 
@@ -123,7 +131,7 @@ bool aligned16(const void* p) {
 }  // namespace
 
 void launch_matvec(const DeviceWeight& w, const float* x, int n_tokens, float* y,
-                   cudaStream_t stream) {
+                   cudaStream_t stream, bool accumulate) {
   check_device_weight(w, "launch_matvec");
   if (w.cols > (std::int64_t{1} << 30)) {
     throw_usage_error("launch_matvec: " + std::to_string(w.cols) + " columns is too many");
@@ -137,17 +145,17 @@ void launch_matvec(const DeviceWeight& w, const float* x, int n_tokens, float* y
   const unsigned tokens = static_cast<unsigned>(n_tokens);
   const bool launched = with_quant_codec(w.type, [&]<class Codec>() {
     const dim3 grid(blocks_for(w.rows, kQuantWarps * kRowsPerWarp), tokens);
-    matvec_quant_kernel<Codec><<<grid, kQuantWarps * kWarp, 0, stream>>>(w, x, y);
+    matvec_quant_kernel<Codec><<<grid, kQuantWarps * kWarp, 0, stream>>>(w, x, y, accumulate);
   });
   if (!launched) {
     const dim3 grid(blocks_for(w.rows, kWarpsPerBlock), tokens);
     const bool aligned = aligned16(w.data) && aligned16(x);
     if (w.type == DeviceWeightType::F32) {
-      matvec_float_kernel<DeviceWeightType::F32>
-          <<<grid, kWarpsPerBlock * kWarp, 0, stream>>>(w, x, y, aligned && w.cols % 4 == 0);
+      matvec_float_kernel<DeviceWeightType::F32><<<grid, kWarpsPerBlock * kWarp, 0, stream>>>(
+          w, x, y, aligned && w.cols % 4 == 0, accumulate);
     } else {
-      matvec_float_kernel<DeviceWeightType::F16>
-          <<<grid, kWarpsPerBlock * kWarp, 0, stream>>>(w, x, y, aligned && w.cols % 8 == 0);
+      matvec_float_kernel<DeviceWeightType::F16><<<grid, kWarpsPerBlock * kWarp, 0, stream>>>(
+          w, x, y, aligned && w.cols % 8 == 0, accumulate);
     }
   }
   KVSCOPE_CUDA_CHECK_LAUNCH();

@@ -67,8 +67,20 @@ TEST_P(CudaGemmTest, MatchesTheCpuMatvecOnFp16RoundedActivations) {
     const cuda::DeviceWeight w{tc.device, rows, cols, rb, dw.get()};
     cuda::ProjectionGemm gemm(test::test_allocator(), stream,
                               static_cast<std::size_t>(scratch_rows * cols) * 2);
+    // y starts at -ref: with accumulate, y + W x is the (near-zero) difference from the CPU
+    const std::vector<float> minus_ref = [&] {
+      std::vector<float> m(ref);
+      for (float& v : m) v = -v;
+      return m;
+    }();
+    auto dy_acc = to_device(minus_ref);
     gemm.run(w, dx.as<float>(), n_tokens, dy.as<float>());
+    gemm.run(w, dx.as<float>(), n_tokens, dy_acc.as<float>(), true);
     ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+    const std::vector<float> zeros(ref.size(), 0.0f);
+    expect_close(from_device<float>(dy_acc, ref.size()), zeros,
+                 1e-3f * static_cast<float>(cols) / 256 + 2e-3f * 3.0f, 0.0f,
+                 std::string(tensor_type_name(tc.type)) + " accumulate");
     // fp16 weights of the dequantized values and tensor-core summation order differ from the
     // CPU; outputs are O(sqrt(cols) * 0.03)
     expect_close(from_device<float>(dy, ref.size()), ref, 1e-3f * static_cast<float>(cols) / 256,

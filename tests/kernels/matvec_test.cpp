@@ -70,6 +70,14 @@ TEST_P(CudaMatvecTest, MatchesTheCpuMatvecOnTheSameStoredRows) {
                  1e-4f,
                  std::string(tensor_type_name(tc.type)) + " " + std::to_string(rows) + "x" +
                      std::to_string(cols) + " T=" + std::to_string(n_tokens));
+    // accumulate adds the same products to what y holds: W x + W x, exactly twice the first
+    const std::vector<float> once = from_device<float>(dy, ref.size());
+    cuda::launch_matvec(w, dx.as<float>(), n_tokens, dy.as<float>(), nullptr, true);
+    const std::vector<float> twice = from_device<float>(dy, ref.size());
+    for (std::size_t i = 0; i < once.size(); ++i) {
+      ASSERT_EQ(twice[i], 2.0f * once[i])
+          << tensor_type_name(tc.type) << " accumulate, [" << i << "]";
+    }
   }
 }
 
