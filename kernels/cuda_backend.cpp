@@ -69,8 +69,9 @@ CudaBackend::State::State(const Model& m, const CudaBackendOptions& o, CudaDevic
     };
     slab(weights.output);
     for (const DeviceLayerWeights& l : weights.layers) {
-      for (const DeviceWeight* w : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down}) {
-        slab(*w);
+      for (const DeviceWeight* w :
+           {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down, &l.wqkv, &l.w_gate_up}) {
+        if (w->data) slab(*w);
       }
     }
   }
@@ -131,12 +132,9 @@ void CudaBackend::State::ensure_workspace(std::int64_t n_tokens, std::int64_t n_
   };
   fit(x, n_tokens * spec.dim, "activations x");
   fit(xb, n_tokens * spec.dim, "activations xb");
-  fit(q, n_tokens * spec.q_dim(), "activations q");
-  fit(k, n_tokens * spec.kv_dim(), "activations k");
-  fit(v, n_tokens * spec.kv_dim(), "activations v");
+  fit(qkv, n_tokens * (spec.q_dim() + 2 * spec.kv_dim()), "activations q, k, v");
   fit(att, n_tokens * spec.q_dim(), "attention output");
-  fit(gate, n_tokens * spec.ffn_dim, "ffn gate");
-  fit(up, n_tokens * spec.ffn_dim, "ffn up");
+  fit(gate_up, 2 * n_tokens * spec.ffn_dim, "ffn gate and up");
   fit(last, n_rows * spec.dim, "final hidden states");
   fit(logits, n_rows * weights.output.rows, "logits");
   fit(partial, std::max<std::int64_t>(partial_floats, 1), "attention split partials");
@@ -185,8 +183,8 @@ StepGraphKey CudaBackend::State::step_key(const StepPlan& plan, const KvCacheMan
     key.add(plan.first_at[g]).add(plan.table_start_at[g]).add(plan.blocks_at[g]);
     key.add(kv_pools[g].get());
   }
-  for (const DeviceBuffer* b : {&x, &xb, &q, &k, &v, &att, &gate, &up, &last, &logits, &partial,
-                                &ints, &rope_cos, &rope_sin, &error_sums}) {
+  for (const DeviceBuffer* b : {&x, &xb, &qkv, &att, &gate_up, &last, &logits, &partial, &ints,
+                                &rope_cos, &rope_sin, &error_sums}) {
     key.add(b->get());
   }
   if (uses_gemm(plan.n_tokens)) key.add(gemm->activations_scratch()).add(gemm->weight_scratch());

@@ -53,12 +53,19 @@ void CudaBackend::State::attention_block(std::int64_t layer, const StepPlan& pla
   const int dim = static_cast<int>(spec.dim);
   launch_rmsnorm(x.as<float>(), nullptr, w.attn_norm, T, dim, static_cast<float>(spec.norm_eps),
                  xb.as<float>(), stream);
-  project(w.wq, xb.as<float>(), T, q.as<float>());
-  project(w.wk, xb.as<float>(), T, k.as<float>());
-  project(w.wv, xb.as<float>(), T, v.as<float>());
-  if (w.bq) launch_add_bias(q.as<float>(), w.bq, T, static_cast<int>(spec.q_dim()), stream);
-  if (w.bk) launch_add_bias(k.as<float>(), w.bk, T, static_cast<int>(spec.kv_dim()), stream);
-  if (w.bv) launch_add_bias(v.as<float>(), w.bv, T, static_cast<int>(spec.kv_dim()), stream);
+  float* q = qkv.as<float>();
+  float* k = q + static_cast<std::int64_t>(T) * spec.q_dim();
+  float* v = k + static_cast<std::int64_t>(T) * spec.kv_dim();
+  if (T == 1 && w.wqkv.data) {
+    project(w.wqkv, xb.as<float>(), 1, q);  // [q | k | v] in one launch
+  } else {
+    project(w.wq, xb.as<float>(), T, q);
+    project(w.wk, xb.as<float>(), T, k);
+    project(w.wv, xb.as<float>(), T, v);
+  }
+  if (w.bq) launch_add_bias(q, w.bq, T, static_cast<int>(spec.q_dim()), stream);
+  if (w.bk) launch_add_bias(k, w.bk, T, static_cast<int>(spec.kv_dim()), stream);
+  if (w.bv) launch_add_bias(v, w.bv, T, static_cast<int>(spec.kv_dim()), stream);
 
   RopeArgs ra;
   ra.n_tokens = T;
@@ -70,7 +77,7 @@ void CudaBackend::State::attention_block(std::int64_t layer, const StepPlan& pla
   ra.pos = at(ints, plan.pos_at);
   ra.cos = rope_cos.as<const float>();
   ra.sin = rope_sin.as<const float>();
-  launch_rope(ra, q.as<float>(), k.as<float>(), stream);
+  launch_rope(ra, q, k, stream);
 
   const std::int64_t g = kv.group_of_layer(layer);
   const auto gi = static_cast<std::size_t>(g);
@@ -81,9 +88,8 @@ void CudaBackend::State::attention_block(std::int64_t layer, const StepPlan& pla
   tables.blocks = at(ints, plan.blocks_at[gi]);
   tables.pool = kv_pools[gi].as<std::uint8_t>();
   const KvLayerLayout layout = kv_layer_layout(kv.layout(g), kv.layer_in_group(layer));
-  launch_kv_append(layout, tables, k.as<float>(), v.as<float>(), T, stream);
-  launch_kv_quant_error(layout, tables, k.as<float>(), v.as<float>(), T,
-                        error_sums.as<KvErrorSums>() + layer, stream);
+  launch_kv_append(layout, tables, k, v, T, stream);
+  launch_kv_quant_error(layout, tables, k, v, T, error_sums.as<KvErrorSums>() + layer, stream);
 
   AttentionArgs aa;
   aa.n_tokens = T;
@@ -92,7 +98,7 @@ void CudaBackend::State::attention_block(std::int64_t layer, const StepPlan& pla
   aa.scale = 1.0f / std::sqrt(static_cast<float>(spec.head_dim));
   aa.layout = layout;
   aa.tables = tables;
-  launch_paged_attention(aa, q.as<float>(), partial.as<float>(), att.as<float>(), stream);
+  launch_paged_attention(aa, q, partial.as<float>(), att.as<float>(), stream);
   project(w.wo, att.as<float>(), T, x.as<float>(), /*accumulate=*/true);
 }
 
@@ -102,10 +108,16 @@ void CudaBackend::State::ffn_block(std::int64_t layer, int n_tokens) {
   const std::int64_t n_ffn = n_tokens * spec.ffn_dim;
   launch_rmsnorm(x.as<float>(), nullptr, w.ffn_norm, n_tokens, static_cast<int>(spec.dim),
                  static_cast<float>(spec.norm_eps), xb.as<float>(), stream);
-  project(w.w_gate, xb.as<float>(), n_tokens, gate.as<float>());
-  project(w.w_up, xb.as<float>(), n_tokens, up.as<float>());
-  launch_swiglu(gate.as<float>(), up.as<float>(), gate.as<float>(), n_ffn, stream);
-  project(w.w_down, gate.as<float>(), n_tokens, x.as<float>(), /*accumulate=*/true);
+  float* gate = gate_up.as<float>();
+  float* up = gate + n_ffn;
+  if (n_tokens == 1 && w.w_gate_up.data) {
+    project(w.w_gate_up, xb.as<float>(), 1, gate);  // [gate | up] in one launch
+  } else {
+    project(w.w_gate, xb.as<float>(), n_tokens, gate);
+    project(w.w_up, xb.as<float>(), n_tokens, up);
+  }
+  launch_swiglu(gate, up, gate, n_ffn, stream);
+  project(w.w_down, gate, n_tokens, x.as<float>(), /*accumulate=*/true);
 }
 
 }  // namespace kvscope

@@ -46,8 +46,10 @@ struct CudaBackend::State {
   cuda::DeviceBuffer rope_cos, rope_sin;     // [max_positions][rope_dim / 2]
   std::int64_t rope_positions = 0;
 
-  // Activations of one step, grown to the largest step seen.
-  cuda::DeviceBuffer x, xb, q, k, v, att, gate, up, last, logits, partial, ints;
+  // Activations of one step, grown to the largest step seen. qkv holds q [T][q_dim], then
+  // k [T][kv_dim], then v [T][kv_dim]; gate_up holds gate [T][ffn_dim], then up: at T = 1
+  // exactly what the stacked wqkv / w_gate_up projections write in one launch.
+  cuda::DeviceBuffer x, xb, qkv, att, gate_up, last, logits, partial, ints;
   // [n_layers] the step's KV quantization-error sums, zeroed at its start
   cuda::DeviceBuffer error_sums;
   std::vector<cuda::KvErrorSums> error_host;  // [n_layers] their copy after the step

@@ -105,16 +105,15 @@ DeviceModelWeights::DeviceModelWeights(const Model& model, DeviceAllocator& allo
   for (const LayerWeights& l : w.layers) {
     DeviceLayerWeights d;
     d.attn_norm = vector(l.attn_norm, alloc);
-    d.wq = matrix(l.wq, alloc, f32_as_f16);
-    d.wk = matrix(l.wk, alloc, f32_as_f16);
-    d.wv = matrix(l.wv, alloc, f32_as_f16);
+    const std::vector<DeviceWeight> qkv = stackable({&l.wq, &l.wk, &l.wv}, alloc, f32_as_f16);
+    d.wq = qkv[0], d.wk = qkv[1], d.wv = qkv[2], d.wqkv = qkv[3];
     d.wo = matrix(l.wo, alloc, f32_as_f16);
     if (l.bq) d.bq = vector(l.bq, alloc);
     if (l.bk) d.bk = vector(l.bk, alloc);
     if (l.bv) d.bv = vector(l.bv, alloc);
     d.ffn_norm = vector(l.ffn_norm, alloc);
-    d.w_gate = matrix(l.w_gate, alloc, f32_as_f16);
-    d.w_up = matrix(l.w_up, alloc, f32_as_f16);
+    const std::vector<DeviceWeight> gate_up = stackable({&l.w_gate, &l.w_up}, alloc, f32_as_f16);
+    d.w_gate = gate_up[0], d.w_up = gate_up[1], d.w_gate_up = gate_up[2];
     d.w_down = matrix(l.w_down, alloc, f32_as_f16);
     layers.push_back(d);
   }
@@ -123,13 +122,13 @@ DeviceModelWeights::DeviceModelWeights(const Model& model, DeviceAllocator& allo
   output = w.output.data == w.token_embd.data ? token_embd : matrix(w.output, alloc, f32_as_f16);
 }
 
-DeviceWeight DeviceModelWeights::matrix(const WeightView& w, DeviceAllocator& alloc,
-                                        bool f32_as_f16) {
-  DeviceWeight d;
+DeviceModelWeights::HostMatrix DeviceModelWeights::prepare(const WeightView& w, bool f32_as_f16) {
+  HostMatrix m;
+  m.name = w.name;
+  DeviceWeight& d = m.d;
   d.rows = w.rows;
   d.cols = w.cols;
-  std::vector<std::uint8_t> host;  // converted copy when the device encoding differs
-  const void* src = w.data;
+  m.src = w.data;
   if (const auto stored = device_type_of(w.type)) {
     d.type = *stored;  // uploaded byte for byte: the kernels read the GGUF blocks in place
     const std::int64_t block = device_block_values(d.type);
@@ -140,18 +139,68 @@ DeviceWeight DeviceModelWeights::matrix(const WeightView& w, DeviceAllocator& al
   } else if (w.type == TensorType::F32 || w.type == TensorType::BF16) {
     const bool keep_f32 = (w.type == TensorType::F32 && !f32_as_f16) || !fits_fp16(w);
     d.type = keep_f32 ? DeviceWeightType::F32 : DeviceWeightType::F16;
-    host = converted_rows(w, d.type);
-    src = host.data();
+    m.converted = converted_rows(w, d.type);
+    m.src = m.converted.data();
   } else {
     throw_error<ModelError>("tensor {}: type {} has no CUDA kernel", w.name,
                             tensor_type_name(w.type));
   }
   d.row_bytes = device_row_bytes(d.type, d.cols);
-  const auto bytes = static_cast<std::size_t>(d.row_bytes * d.rows);
-  buffers_.emplace_back(alloc, bytes, DeviceMemoryCategory::Weights, w.name.c_str());
-  buffers_.back().upload(src, bytes);
-  d.data = buffers_.back().get();
-  return d;
+  return m;
+}
+
+// Row r of the allocation is row r of the stacked matrix: every part starts at a row start,
+// so each keeps the alignment the kernels derive from its block size (kernel_launchers.h).
+std::vector<DeviceWeight> DeviceModelWeights::upload(std::vector<HostMatrix> ms,
+                                                     DeviceAllocator& alloc) {
+  std::size_t total = 0;
+  for (const HostMatrix& m : ms) total += static_cast<std::size_t>(m.d.row_bytes * m.d.rows);
+  std::string name = ms.front().name;
+  for (std::size_t i = 1; i < ms.size(); ++i) name += " + " + ms[i].name;
+  buffers_.emplace_back(alloc, total, DeviceMemoryCategory::Weights, name.c_str());
+  DeviceBuffer& buffer = buffers_.back();
+  std::vector<DeviceWeight> out;
+  std::size_t offset = 0;
+  for (HostMatrix& m : ms) {
+    const auto bytes = static_cast<std::size_t>(m.d.row_bytes * m.d.rows);
+    buffer.upload(m.src, bytes, offset);
+    m.d.data = buffer.as<std::uint8_t>() + offset;
+    out.push_back(m.d);
+    offset += bytes;
+  }
+  return out;
+}
+
+DeviceWeight DeviceModelWeights::matrix(const WeightView& w, DeviceAllocator& alloc,
+                                        bool f32_as_f16) {
+  std::vector<HostMatrix> one;
+  one.push_back(prepare(w, f32_as_f16));
+  return upload(std::move(one), alloc).front();
+}
+
+std::vector<DeviceWeight> DeviceModelWeights::stackable(std::vector<const WeightView*> ws,
+                                                        DeviceAllocator& alloc, bool f32_as_f16) {
+  std::vector<HostMatrix> ms;
+  bool same = true;
+  for (const WeightView* w : ws) {
+    ms.push_back(prepare(*w, f32_as_f16));
+    same = same && ms.back().d.type == ms.front().d.type && ms.back().d.cols == ms.front().d.cols;
+  }
+  std::vector<DeviceWeight> out;
+  if (!same) {
+    for (HostMatrix& m : ms) {
+      std::vector<HostMatrix> one;
+      one.push_back(std::move(m));
+      out.push_back(upload(std::move(one), alloc).front());
+    }
+    out.emplace_back();  // no stacked matrix
+    return out;
+  }
+  out = upload(std::move(ms), alloc);
+  DeviceWeight stacked = out.front();
+  for (std::size_t i = 1; i < out.size(); ++i) stacked.rows += out[i].rows;
+  out.push_back(stacked);
+  return out;
 }
 
 const float* DeviceModelWeights::vector(const WeightView& w, DeviceAllocator& alloc) {

@@ -17,6 +17,10 @@ namespace kvscope::cuda {
 struct DeviceLayerWeights {
   const float* attn_norm = nullptr;  // [dim]
   DeviceWeight wq, wk, wv, wo;
+  // wq, wk and wv as one matrix of q_dim + 2 kv_dim rows, stacked in one allocation, when the
+  // three share a type and width (data null otherwise): a decode token's Q, K and V in one
+  // launch, written [q | k | v]. w_gate_up likewise: [gate | up], 2 ffn_dim rows.
+  DeviceWeight wqkv, w_gate_up;
   const float* bq = nullptr;        // [q_dim] or null
   const float* bk = nullptr;        // [kv_dim] or null
   const float* bv = nullptr;        // [kv_dim] or null
@@ -36,7 +40,23 @@ class DeviceModelWeights {
   DeviceWeight output;
 
  private:
+  // A matrix as the device will hold it: its DeviceWeight (data not set yet) and the bytes
+  // to upload (the file's, or a converted copy).
+  struct HostMatrix {
+    DeviceWeight d;
+    std::vector<std::uint8_t> converted;
+    const void* src = nullptr;
+    std::string name;
+  };
+  static HostMatrix prepare(const WeightView& w, bool f32_as_f16);
+  // Uploads the matrices into one allocation, each right after the previous one's last row;
+  // returns them pointing into it, in order.
+  std::vector<DeviceWeight> upload(std::vector<HostMatrix> ms, DeviceAllocator& alloc);
   DeviceWeight matrix(const WeightView& w, DeviceAllocator& alloc, bool f32_as_f16);
+  // The matrices, stacked into one allocation (and returned as one more DeviceWeight, last)
+  // when they share type and width; else uploaded apart, with an empty stacked weight last.
+  std::vector<DeviceWeight> stackable(std::vector<const WeightView*> ws, DeviceAllocator& alloc,
+                                      bool f32_as_f16);
   const float* vector(const WeightView& w, DeviceAllocator& alloc);
 
   std::vector<DeviceBuffer> buffers_;

@@ -187,5 +187,24 @@ TEST(CudaDeviceWeights, QuantizedMatricesAreUploadedByteForByteInTheirOwnType) {
   }
 }
 
+// wq, wk, wv (and w_gate, w_up) of one type and width sit in one allocation, row after row,
+// and the stacked weight covers them all: one decode launch computes [q | k | v].
+TEST(CudaDeviceWeights, ProjectionsOfOneTypeAreStackedRowAfterRow) {
+  KVSCOPE_REQUIRE_CUDA();
+  const auto model = load_model(synthetic_model(TensorType::Q4_K));
+  const cuda::DeviceModelWeights dw(*model, test::test_allocator(), false);
+  for (const cuda::DeviceLayerWeights& l : dw.layers) {
+    const auto* base = static_cast<const std::uint8_t*>(l.wq.data);
+    ASSERT_EQ(l.wqkv.data, l.wq.data);
+    EXPECT_EQ(l.wqkv.rows, l.wq.rows + l.wk.rows + l.wv.rows);
+    EXPECT_EQ(l.wk.data, base + l.wq.rows * l.wq.row_bytes);
+    EXPECT_EQ(l.wv.data, base + (l.wq.rows + l.wk.rows) * l.wq.row_bytes);
+    ASSERT_EQ(l.w_gate_up.data, l.w_gate.data);
+    EXPECT_EQ(l.w_gate_up.rows, 2 * l.w_gate.rows);
+    EXPECT_EQ(l.w_up.data,
+              static_cast<const std::uint8_t*>(l.w_gate.data) + l.w_gate.rows * l.w_gate.row_bytes);
+  }
+}
+
 }  // namespace
 }  // namespace kvscope
