@@ -88,8 +88,7 @@ void CudaBackend::State::attention_block(std::int64_t layer, const StepPlan& pla
   tables.blocks = at(ints, plan.blocks_at[gi]);
   tables.pool = kv_pools[gi].as<std::uint8_t>();
   const KvLayerLayout layout = kv_layer_layout(kv.layout(g), kv.layer_in_group(layer));
-  launch_kv_append(layout, tables, k, v, T, stream);
-  launch_kv_quant_error(layout, tables, k, v, T, error_sums.as<KvErrorSums>() + layer, stream);
+  launch_kv_append(layout, tables, k, v, T, stream, error_sums.as<KvErrorSums>() + layer);
 
   AttentionArgs aa;
   aa.n_tokens = T;

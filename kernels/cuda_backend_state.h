@@ -15,7 +15,6 @@
 #include "device_weights.h"
 #include "gemm.h"
 #include "kernel_launchers.h"
-#include "kv_quant_error.h"
 #include "run/rope.h"
 #include "step_graph.h"
 #include "step_plan.h"

@@ -126,12 +126,24 @@ void launch_matvec(const DeviceWeight& w, const float* x, int n_tokens, float* y
 void launch_dequantize_f16(const DeviceWeight& w, std::int64_t row0, std::int64_t n_rows,
                            std::uint16_t* out, cudaStream_t stream);
 
+// A layer's KV quantization-error sums: QuantErrorSums of K and of V without the count
+// (n_tokens * n_kv_heads * head_dim per side, known on the host).
+struct KvErrorSums {
+  double k_sq_error = 0.0, k_sq_exact = 0.0;
+  double v_sq_error = 0.0, v_sq_exact = 0.0;
+};
+
 // Quantizes each token's K and V ([n_tokens][n_kv_heads][head_dim]) into its slot of the
 // paged pool, producing exactly the bytes the CPU writes (kv_slot_writer.h: data, padding,
 // scales, and for Int4 K the offsets a block's slot-0 token sets). The tokens of one call
-// may include a block's slot 0 and later slots of the same block.
+// may include a block's slot 0 and later slots of the same block. With `errors` (device
+// memory), each vector is then read back through the element functions attention uses and
+// sum (x - stored)^2 and sum x^2 are added to *errors with atomic adds, as
+// kv_slot_quant_error measures on the CPU (the live panel's error figures; the last digits of
+// the sums vary with the order of the adds).
 void launch_kv_append(const KvLayerLayout& layout, const KvStepTables& tables, const float* k,
-                      const float* v, int n_tokens, cudaStream_t stream);
+                      const float* v, int n_tokens, cudaStream_t stream,
+                      KvErrorSums* errors = nullptr);
 
 // Paged GQA attention for every token of a step (decode, or causal prompt chunks: each
 // token sees keys [first[t], pos[t]] of its own sequence, which must already be written).

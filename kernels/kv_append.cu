@@ -123,9 +123,38 @@ __global__ void k4_offsets_kernel(KvLayerLayout L, KvStepTables tab, const float
   for (int i = threadIdx.x; i < L.head_dim; i += blockDim.x) offsets[i] = float_to_half_bits(x[i]);
 }
 
-// grid: (n_tokens, n_kv_heads); warp 0 writes K, warp 1 writes V.
-__global__ void kv_append_kernel(KvLayerLayout L, KvStepTables tab, const float* k,
-                                 const float* v) {
+__device__ inline double warp_sum_double(double v) {
+  for (int o = kWarp / 2; o > 0; o /= 2) v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+
+// The warp's vector as stored, read back element by element as attention reads it, against
+// the exact x: (x - stored)^2 and x^2 summed in double (differences in double, as
+// kv_quant_sq_error / kv_k4_sq_error take them), added to the side's two sums.
+__device__ void add_error(const KvLayerLayout& L, bool is_v, const float* x,
+                          const std::uint8_t* data, const std::uint16_t* scales,
+                          const std::uint16_t* offsets, KvErrorSums* errors) {
+  const int lane = threadIdx.x % kWarp;
+  double err = 0.0, exact = 0.0;
+  for (int i = lane; i < L.head_dim; i += kWarp) {
+    const double xi = x[i];
+    const double d = xi - (is_v ? kv_element(L.v_dtype, data, scales, i, L.v_group)
+                                : kv_key_element(L.k_dtype, data, scales, offsets, i, L.k_group));
+    err += d * d;
+    exact += xi * xi;
+  }
+  err = warp_sum_double(err);
+  exact = warp_sum_double(exact);
+  if (lane == 0) {
+    atomicAdd(is_v ? &errors->v_sq_error : &errors->k_sq_error, err);
+    atomicAdd(is_v ? &errors->v_sq_exact : &errors->k_sq_exact, exact);
+  }
+}
+
+// grid: (n_tokens, n_kv_heads); warp 0 writes K, warp 1 writes V, each then measures its
+// vector's error when `errors` is set.
+__global__ void kv_append_kernel(KvLayerLayout L, KvStepTables tab, const float* k, const float* v,
+                                 KvErrorSums* errors) {
   const int t = blockIdx.x, head = blockIdx.y;
   const bool is_v = threadIdx.x >= kWarp;
   const SlotRef r = slot_of(L, tab, t, head);
@@ -137,13 +166,16 @@ __global__ void kv_append_kernel(KvLayerLayout L, KvStepTables tab, const float*
   std::uint8_t* data = r.base + (is_v ? L.v_data : L.k_data) + r.vec * stride;
   auto* scales = reinterpret_cast<std::uint16_t*>(r.base + (is_v ? L.v_scales : L.k_scales) +
                                                   r.vec * 2 * n_scales);
+  const auto* offsets = reinterpret_cast<const std::uint16_t*>(
+      r.base + L.k_offsets + static_cast<std::int64_t>(head) * L.head_dim * 2);
   if (!is_v && dtype == KvDtype::Int4) {
-    const auto* offsets = reinterpret_cast<const std::uint16_t*>(
-        r.base + L.k_offsets + static_cast<std::int64_t>(head) * L.head_dim * 2);
     quantize_k4_vector(x, offsets, L.head_dim, L.k_group, data, scales, stride);
-    return;
+  } else {
+    quantize_vector(dtype, x, L.head_dim, data, scales, stride);
   }
-  quantize_vector(dtype, x, L.head_dim, data, scales, stride);
+  if (errors == nullptr) return;  // uniform over the CTA
+  __syncwarp();  // the vector's bytes, written by every lane, are visible to the whole warp
+  add_error(L, is_v, x, data, scales, offsets, errors);
 }
 
 }  // namespace
@@ -171,14 +203,14 @@ KvLayerLayout kv_layer_layout(const KvBlockLayout& layout, std::int64_t layer_in
 }
 
 void launch_kv_append(const KvLayerLayout& layout, const KvStepTables& tables, const float* k,
-                      const float* v, int n_tokens, cudaStream_t stream) {
+                      const float* v, int n_tokens, cudaStream_t stream, KvErrorSums* errors) {
   if (n_tokens <= 0) return;
   const dim3 grid(static_cast<unsigned>(n_tokens), static_cast<unsigned>(layout.n_kv_heads));
   if (layout.k_dtype == KvDtype::Int4) {
     k4_offsets_kernel<<<grid, kWarp, 0, stream>>>(layout, tables, k);
     KVSCOPE_CUDA_CHECK_LAUNCH();
   }
-  kv_append_kernel<<<grid, 2 * kWarp, 0, stream>>>(layout, tables, k, v);
+  kv_append_kernel<<<grid, 2 * kWarp, 0, stream>>>(layout, tables, k, v, errors);
   KVSCOPE_CUDA_CHECK_LAUNCH();
 }
 

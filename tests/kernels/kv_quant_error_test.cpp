@@ -1,7 +1,7 @@
-// The device's KV quantization-error sums against the CPU's (KvCacheManager::write_token
-// records kv_slot_quant_error): every dtype pair, odd head_dims, shuffled block tables, a
-// step that crosses blocks. The per-element terms are the same doubles; only the order of
-// the additions differs.
+// The KV quantization-error sums launch_kv_append measures on the device, against the CPU's
+// (KvCacheManager::write_token records kv_slot_quant_error): every dtype pair, odd head_dims,
+// shuffled block tables, a step that crosses blocks. The per-element terms are the same
+// doubles; only the order of the additions differs.
 #include <cmath>
 #include <string>
 #include <utility>
@@ -11,7 +11,6 @@
 
 #include "cuda_backend.h"
 #include "kernel_launchers.h"
-#include "kv_quant_error.h"
 #include "kv_test_fixture.h"
 #include "run/engine.h"
 #include "support/test_data.h"
@@ -45,9 +44,8 @@ void check_error_sums(const KvCase& c) {
   test::make_step(kv, 0, c.length, step);
   const cuda::KvLayerLayout layout = cuda::kv_layer_layout(L, layer);
   const cuda::KvStepTables tables = test::step_tables(step, pool.as<std::uint8_t>());
-  cuda::launch_kv_append(layout, tables, dk.as<float>(), dv.as<float>(), c.length, nullptr);
-  cuda::launch_kv_quant_error(layout, tables, dk.as<float>(), dv.as<float>(), c.length,
-                              sums.as<cuda::KvErrorSums>(), nullptr);
+  cuda::launch_kv_append(layout, tables, dk.as<float>(), dv.as<float>(), c.length, nullptr,
+                         sums.as<cuda::KvErrorSums>());
   const cuda::KvErrorSums got = test::from_device<cuda::KvErrorSums>(sums, 1)[0];
 
   const std::string what = std::string(kv_dtype_name(c.k_dtype)) + "/" +
