@@ -40,8 +40,8 @@ SyntheticVocab default_synthetic_vocab(std::int64_t vocab_size);
 // `seed`. Tied embeddings omit output.weight. Throws UsageError for a spec validate()
 // rejects or a row length that is not a multiple of weight_type's block.
 //
-// SyntheticFill::Blocks writes F32/F16/Q8_0/Q4_0/Q4_K/Q6_K matrices straight as random stored blocks
-// (synthetic_blocks.h): the same law of values, seconds instead of minutes for a model of
+// SyntheticFill::Blocks writes F32/F16/Q8_0/Q4_0/Q4_K/Q6_K matrices straight as random stored
+// blocks (synthetic_blocks.h): the same law of values, seconds instead of minutes for a model of
 // billions of weights (benchmarks). Other types are quantized as with Quantize.
 enum class SyntheticFill { Quantize, Blocks };
 void write_synthetic_gguf(const std::string& path, const ModelSpec& spec, TensorType weight_type,
