@@ -2,13 +2,19 @@
 // installed), found from this file's own path so that no build step has to copy them first.
 #pragma once
 
+#include <cstdlib>
 #include <filesystem>
 
 #include "plan/presets.h"
 
 namespace kvscope::test {
 
+// $KVSCOPE_PRESETS_DIR first: a test binary run away from its source tree (a GPU machine
+// given a prebuilt bundle, kernels/gpu_bundle.sh) is told where the catalogues are.
 inline std::filesystem::path presets_dir() {
+  if (const char* env = std::getenv("KVSCOPE_PRESETS_DIR"); env != nullptr && *env != '\0') {
+    return env;
+  }
   return std::filesystem::path(__FILE__).parent_path() / ".." / ".." / ".." / "resources" /
          "presets";
 }
