@@ -41,5 +41,10 @@ for f in models/stories260K.gguf reference/stories260K-greedy.json; do
     cp "$shared/$f" "$bundle/shared/$f"
   fi
 done
+# the commit the binaries were built from (the GPU machine's copy may carry no .git)
+{
+  git -C "$repo" rev-parse --short HEAD
+  git -C "$repo" status --short | head -20
+} >"$bundle/COMMIT" 2>/dev/null || true
 du -sh "$bundle"
 ls -la "$bundle/bin" "$bundle/lib"

@@ -61,7 +61,7 @@ if [[ -n $bundle ]]; then
   export KVSCOPE_BINARY_DIR="${TMPDIR:-/tmp}/kvscope-gpu-check"
   mkdir -p "$KVSCOPE_BINARY_DIR"
   bin="$bundle/bin"
-  log "## prebuilt bundle $bundle, cuBLAS from ${cublas:-nowhere}"
+  log "## prebuilt bundle $bundle (built from $(head -1 "$bundle/COMMIT" 2>/dev/null)), cuBLAS from ${cublas:-nowhere}"
   if ! "$bin/kvscope-cli" devices 2>&1 | tee -a "$results"; then
     log "the bundle's binaries do not start here:"
     ldd "$bin/kvscope-cli" 2>&1 | tee -a "$results"
