@@ -131,6 +131,9 @@ int cmd_bench(const Args& args) {
                           {"copy_bandwidth_gb_s", copy_gb_s},
                           {"achieved_gb_s", achieved_gb_s},
                           {"bandwidth_fraction", fraction}};
+    if (const std::string graphs = cuda_graph_summary(engine.backend()); !graphs.empty()) {
+      out["cuda_graphs"] = graphs;
+    }
     fmt::print("{}\n", out.dump(2));
   } else {
     fmt::print("model {} | backend {} | KV {}/{}\n", engine.spec().name, engine.backend().name(),
@@ -143,6 +146,9 @@ int cmd_bench(const Args& args) {
                static_cast<double>(traffic.kv_bytes_read) / 1e6, n_prompt + n_gen / 2);
     fmt::print("= {:.1f} GB/s, {:.0f}% of the measured copy bandwidth ({:.1f} GB/s)\n",
                achieved_gb_s, 100.0 * fraction, copy_gb_s);
+    if (const std::string graphs = cuda_graph_summary(engine.backend()); !graphs.empty()) {
+      fmt::print("{}\n", graphs);
+    }
   }
   return 0;
 }

@@ -15,5 +15,8 @@ EngineOptions engine_options(const ArgParser& p);
 
 // The CUDA backend factory of this build (empty when built without CUDA).
 BackendFactory cuda_backend_factory();
+// How a CUDA backend ran its decode steps ("CUDA graphs: 250 steps replayed, ..."; why they
+// are off, when they are), or "" for another backend.
+std::string cuda_graph_summary(const Backend& backend);
 
 }  // namespace kvscope::cli
