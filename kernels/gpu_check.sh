@@ -83,7 +83,7 @@ has() { [[ $phases == *" $1 "* ]]; }
 status=0
 if has tests; then
   log "## kvscope_kernels_tests"
-  timeout "${KVSCOPE_TEST_TIMEOUT:-300}" "$bin/kvscope_kernels_tests" --gtest_brief=1 2>&1 |
+  timeout "${KVSCOPE_TEST_TIMEOUT:-400}" "$bin/kvscope_kernels_tests" --gtest_brief=1 2>&1 |
     tail -200 | tee -a "$results"
   status=${PIPESTATUS[0]}
   log "## tests exit status $status ($((SECONDS - start)) s so far)"
