@@ -78,7 +78,8 @@ TEST_P(CudaRealShapesTest, LogitsCloseAndGreedyIdsIdenticalToTheCpuDecoder) {
 INSTANTIATE_TEST_SUITE_P(Presets, CudaRealShapesTest,
                          ::testing::Combine(::testing::Values("tinyllama-1.1b", "llama-3-8b"),
                                             ::testing::Values(TensorType::F16, TensorType::Q8_0,
-                                                              TensorType::Q4_0)),
+                                                              TensorType::Q4_0, TensorType::Q4_K,
+                                                              TensorType::Q6_K)),
                          [](const auto& p) {
                            std::string name = std::string(std::get<0>(p.param)) + "_" +
                                               std::string(tensor_type_name(std::get<1>(p.param)));

@@ -26,23 +26,7 @@ using test::from_device;
 using test::random_floats;
 using test::to_device;
 
-struct TypeCase {
-  TensorType type;
-  cuda::DeviceWeightType device;
-};
-
-const TypeCase kAllTypes[] = {
-    {TensorType::F32, cuda::DeviceWeightType::F32},
-    {TensorType::F16, cuda::DeviceWeightType::F16},
-    {TensorType::Q8_0, cuda::DeviceWeightType::Q8_0},
-    {TensorType::Q4_0, cuda::DeviceWeightType::Q4_0},
-    {TensorType::Q4_1, cuda::DeviceWeightType::Q4_1},
-    {TensorType::Q5_0, cuda::DeviceWeightType::Q5_0},
-    {TensorType::Q5_1, cuda::DeviceWeightType::Q5_1},
-    {TensorType::Q4_K, cuda::DeviceWeightType::Q4_K},
-    {TensorType::Q5_K, cuda::DeviceWeightType::Q5_K},
-    {TensorType::Q6_K, cuda::DeviceWeightType::Q6_K},
-};
+using TypeCase = test::WeightTypeCase;
 
 // A quantized random matrix (one row of equal values, one with an outlier) on host and device.
 struct StoredMatrix {
@@ -89,7 +73,7 @@ void expect_same_bits(const std::vector<std::uint16_t>& got, const std::vector<s
 
 TEST(CudaDequantizeF16, ASlabOfRowsIsTheCpuDequantizationRoundedToFp16ForEveryType) {
   KVSCOPE_REQUIRE_CUDA();
-  for (const TypeCase& tc : kAllTypes) {
+  for (const TypeCase& tc : test::all_weight_types()) {
     const int block = static_cast<int>(tensor_type_info(tc.type).block_elems);
     // F32 / F16: 37 and 100 cut the groups of 8 at the row end (stored value by value)
     const std::vector<int> col_counts =
@@ -128,7 +112,7 @@ TEST(CudaDequantizeF16, RejectsARowRangeOutsideTheWeight) {
 TEST(CudaEmbedding, ReadsRowsOfEveryQuantizedTypeBitForBit) {
   KVSCOPE_REQUIRE_CUDA();
   const std::vector<int> tokens = {5, 0, 36, 5, 17, 1};
-  for (const TypeCase& tc : kAllTypes) {
+  for (const TypeCase& tc : test::all_weight_types()) {
     const int dim =
         static_cast<int>(std::max<std::int64_t>(tensor_type_info(tc.type).block_elems, 32)) * 2;
     const StoredMatrix table(tc.type, 37, dim, 21);

@@ -32,10 +32,7 @@ TEST(GemmSlabRows, FillsTheScratchWithWholeRowsAndNeverGoesBelowOneOrAboveTheMat
   EXPECT_EQ(cuda::gemm_slab_rows(10, 4096, 100), 1);  // scratch smaller than a row
 }
 
-struct TypeCase {
-  TensorType type;
-  cuda::DeviceWeightType device;
-};
+using TypeCase = test::WeightTypeCase;
 
 class CudaGemmTest : public ::testing::TestWithParam<TypeCase> {};
 
@@ -92,13 +89,8 @@ TEST_P(CudaGemmTest, MatchesTheCpuMatvecOnFp16RoundedActivations) {
   cudaStreamDestroy(stream);
 }
 
-INSTANTIATE_TEST_SUITE_P(WeightTypes, CudaGemmTest,
-                         ::testing::Values(TypeCase{TensorType::F16, cuda::DeviceWeightType::F16},
-                                           TypeCase{TensorType::F32, cuda::DeviceWeightType::F32},
-                                           TypeCase{TensorType::Q8_0, cuda::DeviceWeightType::Q8_0},
-                                           TypeCase{TensorType::Q4_0,
-                                                    cuda::DeviceWeightType::Q4_0}),
-                         [](const auto& p) { return std::string(tensor_type_name(p.param.type)); });
+INSTANTIATE_TEST_SUITE_P(WeightTypes, CudaGemmTest, ::testing::ValuesIn(test::all_weight_types()),
+                         test::weight_type_test_name);
 
 }  // namespace
 }  // namespace kvscope

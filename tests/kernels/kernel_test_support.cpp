@@ -10,6 +10,16 @@ cuda::DeviceAllocator& test_allocator() {
   return alloc;
 }
 
+const std::vector<WeightTypeCase>& all_weight_types() {
+  using D = cuda::DeviceWeightType;
+  static const std::vector<WeightTypeCase> types = {
+      {TensorType::F32, D::F32},   {TensorType::F16, D::F16},   {TensorType::Q8_0, D::Q8_0},
+      {TensorType::Q4_0, D::Q4_0}, {TensorType::Q4_1, D::Q4_1}, {TensorType::Q5_0, D::Q5_0},
+      {TensorType::Q5_1, D::Q5_1}, {TensorType::Q4_K, D::Q4_K}, {TensorType::Q5_K, D::Q5_K},
+      {TensorType::Q6_K, D::Q6_K}};
+  return types;
+}
+
 ModelSpec random_llama_spec(const std::string& name, const RandomLlamaShape& shape) {
   ModelSpec spec;
   spec.architecture = "llama";

@@ -12,7 +12,9 @@
 
 #include "cuda_device.h"
 #include "device_allocator.h"
+#include "kernel_launchers.h"
 #include "model/model_spec.h"
+#include "model/tensor_type.h"
 
 namespace kvscope::test {
 
@@ -50,6 +52,18 @@ std::vector<T> from_device(const cuda::DeviceBuffer& b, std::size_t n) {
   std::vector<T> host(n);
   b.download(host.data(), n * sizeof(T));
   return host;
+}
+
+// A weight type as the file stores it and as the device kernels call it.
+struct WeightTypeCase {
+  TensorType type;
+  cuda::DeviceWeightType device;
+};
+// Every type the device holds matrices in, F32 to Q6_K.
+const std::vector<WeightTypeCase>& all_weight_types();
+// A parameterised test's name: the type's ("q4_K").
+inline std::string weight_type_test_name(const ::testing::TestParamInfo<WeightTypeCase>& info) {
+  return std::string(tensor_type_name(info.param.type));
 }
 
 // The shape of a random-weight llama test model: head_dim 32 with RoPE over all of it, and

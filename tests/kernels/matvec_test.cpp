@@ -23,10 +23,7 @@ using test::from_device;
 using test::random_floats;
 using test::to_device;
 
-struct TypeCase {
-  TensorType type;
-  cuda::DeviceWeightType device;
-};
+using TypeCase = test::WeightTypeCase;
 
 using Shape = std::tuple<int, int, int>;  // rows, cols, n_tokens
 
@@ -81,19 +78,8 @@ TEST_P(CudaMatvecTest, MatchesTheCpuMatvecOnTheSameStoredRows) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(WeightTypes, CudaMatvecTest,
-                         ::testing::Values(TypeCase{TensorType::F32, cuda::DeviceWeightType::F32},
-                                           TypeCase{TensorType::F16, cuda::DeviceWeightType::F16},
-                                           TypeCase{TensorType::Q8_0, cuda::DeviceWeightType::Q8_0},
-                                           TypeCase{TensorType::Q4_0, cuda::DeviceWeightType::Q4_0},
-                                           TypeCase{TensorType::Q4_1, cuda::DeviceWeightType::Q4_1},
-                                           TypeCase{TensorType::Q5_0, cuda::DeviceWeightType::Q5_0},
-                                           TypeCase{TensorType::Q5_1, cuda::DeviceWeightType::Q5_1},
-                                           TypeCase{TensorType::Q4_K, cuda::DeviceWeightType::Q4_K},
-                                           TypeCase{TensorType::Q5_K, cuda::DeviceWeightType::Q5_K},
-                                           TypeCase{TensorType::Q6_K,
-                                                    cuda::DeviceWeightType::Q6_K}),
-                         [](const auto& p) { return std::string(tensor_type_name(p.param.type)); });
+INSTANTIATE_TEST_SUITE_P(WeightTypes, CudaMatvecTest, ::testing::ValuesIn(test::all_weight_types()),
+                         test::weight_type_test_name);
 
 // A stand-in device address: the checks below throw before anything is launched.
 template <typename T>
