@@ -62,7 +62,7 @@ PagingUtilisationChart::PagingUtilisationChart(QWidget* parent)
       marker_(new QLineSeries),
       x_(new QValueAxis),
       y_(new QValueAxis) {
-  setup_chart_view(view_);
+  QVBoxLayout* layout = chart_over_legend(this, view_, legend_);
   metric_box_->addItem(tr("Memory holding tokens (%)"));
   metric_box_->addItem(tr("Sequences running"));
   metric_box_->addItem(tr("Requests admitted so far"));
@@ -70,14 +70,9 @@ PagingUtilisationChart::PagingUtilisationChart(QWidget* parent)
   top->setContentsMargins(0, 0, 0, 0);
   top->addWidget(new QLabel(tr("Over time:"), this));
   top->addWidget(metric_box_, 1);
-  auto* layout = new QVBoxLayout(this);
-  layout->setContentsMargins(0, 0, 0, 0);
   layout->setSpacing(2);
-  layout->addLayout(top);
-  layout->addWidget(view_, 1);
-  layout->addWidget(legend_);
+  layout->insertLayout(0, top);
   QChart* c = view_->chart();
-  c->legend()->hide();
   c->addAxis(x_, Qt::AlignBottom);
   c->addAxis(y_, Qt::AlignLeft);
   for (std::size_t i = 0; i < lines_.size(); ++i) {

@@ -24,12 +24,7 @@ PagingWasteBar::PagingWasteBar(QWidget* parent)
       view_(new QChartView(new QChart, this)),
       legend_(new ChartLegend(this)),
       series_(new QHorizontalStackedBarSeries) {
-  setup_chart_view(view_);
-  auto* layout = new QVBoxLayout(this);
-  layout->setContentsMargins(0, 0, 0, 0);
-  layout->setSpacing(0);
-  layout->addWidget(view_, 1);
-  layout->addWidget(legend_);
+  chart_over_legend(this, view_, legend_);
   const std::array<QString, 4> names = {tr("stored tokens"), tr("reserved"), tr("internal"),
                                         tr("external")};
   QVector<LegendEntry> entries;
@@ -42,7 +37,6 @@ PagingWasteBar::PagingWasteBar(QWidget* parent)
   series_->setBarWidth(0.6);
   QChart* c = view_->chart();
   c->setTitle(tr("Memory taken over the run (%)"));
-  c->legend()->hide();
   c->addSeries(series_);
   auto* categories = new QBarCategoryAxis;
   for (const SimPolicy p : kSimPolicies) {

@@ -11,13 +11,7 @@ namespace kvscope::ui {
 
 QuantChartPanel::QuantChartPanel(QWidget* parent)
     : QWidget(parent), view_(new QChartView(new QChart, this)), legend_(new ChartLegend(this)) {
-  setup_chart_view(view_);
-  auto* layout = new QVBoxLayout(this);
-  layout->setContentsMargins(0, 0, 0, 0);
-  layout->setSpacing(0);
-  layout->addWidget(view_, 1);
-  layout->addWidget(legend_);
-  view_->chart()->legend()->hide();  // the ChartLegend below replaces it
+  chart_over_legend(this, view_, legend_);
 }
 
 QChart* QuantChartPanel::chart() const {

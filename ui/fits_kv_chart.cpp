@@ -55,12 +55,7 @@ FitsKvChart::FitsKvChart(QWidget* parent)
       context_(new QLineSeries(this)),
       x_(new QValueAxis),
       y_(new QValueAxis) {
-  setup_chart_view(view_);
-  auto* layout = new QVBoxLayout(this);
-  layout->setContentsMargins(0, 0, 0, 0);
-  layout->setSpacing(0);
-  layout->addWidget(view_, 1);
-  layout->addWidget(legend_);
+  QVBoxLayout* layout = chart_over_legend(this, view_, legend_);
   layout->addWidget(style_key_);
   style_key_->setAlignment(Qt::AlignHCenter);
   style_key_->setFont(legend_->font());
@@ -68,7 +63,6 @@ FitsKvChart::FitsKvChart(QWidget* parent)
       tr("K and V in f16 \u2501\u2501\u2501   int8 \u254d\u254d\u254d   int4 \u2505\u2505\u2505"));
   QChart* c = view_->chart();
   c->setTitle(tr("KV cache vs context: attention layouts and dtypes"));
-  c->legend()->hide();
   c->addAxis(x_, Qt::AlignBottom);
   c->addAxis(y_, Qt::AlignLeft);
   for (auto& s : variants_) s = new QLineSeries(this);

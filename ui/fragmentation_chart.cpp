@@ -22,15 +22,9 @@ FragmentationChart::FragmentationChart(QWidget* parent)
       contiguous_(new QLineSeries),
       x_(new QValueAxis),
       y_(new QValueAxis) {
-  setup_chart_view(view_);
-  auto* layout = new QVBoxLayout(this);
-  layout->setContentsMargins(0, 0, 0, 0);
-  layout->setSpacing(0);
-  layout->addWidget(view_, 1);
-  layout->addWidget(legend_);
+  chart_over_legend(this, view_, legend_);
   QChart* c = view_->chart();
   c->setTitle(tr("KV slots wasted (%)"));
-  c->legend()->hide();
   c->addSeries(contiguous_);
   c->addSeries(paged_);
   c->addAxis(x_, Qt::AlignBottom);

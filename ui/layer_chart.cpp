@@ -28,14 +28,8 @@ LayerChart::LayerChart(QWidget* parent)
       layers_(new QBarCategoryAxis),
       bytes_axis_(new QValueAxis),
       error_axis_(new QValueAxis) {
-  setup_chart_view(view_);
-  auto* layout = new QVBoxLayout(this);
-  layout->setContentsMargins(0, 0, 0, 0);
-  layout->setSpacing(0);
-  layout->addWidget(view_, 1);
-  layout->addWidget(legend_);
+  chart_over_legend(this, view_, legend_);
   QChart* c = view_->chart();
-  c->legend()->hide();
   c->setTitle(tr("Per layer: KV bytes and quantization error"));
   bars_->append(bytes_);
   k_error_->setName(tr("K error (rel. RMS %)"));

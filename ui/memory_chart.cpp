@@ -31,15 +31,9 @@ MemoryChart::MemoryChart(QWidget* parent)
       legend_(new ChartLegend(this)),
       x_(new QValueAxis),
       y_(new QValueAxis) {
-  setup_chart_view(view_);
-  auto* layout = new QVBoxLayout(this);
-  layout->setContentsMargins(0, 0, 0, 0);
-  layout->setSpacing(0);
-  layout->addWidget(view_, 1);
-  layout->addWidget(legend_);
+  chart_over_legend(this, view_, legend_);
   QChart* c = view_->chart();
   c->setTitle(tr("Memory as the context grows"));
-  c->legend()->hide();
   c->addAxis(x_, Qt::AlignBottom);
   c->addAxis(y_, Qt::AlignLeft);
   for (int p = 0; p < kMemoryParts; ++p) {
