@@ -3,10 +3,12 @@
 // unsupported weight type, too little device memory) when it cannot be used.
 #pragma once
 
+#include "cuda_backend.h"
 #include "run/engine.h"
 
 namespace kvscope {
 
-BackendFactory cuda_backend_factory();
+// Each backend it makes has `base`'s options, with the engine's context length.
+BackendFactory cuda_backend_factory(CudaBackendOptions base = {});
 
 }  // namespace kvscope

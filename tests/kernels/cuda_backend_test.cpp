@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cuda_backend.h"
+#include "cuda_factory.h"
 #include "kernel_test_support.h"
 #include "model/model.h"
 #include "model/synthetic_model.h"
@@ -36,14 +37,10 @@ EngineOptions cuda_options(bool f32_as_f16, std::int64_t block_size = 16,
   o.n_threads = 1;
   o.block_size = block_size;
   o.context_length = 512;
-  o.cuda_factory = [f32_as_f16, gemm_min_tokens](const Model& m, const EngineOptions& e,
-                                                 std::string* why) {
-    CudaBackendOptions c;
-    c.context_length = e.context_length;
-    c.f32_weights_as_f16 = f32_as_f16;
-    c.gemm_min_tokens = gemm_min_tokens;
-    return make_cuda_backend(m, c, why);
-  };
+  CudaBackendOptions c;
+  c.f32_weights_as_f16 = f32_as_f16;
+  c.gemm_min_tokens = gemm_min_tokens;
+  o.cuda_factory = cuda_backend_factory(c);
   return o;
 }
 

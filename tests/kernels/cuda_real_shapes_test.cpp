@@ -10,6 +10,7 @@
 
 #include "../engine/plan/preset_files.h"
 #include "cuda_backend.h"
+#include "cuda_factory.h"
 #include "kernel_test_support.h"
 #include "model/synthetic_model.h"
 #include "run/engine.h"
@@ -26,13 +27,10 @@ EngineOptions options_for(const std::string& backend, std::int64_t gemm_min_toke
   o.n_threads = 0;
   o.context_length = 256;
   o.kv_budget_bytes = std::uint64_t{256} << 20;
-  o.cuda_factory = [gemm_min_tokens](const Model& m, const EngineOptions& e, std::string* why) {
-    CudaBackendOptions c;
-    c.context_length = e.context_length;
-    c.f32_weights_as_f16 = false;
-    c.gemm_min_tokens = gemm_min_tokens;
-    return make_cuda_backend(m, c, why);
-  };
+  CudaBackendOptions c;
+  c.f32_weights_as_f16 = false;
+  c.gemm_min_tokens = gemm_min_tokens;
+  o.cuda_factory = cuda_backend_factory(c);
   return o;
 }
 

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "cuda_backend.h"
+#include "cuda_factory.h"
 #include "kernel_launchers.h"
 #include "kv_test_fixture.h"
 #include "run/engine.h"
@@ -98,13 +99,10 @@ TEST(CudaKvQuantError, TheBackendRecordsPerLayerErrorsCloseToTheCpuDecoders) {
     o.k_dtype = KvDtype::Int4;
     o.v_dtype = KvDtype::Int8;
     o.context_length = 256;
-    o.cuda_factory = [](const Model& m, const EngineOptions& e, std::string* why) {
-      CudaBackendOptions c;
-      c.context_length = e.context_length;
-      c.f32_weights_as_f16 = false;
-      c.gemm_min_tokens = 0;
-      return make_cuda_backend(m, c, why);
-    };
+    CudaBackendOptions c;
+    c.f32_weights_as_f16 = false;
+    c.gemm_min_tokens = 0;
+    o.cuda_factory = cuda_backend_factory(c);
     return o;
   };
   Engine cpu(model, options("cpu")), gpu(model, options("cuda"));
