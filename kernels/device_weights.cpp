@@ -49,21 +49,11 @@ bool is_vector_weight(const WeightView& w) {
   return w.rows == 1 || w.cols == 1;
 }
 
-// An F32 / BF16 matrix row by row through the CPU's own dequantizer, as f32 or fp16 bytes.
-// Whether every value of the matrix survives fp16 (|v| <= 65504; NaN stays NaN): a BF16 or
-// F32 matrix that does not keeps f32 on the device rather than turning values into inf.
-bool fits_fp16(const WeightView& w) {
-  std::vector<float> row(static_cast<std::size_t>(w.cols));
-  for (std::int64_t r = 0; r < w.rows; ++r) {
-    dequantize_row(w.type, w.row(r), row.data(), w.cols);
-    for (const float v : row) {
-      if (std::fabs(v) > 65504.0f) return false;
-    }
-  }
-  return true;
-}
-
-std::vector<std::uint8_t> converted_rows(const WeightView& w, DeviceWeightType type) {
+// An F32 / BF16 matrix row by row through the CPU's own dequantizer, as f32 or fp16 bytes;
+// nullopt for fp16 as soon as a value is beyond its range (|v| > 65504; NaN stays NaN): such a
+// matrix keeps f32 on the device rather than turning values into inf.
+std::optional<std::vector<std::uint8_t>> converted_rows(const WeightView& w,
+                                                        DeviceWeightType type) {
   const std::size_t elem = type == DeviceWeightType::F32 ? 4 : 2;
   std::vector<std::uint8_t> host(static_cast<std::size_t>(w.rows * w.cols) * elem);
   std::vector<float> row(static_cast<std::size_t>(w.cols));
@@ -72,11 +62,12 @@ std::vector<std::uint8_t> converted_rows(const WeightView& w, DeviceWeightType t
     std::uint8_t* dst = host.data() + static_cast<std::size_t>(r * w.cols) * elem;
     if (elem == 4) {
       std::memcpy(dst, row.data(), row.size() * 4);
-    } else {
-      for (std::size_t c = 0; c < row.size(); ++c) {
-        const std::uint16_t h = float_to_fp16(row[c]);
-        std::memcpy(dst + 2 * c, &h, 2);
-      }
+      continue;
+    }
+    for (std::size_t c = 0; c < row.size(); ++c) {
+      if (std::fabs(row[c]) > 65504.0f) return std::nullopt;
+      const std::uint16_t h = float_to_fp16(row[c]);
+      std::memcpy(dst + 2 * c, &h, 2);
     }
   }
   return host;
@@ -137,9 +128,14 @@ DeviceModelWeights::HostMatrix DeviceModelWeights::prepare(const WeightView& w, 
                               w.name, tensor_type_name(w.type), w.cols, block);
     }
   } else if (w.type == TensorType::F32 || w.type == TensorType::BF16) {
-    const bool keep_f32 = (w.type == TensorType::F32 && !f32_as_f16) || !fits_fp16(w);
-    d.type = keep_f32 ? DeviceWeightType::F32 : DeviceWeightType::F16;
-    m.converted = converted_rows(w, d.type);
+    d.type =
+        w.type == TensorType::F32 && !f32_as_f16 ? DeviceWeightType::F32 : DeviceWeightType::F16;
+    auto bytes = converted_rows(w, d.type);
+    if (!bytes) {  // beyond fp16's range: f32 after all
+      d.type = DeviceWeightType::F32;
+      bytes = converted_rows(w, d.type);
+    }
+    m.converted = std::move(*bytes);
     m.src = m.converted.data();
   } else {
     throw_error<ModelError>("tensor {}: type {} has no CUDA kernel", w.name,
