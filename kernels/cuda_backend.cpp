@@ -77,13 +77,6 @@ CudaBackend::State::State(const Model& m, const CudaBackendOptions& o, CudaDevic
   }
 }
 
-// The graph and the cuBLAS handle go before the stream they were made on (members are
-// destroyed in reverse order, which would put the stream last anyway; explicit for clarity).
-CudaBackend::State::~State() {
-  graph.reset();
-  gemm.reset();
-}
-
 // Both ensure_* return whether they wrote device memory through the legacy stream.
 bool CudaBackend::State::ensure_kv_pools(const KvCacheManager& kv) {
   bool changed = false;

@@ -63,8 +63,8 @@ struct CudaBackend::State {
   std::optional<cuda::StepGraph> graph;     // decode steps; after `stream`, destroyed before it
   std::int64_t decode_blocks_capacity = 0;  // the decode layout's, never shrinks (step_plan.h)
 
+  // Members go in reverse order: the graph and the cuBLAS handle before the stream.
   State(const Model& m, const CudaBackendOptions& o, CudaDeviceInfo device);
-  ~State();
 
   bool ensure_kv_pools(const KvCacheManager& kv);
   bool ensure_rope_table(std::int64_t positions);
