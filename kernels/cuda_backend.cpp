@@ -11,6 +11,7 @@
 
 #include "cuda_backend_state.h"
 #include "cuda_check.h"
+#include "run/greedy.h"
 #include "util/error.h"
 
 namespace kvscope {
@@ -212,35 +213,63 @@ CudaGraphReport CudaBackend::graph_report() const {
 
 // Decode steps go through the step graph (replayed when their key matches), prompt chunks
 // run eagerly; both launch the same kernels with the same arguments, so the logits are the
-// same bits. The ints upload and the logits download stay outside any graph.
-void CudaBackend::forward(std::span<const SequenceChunk> chunks, KvCacheManager& kv,
-                          std::vector<float>& logits) {
-  State& s = *s_;
-  KVSCOPE_CUDA_CHECK(cudaSetDevice(s.alloc.device()));  // the calling thread's current device
+// same bits. The ints upload and the outputs' download stay outside any graph.
+CudaBackend::State::StepShape CudaBackend::State::run_step(std::span<const SequenceChunk> chunks,
+                                                           KvCacheManager& kv) {
+  KVSCOPE_CUDA_CHECK(cudaSetDevice(alloc.device()));  // the calling thread's current device
   const bool decode = is_decode_step(chunks);
-  const StepPlan plan = plan_step(chunks, kv, s.weights.token_embd.rows, kv.config().max_context,
-                                  decode ? s.decode_blocks_capacity : 0);
-  if (plan.n_tokens == 0) {
-    logits.clear();
-    return;
-  }
-  const int n_splits = s.prepare_step(plan, kv, decode);
-  const auto launches = [&] { s.launch_step(plan, kv, n_splits); };
+  const StepPlan plan = plan_step(chunks, kv, weights.token_embd.rows, kv.config().max_context,
+                                  decode ? decode_blocks_capacity : 0);
+  if (plan.n_tokens == 0) return {};
+  const int n_splits = prepare_step(plan, kv, decode);
+  const auto launches = [&] { launch_step(plan, kv, n_splits); };
   if (decode) {
-    s.decode_blocks_capacity = plan.blocks_capacity;
-    s.graph->run(s.step_key(plan, kv, n_splits), launches);
+    decode_blocks_capacity = plan.blocks_capacity;
+    graph->run(step_key(plan, kv, n_splits), launches);
   } else {
     launches();
   }
-  logits.resize(static_cast<std::size_t>(plan.n_rows * s.weights.output.rows));
+  return {plan.n_tokens, plan.n_rows};
+}
+
+// Waits for the step's downloads (queued by the caller), then records its KV error.
+void CudaBackend::State::finish_step(std::int64_t n_tokens, KvCacheManager& kv) {
+  error_host.resize(static_cast<std::size_t>(spec.n_layers));
+  KVSCOPE_CUDA_CHECK(cudaMemcpyAsync(error_host.data(), error_sums.get(),
+                                     error_host.size() * sizeof(KvErrorSums),
+                                     cudaMemcpyDeviceToHost, stream));
+  KVSCOPE_CUDA_CHECK(cudaStreamSynchronize(stream));
+  record_quant_error(n_tokens, kv);
+}
+
+void CudaBackend::forward(std::span<const SequenceChunk> chunks, KvCacheManager& kv,
+                          std::vector<float>& logits) {
+  State& s = *s_;
+  const State::StepShape step = s.run_step(chunks, kv);
+  logits.resize(static_cast<std::size_t>(step.n_rows * s.weights.output.rows));
+  if (step.n_rows == 0) return;
   KVSCOPE_CUDA_CHECK(cudaMemcpyAsync(logits.data(), s.logits.get(), logits.size() * sizeof(float),
                                      cudaMemcpyDeviceToHost, s.stream));
-  s.error_host.resize(static_cast<std::size_t>(s.spec.n_layers));
-  KVSCOPE_CUDA_CHECK(cudaMemcpyAsync(s.error_host.data(), s.error_sums.get(),
-                                     s.error_host.size() * sizeof(KvErrorSums),
+  s.finish_step(step.n_tokens, kv);
+}
+
+// The same step, then one argmax launch over the logits rows (outside any graph, so greedy
+// and sampled steps share their graphs) and one int per row to the host.
+void CudaBackend::forward_greedy(std::span<const SequenceChunk> chunks, KvCacheManager& kv,
+                                 std::vector<TokenId>& picks) {
+  static_assert(cuda::kArgmaxInvalid == kPickInvalidLogit &&
+                cuda::kArgmaxAllMasked == kPickAllMasked);
+  State& s = *s_;
+  const State::StepShape step = s.run_step(chunks, kv);
+  picks.resize(static_cast<std::size_t>(step.n_rows));
+  if (step.n_rows == 0) return;
+  s.picks.reserve(s.alloc, picks.size() * sizeof(int), kWorkspace, "greedy picks");
+  cuda::launch_argmax(s.logits.as<float>(), static_cast<int>(step.n_rows),
+                      static_cast<int>(s.weights.output.rows), s.picks.as<int>(), s.stream);
+  static_assert(sizeof(TokenId) == sizeof(int));
+  KVSCOPE_CUDA_CHECK(cudaMemcpyAsync(picks.data(), s.picks.get(), picks.size() * sizeof(int),
                                      cudaMemcpyDeviceToHost, s.stream));
-  KVSCOPE_CUDA_CHECK(cudaStreamSynchronize(s.stream));
-  s.record_quant_error(plan.n_tokens, kv);
+  s.finish_step(step.n_tokens, kv);
 }
 
 // The step's measured KV error, added to the manager's per-layer sums as the CPU backend's

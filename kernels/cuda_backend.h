@@ -58,6 +58,9 @@ class CudaBackend final : public Backend {
   CudaGraphReport graph_report() const;
   void forward(std::span<const SequenceChunk> chunks, KvCacheManager& kv,
                std::vector<float>& logits) override;
+  // The logits stay on the device: an argmax kernel picks, one int per row comes back.
+  void forward_greedy(std::span<const SequenceChunk> chunks, KvCacheManager& kv,
+                      std::vector<TokenId>& picks) override;
   void copy_blocks(std::span<const BlockCopy> copies) override;
   bool uses_host_kv_storage() const override { return false; }
   MemoryInfo memory_info(const KvCacheManager& kv) const override;

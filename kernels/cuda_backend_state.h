@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "cuda_backend.h"
@@ -49,6 +50,7 @@ struct CudaBackend::State {
   // k [T][kv_dim], then v [T][kv_dim]; gate_up holds gate [T][ffn_dim], then up: at T = 1
   // exactly what the stacked wqkv / w_gate_up projections write in one launch.
   cuda::DeviceBuffer x, xb, qkv, att, gate_up, last, logits, partial, ints;
+  cuda::DeviceBuffer picks;  // [n_rows] a greedy step's argmax ids (outside the graph)
   // [n_layers] the step's KV quantization-error sums, zeroed at its start
   cuda::DeviceBuffer error_sums;
   std::vector<cuda::KvErrorSums> error_host;  // [n_layers] their copy after the step
@@ -74,6 +76,15 @@ struct CudaBackend::State {
   cuda::StepGraphKey step_key(const cuda::StepPlan& plan, const KvCacheManager& kv,
                               int n_splits) const;
   void record_quant_error(std::int64_t n_tokens, KvCacheManager& kv) const;
+
+  // One forward step up to the logits on the device; forward / forward_greedy then queue
+  // their downloads and call finish_step.
+  struct StepShape {
+    std::int64_t n_tokens = 0;
+    std::int64_t n_rows = 0;  // 0: the step had nothing to run
+  };
+  StepShape run_step(std::span<const SequenceChunk> chunks, KvCacheManager& kv);
+  void finish_step(std::int64_t n_tokens, KvCacheManager& kv);
 
   // cuda_backend_layers.cpp
   void launch_step(const cuda::StepPlan& plan, const KvCacheManager& kv, int n_splits);

@@ -167,8 +167,11 @@ int attention_splits(int n_tokens, int n_heads, int n_kv_heads, std::int64_t max
 void launch_paged_attention(const AttentionArgs& args, const float* q, float* partial, float* out,
                             cudaStream_t stream);
 
-// out[r] = the index of the largest of x[r][0..n) (the lowest index among equals; NaN never
-// wins). x: [n_rows][n]; out: [n_rows].
+// out[r] = the index of the largest of x[r][0..n) (the lowest index among equals), or
+// kArgmaxInvalid when the row holds a NaN or +inf, kArgmaxAllMasked when every value is -inf:
+// greedy_pick's answers (run/greedy.h). x: [n_rows][n]; out: [n_rows].
+inline constexpr int kArgmaxInvalid = -1;
+inline constexpr int kArgmaxAllMasked = -2;
 void launch_argmax(const float* x, int n_rows, int n, int* out, cudaStream_t stream);
 
 }  // namespace kvscope::cuda

@@ -62,6 +62,12 @@ class Backend {
   virtual void forward(std::span<const SequenceChunk> chunks, KvCacheManager& kv,
                        std::vector<float>& logits) = 0;
 
+  // forward() for greedy decoding: the greedy_pick (greedy.h) of every logits row, in the
+  // same row order, instead of the rows. A GPU backend picks on the device and copies one id
+  // per row; the default runs forward() and picks on the host.
+  virtual void forward_greedy(std::span<const SequenceChunk> chunks, KvCacheManager& kv,
+                              std::vector<TokenId>& picks);
+
   // Performs copy-on-write copies the KV manager decided on (host storage: already done).
   virtual void copy_blocks(std::span<const BlockCopy> copies) { (void)copies; }
 

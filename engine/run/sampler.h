@@ -35,6 +35,12 @@ class Sampler {
   explicit Sampler(const SamplingParams& params);
 
   const SamplingParams& params() const { return params_; }
+  // Temperature 0 without a repetition penalty: sample() is then greedy_pick (greedy.h) of
+  // the logits alone, and a backend may make that pick itself.
+  bool picks_greedily() const {
+    return params_.temperature == 0.0f &&
+           (params_.repeat_penalty == 1.0f || params_.repeat_last_n == 0);
+  }
 
   // logits: [vocab]; recent_tokens: the sequence so far (oldest first), used by the
   // repetition penalty. Throws UsageError for an empty vocab, a NaN or +inf logit (a broken

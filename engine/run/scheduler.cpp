@@ -153,9 +153,10 @@ bool Scheduler::step() {
   return true;
 }
 
-// Runs the planned chunks (already reserved in the cache) and consumes their logits. If the
-// backend fails, the step's requests end with its message: their cache no longer matches
-// their tokens, and the other requests must not be stopped by an exception.
+// Runs the planned chunks (already reserved in the cache) and consumes their logits, or only
+// their greedy picks. If the backend fails, the step's requests end with its message: their
+// cache no longer matches their tokens, and the other requests must not be stopped by an
+// exception.
 void Scheduler::run_forward(const std::vector<Planned>& plan) {
   std::vector<SequenceChunk> chunks;
   chunks.reserve(plan.size());
@@ -167,9 +168,14 @@ void Scheduler::run_forward(const std::vector<Planned>& plan) {
          a.n_cached, false, a.n_cached < a.n_prompt ? a.n_prompt : 0});
     (p.n == 1 && a.n_cached >= a.n_prompt ? stats_.decode_tokens : stats_.prompt_tokens) += p.n;
   }
+  const bool greedy = picks_greedily(plan);
   try {
     backend_.copy_blocks(copies_);
-    backend_.forward(chunks, kv_, logits_);
+    if (greedy) {
+      backend_.forward_greedy(chunks, kv_, picks_);
+    } else {
+      backend_.forward(chunks, kv_, logits_);
+    }
   } catch (const std::exception& e) {
     for (const Planned& p : plan) {
       finish(*p.active, FinishReason::Error, fmt::format("the forward pass failed: {}", e.what()));
@@ -177,7 +183,19 @@ void Scheduler::run_forward(const std::vector<Planned>& plan) {
     return;
   }
   ++stats_.steps;
-  consume_logits(plan, logits_);
+  if (greedy) {
+    consume_picks(plan, picks_);
+  } else {
+    consume_logits(plan, logits_);
+  }
+}
+
+// Whether the step needs only each row's greedy pick: every request picks greedily and none
+// wants log-probabilities. Then a GPU backend copies one id per row, not the logits.
+bool Scheduler::picks_greedily(const std::vector<Planned>& plan) const {
+  return std::all_of(plan.begin(), plan.end(), [](const Planned& p) {
+    return p.active->sampler.picks_greedily() && p.active->request.top_logprobs == 0;
+  });
 }
 
 }  // namespace kvscope

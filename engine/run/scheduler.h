@@ -110,8 +110,13 @@ class Scheduler {
   std::int64_t fitting_chunk(const Active& a, std::int64_t want) const;
   void preempt(Active& a);
   void run_forward(const std::vector<Planned>& plan);
+  bool picks_greedily(const std::vector<Planned>& plan) const;
+  // Counts the step's tokens as cached; true when `a` now has a token to choose.
+  bool advance(Active& a, std::int64_t n);
   void consume_logits(const std::vector<Planned>& plan, const std::vector<float>& logits);
+  void consume_picks(const std::vector<Planned>& plan, const std::vector<TokenId>& picks);
   void accept_token(Active& a, std::span<const float> logits);
+  void append_token(Active& a, TokenId token, TokenEvent& ev);
   bool emit_text(Active& a, std::string_view piece, std::string& out);
   void finish(Active& a, FinishReason reason, std::string error = {});
   void remove_finished();
@@ -132,6 +137,7 @@ class Scheduler {
   std::deque<std::unique_ptr<Active>> waiting_;   // FIFO; preempted requests go to the front
   std::vector<std::unique_ptr<Active>> running_;  // in admission order
   std::vector<float> logits_;
+  std::vector<TokenId> picks_;     // [rows] a greedy step's tokens (Backend::forward_greedy)
   std::vector<BlockCopy> copies_;  // copy-on-write copies of the step being planned
   std::vector<Kept> kept_;
   std::uint64_t use_clock_ = 0;

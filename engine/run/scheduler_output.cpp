@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "run/cpu_ops.h"
+#include "run/greedy.h"
 #include "run/scheduler.h"
 #include "run/scheduler_active.h"
 #include "util/error.h"
@@ -41,13 +42,32 @@ void top_logprobs(std::span<const float> logits, TokenId chosen, int k, TokenEve
 
 }  // namespace
 
+bool Scheduler::advance(Active& a, std::int64_t n) {
+  a.n_cached += n;
+  return a.n_pending() == 0 && a.finished == FinishReason::None;
+}
+
 void Scheduler::consume_logits(const std::vector<Planned>& plan, const std::vector<float>& logits) {
   const auto vocab = logits.size() / plan.size();
   for (std::size_t r = 0; r < plan.size(); ++r) {
     Active& a = *plan[r].active;
-    a.n_cached += plan[r].n;
-    if (a.n_pending() > 0 || a.finished != FinishReason::None) continue;  // prompt continues
+    if (!advance(a, plan[r].n)) continue;  // the prompt continues
     accept_token(a, std::span<const float>(logits).subspan(r * vocab, vocab));
+  }
+}
+
+void Scheduler::consume_picks(const std::vector<Planned>& plan, const std::vector<TokenId>& picks) {
+  for (std::size_t r = 0; r < plan.size(); ++r) {
+    Active& a = *plan[r].active;
+    if (!advance(a, plan[r].n)) continue;
+    const TokenId pick = picks[r];
+    if (pick < 0) {  // a NaN / inf row: this request cannot go on
+      finish(a, FinishReason::Error,
+             greedy_pick_error(pick, static_cast<std::size_t>(tokenizer_.vocab_size())));
+      continue;
+    }
+    TokenEvent ev;
+    append_token(a, pick, ev);
   }
 }
 
@@ -67,11 +87,16 @@ void Scheduler::accept_token(Active& a, std::span<const float> logits) {
     finish(a, FinishReason::Error, e.what());
     return;
   }
-
   TokenEvent ev;
+  if (req.top_logprobs > 0) top_logprobs(logits, token, req.top_logprobs, ev);
+  append_token(a, token, ev);
+}
+
+// The chosen token joins the sequence: streamed, checked against the stop conditions.
+void Scheduler::append_token(Active& a, TokenId token, TokenEvent& ev) {
+  const GenerationRequest& req = a.request;
   ev.request = a.id;
   ev.token = token;
-  if (req.top_logprobs > 0) top_logprobs(logits, token, req.top_logprobs, ev);
   if (req.stop_at_end_of_generation && tokenizer_.is_end_of_generation(token)) {
     finish(a, FinishReason::EndOfGeneration);
     return;

@@ -19,7 +19,9 @@
 #include "kernel_test_support.h"
 #include "model/model.h"
 #include "model/synthetic_model.h"
+#include "plan/kv_footprint.h"
 #include "run/engine.h"
+#include "run/greedy.h"
 #include "support/test_data.h"
 #include "util/error.h"
 
@@ -110,6 +112,72 @@ INSTANTIATE_TEST_SUITE_P(WeightTypes, CudaRandomModelTest,
                                            TensorType::Q5_1, TensorType::Q4_K, TensorType::Q5_K,
                                            TensorType::Q6_K),
                          [](const auto& p) { return std::string(tensor_type_name(p.param)); });
+
+// --- Greedy picks on the device ----------------------------------------------------------
+
+// Two backends decode the same three sequences: A returns logits and the host picks
+// (greedy_pick), B alternates forward_greedy (argmax on the device) and forward, so its
+// greedy and full steps share decode graphs. B's picks must be A's, and B's logits A's bits.
+TEST(CudaBackend, DevicePicksAreTheHostPicksOfTheSameLogits) {
+  KVSCOPE_REQUIRE_CUDA();
+  const ModelSpec spec = test::random_llama_spec("cuda-greedy", {2, 8, 2, 256, 3000, 512});
+  const std::string path = (test::scratch_dir() / "greedy-random.gguf").string();
+  write_synthetic_gguf(path, spec, TensorType::Q8_0, 21);
+  const std::unique_ptr<Model> model = load_model(path);
+  KvCacheConfig c = default_kv_config(spec, KvDtype::Int8, KvDtype::F16, 16);
+  c.max_context = 512;
+  c.n_blocks = 100;
+  c.host_storage = false;
+  CudaBackendOptions o;
+  o.context_length = c.max_context;
+  std::string why;
+  const std::unique_ptr<Backend> a = make_cuda_backend(*model, o, &why);
+  const std::unique_ptr<Backend> b = make_cuda_backend(*model, o, &why);
+  ASSERT_TRUE(a && b) << why;
+  KvCacheManager kv_a(c), kv_b(c);
+  const std::vector<std::vector<TokenId>> prompts = {{1, 5, 9, 200}, {7}, {3, 2999, 4, 4, 4}};
+  std::vector<std::vector<TokenId>> next(prompts.size());
+  std::vector<float> logits_a, logits_b;
+  std::vector<TokenId> picks;
+  const auto vocab = static_cast<std::size_t>(spec.vocab_size);
+  for (int step = 0; step < 120; ++step) {
+    std::vector<SequenceChunk> chunks;
+    for (std::size_t i = 0; i < prompts.size(); ++i) {
+      const auto seq = static_cast<SeqId>(i);
+      if (step == 0) {
+        for (KvCacheManager* kv : {&kv_a, &kv_b}) kv->add_sequence(seq);
+      }
+      const std::span<const TokenId> in = step == 0 ? prompts[i] : next[i];
+      const std::int64_t pos = kv_a.n_tokens(seq);
+      for (KvCacheManager* kv : {&kv_a, &kv_b}) kv->grow(seq, static_cast<std::int64_t>(in.size()));
+      chunks.push_back({seq, in, pos, false});
+    }
+    a->forward(chunks, kv_a, logits_a);
+    ASSERT_EQ(logits_a.size(), chunks.size() * vocab);
+    if (step % 2 == 0) {
+      b->forward_greedy(chunks, kv_b, picks);
+    } else {
+      b->forward(chunks, kv_b, logits_b);
+      ASSERT_EQ(std::memcmp(logits_a.data(), logits_b.data(), logits_a.size() * sizeof(float)), 0)
+          << "step " << step;
+      picks.clear();
+      for (std::size_t r = 0; r < chunks.size(); ++r) {
+        picks.push_back(greedy_pick(std::span<const float>(logits_b).subspan(r * vocab, vocab)));
+      }
+    }
+    ASSERT_EQ(picks.size(), chunks.size());
+    for (std::size_t r = 0; r < chunks.size(); ++r) {
+      const TokenId want = greedy_pick(std::span<const float>(logits_a).subspan(r * vocab, vocab));
+      ASSERT_EQ(picks[r], want) << "step " << step << ", row " << r;
+      ASSERT_GE(want, 0);
+      next[r] = {want};
+    }
+  }
+  const CudaGraphReport report = dynamic_cast<const CudaBackend&>(*b).graph_report();
+  if (report.enabled) {
+    EXPECT_GT(report.graph_steps, report.eager_steps);
+  }
+}
 
 // --- CUDA graphs: decode steps captured and replayed ------------------------------------
 

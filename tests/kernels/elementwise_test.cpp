@@ -1,6 +1,8 @@
 // Embedding, RMSNorm, SwiGLU, residual/bias adds, RoPE and argmax kernels against the CPU
 // reference functions (cpu_ops.h, rope.h) on random data of odd sizes.
 #include <algorithm>
+#include <limits>
+#include <span>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -8,6 +10,7 @@
 #include "kernel_launchers.h"
 #include "kernel_test_support.h"
 #include "run/cpu_ops.h"
+#include "run/greedy.h"
 #include "run/rope.h"
 
 namespace kvscope {
@@ -157,6 +160,32 @@ TEST(CudaArgmax, PicksTheLargestAndTheLowestIndexAmongEquals) {
   EXPECT_EQ(got[0], row0);
   EXPECT_EQ(got[1], 7);
   EXPECT_EQ(got[2], n - 1);
+}
+
+// The rows greedy_pick refuses, the device refuses with the same codes.
+TEST(CudaArgmax, RowsWithoutAPickGetGreedyPicksCodes) {
+  KVSCOPE_REQUIRE_CUDA();
+  const int n = 3000;
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  std::vector<float> x = random_floats(static_cast<std::size_t>(5 * n), 43);
+  x[2999] = std::numeric_limits<float>::quiet_NaN();       // row 0: NaN at the end
+  x[n + 17] = kInf;                                        // row 1: +inf
+  std::fill(x.begin() + 2 * n, x.begin() + 3 * n, -kInf);  // row 2: all masked
+  std::fill(x.begin() + 3 * n, x.begin() + 4 * n, -kInf);  // row 3: one unmasked value
+  x[3 * n + 2500] = -1e30f;
+  auto dx = to_device(x);
+  auto dout = device_zeros<int>(5);
+  cuda::launch_argmax(dx.as<float>(), 5, n, dout.as<int>(), nullptr);
+  const auto got = from_device<int>(dout, 5);
+  for (int r = 0; r < 5; ++r) {
+    const auto row = std::span<const float>(x).subspan(static_cast<std::size_t>(r * n),
+                                                       static_cast<std::size_t>(n));
+    EXPECT_EQ(got[static_cast<std::size_t>(r)], greedy_pick(row)) << "row " << r;
+  }
+  EXPECT_EQ(got[0], cuda::kArgmaxInvalid);
+  EXPECT_EQ(got[1], cuda::kArgmaxInvalid);
+  EXPECT_EQ(got[2], cuda::kArgmaxAllMasked);
+  EXPECT_EQ(got[3], 2500);
 }
 
 }  // namespace
