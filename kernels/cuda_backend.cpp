@@ -33,6 +33,14 @@ std::string graphs_off_reason(const CudaBackendOptions& o) {
   return {};
 }
 
+// Whether projections below gemm_min_tokens take 8-bit activations: the option, unless
+// KVSCOPE_Q8_ACTIVATIONS=0.
+bool q8_activations_on(const CudaBackendOptions& o) {
+  const char* env = std::getenv("KVSCOPE_Q8_ACTIVATIONS");
+  const std::string_view v = env ? env : "";
+  return o.q8_activations && v != "0" && v != "off" && v != "false";
+}
+
 // Everything a layer's kernels receive of its KV layout, for a graph key.
 void add_layout(StepGraphKey& key, const KvLayerLayout& L) {
   key.add(static_cast<std::int64_t>(L.k_dtype)).add(static_cast<std::int64_t>(L.v_dtype));
@@ -62,6 +70,7 @@ CudaBackend::State::State(const Model& m, const CudaBackendOptions& o, CudaDevic
       weights(m, alloc, o.f32_weights_as_f16) {
   graph.emplace(stream, graphs_off_reason(o));
   max_cols = std::max({spec.dim, spec.q_dim(), spec.ffn_dim});
+  q8_activations = q8_activations_on(o);
   if (o.gemm_min_tokens > 0) {
     gemm.emplace(alloc, stream);
     gemm_min_tokens = o.gemm_min_tokens;
@@ -134,6 +143,16 @@ void CudaBackend::State::ensure_workspace(std::int64_t n_tokens, std::int64_t n_
   fit(partial, std::max<std::int64_t>(partial_floats, 1), "attention split partials");
   error_sums.reserve(alloc, static_cast<std::size_t>(spec.n_layers) * sizeof(KvErrorSums),
                      kWorkspace, "KV quantization error sums");
+  // the layers' projections take T rows, the logits' n_rows: either may be below the GEMM's
+  std::int64_t q8_rows = 0;
+  for (const std::int64_t rows : {n_tokens, n_rows}) {
+    if (!uses_gemm(rows)) q8_rows = std::max(q8_rows, rows);
+  }
+  if (q8_activations && q8_rows > 0) {
+    const auto values = static_cast<std::size_t>(q8_rows * max_cols);
+    xq.reserve(alloc, values, kWorkspace, "8-bit activation codes");
+    xq_ds.reserve(alloc, values / 16 * sizeof(float), kWorkspace, "8-bit activation scales");
+  }
   if (uses_gemm(n_tokens)) gemm->reserve(n_tokens, max_cols, gemm_slab_bytes);
 }
 
@@ -178,7 +197,7 @@ StepGraphKey CudaBackend::State::step_key(const StepPlan& plan, const KvCacheMan
     key.add(kv_pools[g].get());
   }
   for (const DeviceBuffer* b : {&x, &xb, &qkv, &att, &gate_up, &last, &logits, &partial, &ints,
-                                &rope_cos, &rope_sin, &error_sums}) {
+                                &rope_cos, &rope_sin, &error_sums, &xq, &xq_ds}) {
     key.add(b->get());
   }
   if (uses_gemm(plan.n_tokens)) key.add(gemm->activations_scratch()).add(gemm->weight_scratch());
@@ -200,8 +219,10 @@ CudaBackend::~CudaBackend() = default;
 
 std::string CudaBackend::name() const {
   const StepGraph& g = *s_->graph;
-  if (g.enabled()) return fmt::format("CUDA ({})", s_->info.name);
-  return fmt::format("CUDA ({}, CUDA graphs off: {})", s_->info.name, g.off_reason());
+  std::string notes;
+  if (!s_->q8_activations) notes += ", f32 activations";
+  if (!g.enabled()) notes += fmt::format(", CUDA graphs off: {}", g.off_reason());
+  return fmt::format("CUDA ({}{})", s_->info.name, notes);
 }
 
 CudaGraphReport CudaBackend::graph_report() const {

@@ -33,6 +33,13 @@ struct CudaBackendOptions {
   // each weight once per step; smaller ones use the f32 matvec kernels, which read it once
   // per token. 0: never cuBLAS (exact comparisons with the CPU decoder).
   std::int64_t gemm_min_tokens = 8;
+  // Smaller steps multiply quantized weights with the activations as 8-bit codes, in integer
+  // dot products (quant_activations.h; llama.cpp's CUDA backend does the same): a few
+  // instructions per 4 weights, so decode stays bandwidth-bound on GPUs with many bytes per
+  // SM clock. Results then differ from the CPU decoder's by the codes' rounding (about
+  // 1e-3 relative per projection). Off: the f32 matvec kernels (exact comparisons), also
+  // with KVSCOPE_Q8_ACTIVATIONS=0. F32 and F16 weights always use the f32 kernels.
+  bool q8_activations = true;
 };
 
 // How the decode steps of a CudaBackend ran so far.
@@ -53,7 +60,8 @@ class CudaBackend final : public Backend {
   CudaBackend(const Model& model, const CudaBackendOptions& options);
   ~CudaBackend() override;
 
-  // "CUDA (<device>)", plus ", CUDA graphs off: <reason>" when decode steps run eagerly.
+  // "CUDA (<device>)", plus ", f32 activations" without 8-bit activation codes and
+  // ", CUDA graphs off: <reason>" when decode steps run eagerly.
   std::string name() const override;
   CudaGraphReport graph_report() const;
   void forward(std::span<const SequenceChunk> chunks, KvCacheManager& kv,

@@ -20,12 +20,28 @@ const int* at(const DeviceBuffer& ints, std::int64_t offset) {
 
 }  // namespace
 
-void CudaBackend::State::project(const DeviceWeight& w, const float* in, int n_tokens, float* y,
-                                 bool accumulate) {
-  if (uses_gemm(n_tokens)) {
-    gemm->run(w, in, n_tokens, y, accumulate);
-  } else {
-    launch_matvec(w, in, n_tokens, y, stream, accumulate);
+bool CudaBackend::State::uses_q8(const DeviceWeight& w, int n_tokens) const {
+  return q8_activations && !uses_gemm(n_tokens) && w.type != DeviceWeightType::F32 &&
+         w.type != DeviceWeightType::F16;
+}
+
+void CudaBackend::State::project(const float* in, int n_tokens,
+                                 std::initializer_list<Projection> outs) {
+  bool q8 = false;
+  for (const Projection& p : outs) q8 |= uses_q8(*p.w, n_tokens);
+  if (q8) {  // every projection here reads the same input: its codes serve them all
+    launch_quantize_q8(in, n_tokens * outs.begin()->w->cols, xq.as<std::int8_t>(),
+                       xq_ds.as<float>(), stream);
+  }
+  for (const Projection& p : outs) {
+    if (uses_gemm(n_tokens)) {
+      gemm->run(*p.w, in, n_tokens, p.y, p.accumulate);
+    } else if (uses_q8(*p.w, n_tokens)) {
+      launch_matvec_q8(*p.w, xq.as<std::int8_t>(), xq_ds.as<float>(), n_tokens, p.y, stream,
+                       p.accumulate);
+    } else {
+      launch_matvec(*p.w, in, n_tokens, p.y, stream, p.accumulate);
+    }
   }
 }
 
@@ -42,7 +58,7 @@ void CudaBackend::State::launch_step(const StepPlan& plan, const KvCacheManager&
   launch_rmsnorm(x.as<float>(), at(ints, plan.rows_at), weights.output_norm, R,
                  static_cast<int>(spec.dim), static_cast<float>(spec.norm_eps), last.as<float>(),
                  stream);
-  project(weights.output, last.as<float>(), R, logits.as<float>());
+  project(last.as<float>(), R, {{&weights.output, logits.as<float>()}});
 }
 
 // x += wo · attention(rope(wq·norm(x)), cache ∪ rope(wk·norm(x)), cache ∪ wv·norm(x))
@@ -57,11 +73,9 @@ void CudaBackend::State::attention_block(std::int64_t layer, const StepPlan& pla
   float* k = q + static_cast<std::int64_t>(T) * spec.q_dim();
   float* v = k + static_cast<std::int64_t>(T) * spec.kv_dim();
   if (T == 1 && w.wqkv.data) {
-    project(w.wqkv, xb.as<float>(), 1, q);  // [q | k | v] in one launch
+    project(xb.as<float>(), 1, {{&w.wqkv, q}});  // [q | k | v] in one launch
   } else {
-    project(w.wq, xb.as<float>(), T, q);
-    project(w.wk, xb.as<float>(), T, k);
-    project(w.wv, xb.as<float>(), T, v);
+    project(xb.as<float>(), T, {{&w.wq, q}, {&w.wk, k}, {&w.wv, v}});
   }
   if (w.bq) launch_add_bias(q, w.bq, T, static_cast<int>(spec.q_dim()), stream);
   if (w.bk) launch_add_bias(k, w.bk, T, static_cast<int>(spec.kv_dim()), stream);
@@ -98,7 +112,7 @@ void CudaBackend::State::attention_block(std::int64_t layer, const StepPlan& pla
   aa.layout = layout;
   aa.tables = tables;
   launch_paged_attention(aa, q, partial.as<float>(), att.as<float>(), stream);
-  project(w.wo, att.as<float>(), T, x.as<float>(), /*accumulate=*/true);
+  project(att.as<float>(), T, {{&w.wo, x.as<float>(), /*accumulate=*/true}});
 }
 
 // x += w_down · (silu(w_gate · norm(x)) * (w_up · norm(x)))
@@ -110,13 +124,12 @@ void CudaBackend::State::ffn_block(std::int64_t layer, int n_tokens) {
   float* gate = gate_up.as<float>();
   float* up = gate + n_ffn;
   if (n_tokens == 1 && w.w_gate_up.data) {
-    project(w.w_gate_up, xb.as<float>(), 1, gate);  // [gate | up] in one launch
+    project(xb.as<float>(), 1, {{&w.w_gate_up, gate}});  // [gate | up] in one launch
   } else {
-    project(w.w_gate, xb.as<float>(), n_tokens, gate);
-    project(w.w_up, xb.as<float>(), n_tokens, up);
+    project(xb.as<float>(), n_tokens, {{&w.w_gate, gate}, {&w.w_up, up}});
   }
   launch_swiglu(gate, up, gate, n_ffn, stream);
-  project(w.w_down, gate, n_tokens, x.as<float>(), /*accumulate=*/true);
+  project(gate, n_tokens, {{&w.w_down, x.as<float>(), /*accumulate=*/true}});
 }
 
 }  // namespace kvscope

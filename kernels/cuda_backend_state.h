@@ -6,6 +6,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <span>
 #include <vector>
@@ -51,6 +52,10 @@ struct CudaBackend::State {
   // exactly what the stacked wqkv / w_gate_up projections write in one launch.
   cuda::DeviceBuffer x, xb, qkv, att, gate_up, last, logits, partial, ints;
   cuda::DeviceBuffer picks;  // [n_rows] a greedy step's argmax ids (outside the graph)
+  // A projection input as 8-bit codes [T][max_cols] and their (scale, sum) pairs
+  // [T][max_cols / 32][2], for steps below gemm_min_tokens (quant_activations.h).
+  cuda::DeviceBuffer xq, xq_ds;
+  bool q8_activations = false;
   // [n_layers] the step's KV quantization-error sums, zeroed at its start
   cuda::DeviceBuffer error_sums;
   std::vector<cuda::KvErrorSums> error_host;  // [n_layers] their copy after the step
@@ -91,10 +96,16 @@ struct CudaBackend::State {
   void attention_block(std::int64_t layer, const cuda::StepPlan& plan, const KvCacheManager& kv,
                        int n_splits);
   void ffn_block(std::int64_t layer, int n_tokens);
-  // y = W x (y += W x with accumulate) for n_tokens rows: cuBLAS at uses_gemm(n_tokens),
-  // else the matvec kernels.
-  void project(const cuda::DeviceWeight& w, const float* x, int n_tokens, float* y,
-               bool accumulate = false);
+  // y = W x (y += W x with accumulate) for each projection of one input x [n_tokens][cols]:
+  // cuBLAS at uses_gemm(n_tokens), else the matvec kernels, with x quantized once to 8-bit
+  // codes for the quantized weights when q8_activations is on.
+  struct Projection {
+    const cuda::DeviceWeight* w;
+    float* y;
+    bool accumulate = false;
+  };
+  void project(const float* x, int n_tokens, std::initializer_list<Projection> outs);
+  bool uses_q8(const cuda::DeviceWeight& w, int n_tokens) const;
 };
 
 }  // namespace kvscope

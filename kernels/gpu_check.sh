@@ -13,7 +13,8 @@
 # written once to the synthetic cache):
 #   decode/prompt, CUDA graphs on and off    stories260K f16 KV, int8 KV
 #   >= 1 GB models at the bandwidth roofline llama-3-8b q4_0 (4.3 GB), tinyllama-1.1b f16 (2.2 GB),
-#                                            llama-3-8b q4_K (4.9 GB)
+#                                            llama-3-8b q4_K (4.9 GB); q4_0 again with f32
+#                                            activations (KVSCOPE_Q8_ACTIVATIONS=0)
 #   paged attention 1k..64k, f16/int8/int4    both attention kernels
 set -uo pipefail
 
@@ -132,6 +133,9 @@ if has models; then
     --backend cuda -p 512 -n 128 -r 3 --json
   bench "llama-3-8b q4_K" 240 bench --synthetic llama-3-8b --weights q4_K --backend cuda \
     -p 512 -n 128 -r 3 --json
+  # the same q4_0 decode with f32 activations: what the 8-bit activation codes gain
+  KVSCOPE_Q8_ACTIVATIONS=0 bench "llama-3-8b q4_0, f32 activations" 120 bench \
+    --synthetic llama-3-8b --weights q4_0 --backend cuda -p 32 -n 128 -r 3 --json
 fi
 if has attention; then
   bench "paged attention (Llama-3-8B layer), both kernels" 240 bench-attention --backend cuda --json

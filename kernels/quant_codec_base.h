@@ -173,4 +173,40 @@ KVSCOPE_HD std::uint32_t spread4_to_bit4(std::uint32_t b) {
 
 inline constexpr std::uint32_t kLowNibbles = 0x0f0f0f0fu;
 
+// --- 8-bit activations (quant_activations.h) ---------------------------------------------
+
+// c + sum over k of (signed byte k of a) * (signed byte k of b): one IDP4A on the device.
+KVSCOPE_HD int dp4a(std::uint32_t a, std::uint32_t b, int c) {
+#if defined(__CUDA_ARCH__)
+  return __dp4a(static_cast<int>(a), static_cast<int>(b), c);
+#else
+  for (int k = 0; k < 4; ++k) {
+    c += static_cast<int>(static_cast<std::int8_t>(a >> (8 * k))) *
+         static_cast<int>(static_cast<std::int8_t>(b >> (8 * k)));
+  }
+  return c;
+#endif
+}
+
+// Two floats at an 8-byte aligned address.
+KVSCOPE_HD void load_f2(const float* p, float& a, float& b) {
+#if defined(__CUDA_ARCH__)
+  const float2 v = __ldg(reinterpret_cast<const float2*>(p));
+  a = v.x;
+  b = v.y;
+#else
+  check_aligned(p, 8, "float2 load");
+  a = p[0];
+  b = p[1];
+#endif
+}
+
+// The 8-bit activations one part of a weight block multiplies, in registers: their int8
+// codes four to a word, in the order of the part's weight quants (the codec's load_xq), and
+// the scale d and float sum s of each 32-value activation block they lie in.
+struct XQ8Part {
+  std::uint32_t q[8];
+  float d[4], s[4];
+};
+
 }  // namespace kvscope::cuda::qd

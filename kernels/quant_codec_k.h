@@ -69,6 +69,28 @@ struct K4 {
     }
     return r;
   }
+  // The 8-bit activations of load_x's values: sub-blocks 2c and 2c + 1 are the activation
+  // blocks 8 sb + 2c and + 1 of super-block sb.
+  static KVSCOPE_HD void load_xq(const std::int8_t* q, const float* ds, int sb, int part,
+                                 XQ8Part& x) {
+    const int c = part >> 1;
+    const auto* q0 = reinterpret_cast<const std::uint8_t*>(q) + 256 * sb + 64 * c + 16 * (part & 1);
+    load_u128(q0, x.q);
+    load_u128(q0 + 32, x.q + 4);
+    load_f2(ds + 2 * (8 * sb + 2 * c), x.d[0], x.s[0]);
+    load_f2(ds + 2 * (8 * sb + 2 * c + 1), x.d[1], x.s[1]);
+  }
+  // d * sc * d_x * sum q q_x per sub-block, minus dmin * m * s_x with half of each
+  // sub-block's s_x per part (its other half is the neighbouring part's).
+  static KVSCOPE_HD float dot_q8(const RawK& r, const XQ8Part& x) {
+    int lo = 0, hi = 0;
+    KVSCOPE_UNROLL
+    for (int k = 0; k < 4; ++k) lo = dp4a(r.lo[k], x.q[k], lo), hi = dp4a(r.hi[k], x.q[4 + k], hi);
+    const auto byte = [&](int k) { return static_cast<float>((r.sm >> (8 * k)) & 0xffu); };
+    return half_to_float(r.dd & 0xffffu) * (byte(0) * (x.d[0] * static_cast<float>(lo)) +
+                                            byte(2) * (x.d[1] * static_cast<float>(hi))) -
+           half_to_float(r.dd >> 16) * (0.5f * (byte(1) * x.s[0] + byte(3) * x.s[1]));
+  }
   static KVSCOPE_HD float dot(const RawK& r, const float* xv) {
     float qlo = 0.0f, qhi = 0.0f;
     KVSCOPE_UNROLL
@@ -175,6 +197,34 @@ struct Q6_K {
       r.q[3][w] = ((a32 >> 4) & kLowNibbles) | (((h >> 6) & 0x03030303u) << 4);
     }
     return r;
+  }
+  // The 8-bit activations of load_x's values: xv[8k..8k+8) lie in activation block
+  // 8 sb + 4hh + k.
+  static KVSCOPE_HD void load_xq(const std::int8_t* q, const float* ds, int sb, int part,
+                                 XQ8Part& x) {
+    const int hh = part >> 2;
+    const auto* q0 =
+        reinterpret_cast<const std::uint8_t*>(q) + 256 * sb + 128 * hh + 8 * (part & 3);
+    KVSCOPE_UNROLL
+    for (int k = 0; k < 4; ++k) {
+      x.q[2 * k] = load_u32(q0 + 32 * k);
+      x.q[2 * k + 1] = load_u32(q0 + 32 * k + 4);
+      load_f2(ds + 2 * (8 * sb + 4 * hh + k), x.d[k], x.s[k]);
+    }
+  }
+  // sum (q - 32) q_x exactly in integers: the - 32 is a dp4a with bytes of -32 (0xE0).
+  static KVSCOPE_HD float dot_q8(const RawQ6K& r, const XQ8Part& x) {
+    constexpr std::uint32_t kMinus32 = 0xe0e0e0e0u;
+    float total = 0.0f;
+    KVSCOPE_UNROLL
+    for (int k = 0; k < 4; ++k) {
+      const std::uint32_t a = x.q[2 * k], b = x.q[2 * k + 1];
+      const int qx =
+          dp4a(r.q[k][0], a, dp4a(r.q[k][1], b, dp4a(kMinus32, a, dp4a(kMinus32, b, 0))));
+      const auto sc = static_cast<float>(static_cast<std::int8_t>((r.scales >> (8 * k)) & 0xffu));
+      total += sc * (x.d[k] * static_cast<float>(qx));
+    }
+    return half_to_float(r.d) * total;
   }
   static KVSCOPE_HD float dot(const RawQ6K& r, const float* xv) {
     float total = 0.0f;

@@ -27,6 +27,20 @@ KVSCOPE_HD float dot_raw32(const Raw32& r, const float* xv) {
   }
 }
 
+// The 8-bit activations' version of dot_raw32 (quant_activations.h): d * (d_x * sum q q_x)
+// with the offset or min term from the block's float sum s_x, a quarter of it per part
+// (the 4 parts of a block add up to the whole term, and the warp adds the parts).
+template <int kOffset, bool kHasMin>
+KVSCOPE_HD float dot_q8_raw32(const Raw32& r, const XQ8Part& x) {
+  const auto qx = static_cast<float>(dp4a(r.lo, x.q[0], dp4a(r.hi, x.q[1], 0)));
+  if constexpr (kHasMin) {
+    return half_to_float(r.dm & 0xffffu) * (x.d[0] * qx) +
+           half_to_float(r.dm >> 16) * (0.25f * x.s[0]);
+  } else {
+    return half_to_float(r.dm) * (x.d[0] * qx - (0.25f * kOffset) * x.s[0]);
+  }
+}
+
 struct Legacy {
   using Raw = Raw32;
   static constexpr int kValues = 32;
@@ -45,6 +59,15 @@ struct Legacy {
   static KVSCOPE_HD Raw32 nibbles(std::uint32_t dm, std::uint32_t qs_word) {
     return {dm, qs_word & kLowNibbles, (qs_word >> 4) & kLowNibbles};
   }
+  // The 8-bit activations of load_x's values: codes at block offsets 4p and 16 + 4p.
+  // q: the row's codes, ds: its [blocks][2] (d, s); 16-byte aligned.
+  static KVSCOPE_HD void load_xq(const std::int8_t* q, const float* ds, int block, int part,
+                                 XQ8Part& x) {
+    const auto* qb = reinterpret_cast<const std::uint8_t*>(q) + block * 32;
+    x.q[0] = load_u32(qb + 4 * part);
+    x.q[1] = load_u32(qb + 16 + 4 * part);
+    load_f2(ds + 2 * block, x.d[0], x.s[0]);
+  }
 };
 
 // value = (q - 8) * d. [d: fp16][qs: 16]
@@ -60,6 +83,9 @@ struct Q4_0 : Legacy {
   static KVSCOPE_HD float dot(const Raw32& r, const float* xv) {
     return dot_raw32<8, false>(r, xv);
   }
+  static KVSCOPE_HD float dot_q8(const Raw32& r, const XQ8Part& x) {
+    return dot_q8_raw32<8, false>(r, x);
+  }
 };
 
 // value = q * d + m. [d: fp16][m: fp16][qs: 16]
@@ -73,6 +99,9 @@ struct Q4_1 : Legacy {
     return nibbles(load_u32(b), load_u32(b + 4 + 4 * part));
   }
   static KVSCOPE_HD float dot(const Raw32& r, const float* xv) { return dot_raw32<0, true>(r, xv); }
+  static KVSCOPE_HD float dot_q8(const Raw32& r, const XQ8Part& x) {
+    return dot_q8_raw32<0, true>(r, x);
+  }
 };
 
 // The 5-bit quant of value i: nibble | bit i of the little-endian qh word << 4.
@@ -104,6 +133,9 @@ struct Q5_0 : Legacy {
   static KVSCOPE_HD float dot(const Raw32& r, const float* xv) {
     return dot_raw32<16, false>(r, xv);
   }
+  static KVSCOPE_HD float dot_q8(const Raw32& r, const XQ8Part& x) {
+    return dot_q8_raw32<16, false>(r, x);
+  }
 };
 
 // value = q * d + m. [d: fp16][m: fp16][qh: 4][qs: 16]
@@ -117,6 +149,9 @@ struct Q5_1 : Legacy {
     return q5_part(load_u32(b), load_u32(b + 8 + 4 * part), load_u32(b + 4), part);
   }
   static KVSCOPE_HD float dot(const Raw32& r, const float* xv) { return dot_raw32<0, true>(r, xv); }
+  static KVSCOPE_HD float dot_q8(const Raw32& r, const XQ8Part& x) {
+    return dot_q8_raw32<0, true>(r, x);
+  }
 };
 
 // value = q * d, q int8. [d: fp16][qs: 32]
@@ -136,6 +171,19 @@ struct Q8_0 : Legacy {
   }
   static KVSCOPE_HD float dot(const Raw32& r, const float* xv) {
     return dot_raw32<128, false>(r, xv);
+  }
+  // codes at block offset 8p, as load_x
+  static KVSCOPE_HD void load_xq(const std::int8_t* q, const float* ds, int block, int part,
+                                 XQ8Part& x) {
+    const auto* qb = reinterpret_cast<const std::uint8_t*>(q) + block * 32 + 8 * part;
+    x.q[0] = load_u32(qb);
+    x.q[1] = load_u32(qb + 4);
+    load_f2(ds + 2 * block, x.d[0], x.s[0]);
+  }
+  // the stored bytes flipped back to the signed quants: no offset term
+  static KVSCOPE_HD float dot_q8(const Raw32& r, const XQ8Part& x) {
+    const int qx = dp4a(r.lo ^ 0x80808080u, x.q[0], dp4a(r.hi ^ 0x80808080u, x.q[1], 0));
+    return half_to_float(r.dm) * (x.d[0] * static_cast<float>(qx));
   }
 };
 

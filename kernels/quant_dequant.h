@@ -9,7 +9,9 @@
 //                      loads only: usable at any alignment);
 //   load_x(xb, part, xv)  the kXPart activations that part `part` of a block multiplies;
 //   load(block, part)  every weight byte the part needs, into registers (a Raw struct);
-//   dot(raw, xv)       that part's share of the block's dot product (register math only).
+//   dot(raw, xv)       that part's share of the block's dot product (register math only);
+//   load_xq / dot_q8   the same with 8-bit activations (quant_activations.h): integer dot
+//                      products of the weight quants and the activation codes.
 // The matvec kernel splits every block kParts ways over the lanes of a warp, so one warp
 // step covers 32 / kParts consecutive blocks of a row: contiguous bytes (lane_dots below).
 //
@@ -76,6 +78,41 @@ KVSCOPE_HD void lane_dots(const std::uint8_t* const* rows, const float* x, int n
     Codec::load_x(x + b * Codec::kValues, part, xv);
     KVSCOPE_UNROLL
     for (int r = 0; r < R; ++r) acc[r] += part_dot<Codec>(rows[r] + b * Codec::kBytes, part, xv);
+  }
+}
+
+// lane_dots with 8-bit activations (quant_activations.h): q [cols] codes and ds [cols/32][2]
+// of one activation row, 16-byte aligned; the same parts, steps and loads in flight.
+template <class Codec, int R>
+KVSCOPE_HD void lane_dots_q8(const std::uint8_t* const* rows, const std::int8_t* q, const float* ds,
+                             int n_blocks, int lane, float* acc) {
+  constexpr int kStep = kLanes / Codec::kParts;
+  constexpr int kU = Codec::kUnroll;
+  const int part = lane % Codec::kParts;
+  int b = lane / Codec::kParts;
+  for (; b + (kU - 1) * kStep < n_blocks; b += kU * kStep) {
+    typename Codec::Raw raw[kU][R];
+    XQ8Part xq[kU];
+    KVSCOPE_UNROLL
+    for (int u = 0; u < kU; ++u) {
+      const int bu = b + u * kStep;
+      Codec::load_xq(q, ds, bu, part, xq[u]);
+      KVSCOPE_UNROLL
+      for (int r = 0; r < R; ++r) raw[u][r] = Codec::load(rows[r] + bu * Codec::kBytes, part);
+    }
+    KVSCOPE_UNROLL
+    for (int u = 0; u < kU; ++u) {
+      KVSCOPE_UNROLL
+      for (int r = 0; r < R; ++r) acc[r] += Codec::dot_q8(raw[u][r], xq[u]);
+    }
+  }
+  for (; b < n_blocks; b += kStep) {  // the last < kUnroll steps
+    XQ8Part xq;
+    Codec::load_xq(q, ds, b, part, xq);
+    KVSCOPE_UNROLL
+    for (int r = 0; r < R; ++r) {
+      acc[r] += Codec::dot_q8(Codec::load(rows[r] + b * Codec::kBytes, part), xq);
+    }
   }
 }
 

@@ -42,6 +42,7 @@ EngineOptions cuda_options(bool f32_as_f16, std::int64_t block_size = 16,
   CudaBackendOptions c;
   c.f32_weights_as_f16 = f32_as_f16;
   c.gemm_min_tokens = gemm_min_tokens;
+  c.q8_activations = false;  // the f32 matvec kernels: exact comparisons with the CPU
   o.cuda_factory = cuda_backend_factory(c);
   return o;
 }
@@ -104,6 +105,15 @@ TEST_P(CudaRandomModelTest, PromptLogitsAgreeWithTheCpuDecoder) {
   // cuBLAS: the activations rounded to fp16 (relative 2^-11) before every projection
   test::expect_close(Engine(path, cuda_options(false, 16, 1)).evaluate(prompt), want, 5e-3f, 2e-2f,
                      "logits (cuBLAS), weights " + type);
+  // 8-bit activation codes (the default for quantized weights below gemm_min_tokens)
+  EngineOptions q8 = cuda_options(false, 16, 0);
+  CudaBackendOptions c;
+  c.f32_weights_as_f16 = false;
+  c.gemm_min_tokens = 0;
+  q8.cuda_factory = cuda_backend_factory(c);
+  test::expect_q8_logits_close(Engine(path, q8).evaluate(prompt), want,
+                               static_cast<std::size_t>(spec.vocab_size),
+                               "logits (8-bit activations), weights " + type);
 }
 
 INSTANTIATE_TEST_SUITE_P(WeightTypes, CudaRandomModelTest,
@@ -314,6 +324,31 @@ TEST(CudaGraphs, RandomModelMixedKvGroupsDecodeIsBitIdenticalWithAndWithoutGraph
   for (int i = 0; i < 40; ++i) long_prompt.push_back(1 + (i * 37) % 190);
   expect_graphs_change_no_bit(*model, c, {long_prompt, {3, 4, 5, 6, 7, 8, 9}, {9}},
                               {1100, 300, 20});
+}
+
+// 8-bit activations are on by default; the option or KVSCOPE_Q8_ACTIVATIONS=0 turns them off,
+// and name() says so.
+TEST(CudaBackend, NameSaysWhenActivationsStayF32) {
+  KVSCOPE_REQUIRE_CUDA();
+  KVSCOPE_REQUIRE_SHARED(path, "models/stories260K.gguf");
+  const std::unique_ptr<Model> model = load_model(path);
+  std::string why;
+  CudaBackendOptions off;
+  off.q8_activations = false;
+  const std::unique_ptr<Backend> a = make_cuda_backend(*model, off, &why);
+  ASSERT_TRUE(a) << why;
+  EXPECT_NE(a->name().find("f32 activations"), std::string::npos) << a->name();
+  const char* before = std::getenv("KVSCOPE_Q8_ACTIVATIONS");
+  const std::optional<std::string> saved =
+      before ? std::optional<std::string>(before) : std::nullopt;
+  setenv("KVSCOPE_Q8_ACTIVATIONS", "0", 1);
+  const std::unique_ptr<Backend> b = make_cuda_backend(*model, CudaBackendOptions{}, &why);
+  unsetenv("KVSCOPE_Q8_ACTIVATIONS");
+  const std::unique_ptr<Backend> c = make_cuda_backend(*model, CudaBackendOptions{}, &why);
+  if (saved) setenv("KVSCOPE_Q8_ACTIVATIONS", saved->c_str(), 1);
+  ASSERT_TRUE(b && c) << why;
+  EXPECT_NE(b->name().find("f32 activations"), std::string::npos) << b->name();
+  EXPECT_EQ(c->name().find("f32 activations"), std::string::npos) << c->name();
 }
 
 // KVSCOPE_CUDA_GRAPHS=0 turns graphs off whatever the option says, and name() says so.

@@ -1,7 +1,8 @@
 // The whole CUDA decoder against the CPU decoder on random-weight models with the layer
 // shapes of real models (TinyLlama-1.1B, Llama-3-8B from resources/presets: dim, heads, KV
 // heads, head_dim, FFN), two layers and a 512-token vocabulary so the files stay small:
-// prompt logits close and greedy continuations identical, for the weight types users run.
+// prompt logits close and greedy continuations identical, for the weight types users run
+// (with 8-bit activation codes: logits within their rounding, clear greedy picks the same).
 #include <string>
 #include <tuple>
 #include <vector>
@@ -21,7 +22,8 @@ namespace {
 
 using ShapeCase = std::tuple<const char*, TensorType>;
 
-EngineOptions options_for(const std::string& backend, std::int64_t gemm_min_tokens = 0) {
+EngineOptions options_for(const std::string& backend, std::int64_t gemm_min_tokens = 0,
+                          bool q8_activations = false) {
   EngineOptions o;
   o.backend = backend;
   o.n_threads = 0;
@@ -30,6 +32,7 @@ EngineOptions options_for(const std::string& backend, std::int64_t gemm_min_toke
   CudaBackendOptions c;
   c.f32_weights_as_f16 = false;
   c.gemm_min_tokens = gemm_min_tokens;
+  c.q8_activations = q8_activations;
   o.cuda_factory = cuda_backend_factory(c);
   return o;
 }
@@ -65,6 +68,9 @@ TEST_P(CudaRealShapesTest, LogitsCloseAndGreedyIdsIdenticalToTheCpuDecoder) {
   // the default: the 24-token prompt's projections through cuBLAS, fp16 activations
   Engine gemm(path, options_for("cuda", CudaBackendOptions{}.gemm_min_tokens));
   test::expect_close(gemm.evaluate(prompt), want, 5e-3f, 2e-2f, what + " logits (cuBLAS)");
+  // 8-bit activation codes for the quantized types (the default below gemm_min_tokens)
+  Engine q8(path, options_for("cuda", 0, true));
+  test::expect_q8_logits_close(q8.evaluate(prompt), want, 512, what + " (8-bit activations)");
 
   GenerationRequest r;
   r.prompt = prompt;

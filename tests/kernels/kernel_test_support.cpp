@@ -1,6 +1,8 @@
 #include "kernel_test_support.h"
 
+#include <algorithm>
 #include <cmath>
+#include <functional>
 #include <sstream>
 
 namespace kvscope::test {
@@ -57,6 +59,33 @@ void expect_close(const std::vector<float>& got, const std::vector<float>& ref, 
   }
   EXPECT_EQ(bad, 0u) << what << ": " << bad << " of " << got.size() << " values outside abs " << abs
                      << " + rel " << rel << first.str();
+}
+
+void expect_q8_logits_close(const std::vector<float>& got, const std::vector<float>& ref,
+                            std::size_t vocab, const std::string& what) {
+  ASSERT_EQ(got.size(), ref.size()) << what;
+  ASSERT_TRUE(vocab > 1 && ref.size() % vocab == 0) << what;
+  double diff = 0.0, size = 0.0;
+  for (std::size_t i = 0; i < ref.size(); ++i) {
+    diff += (static_cast<double>(got[i]) - ref[i]) * (static_cast<double>(got[i]) - ref[i]);
+    size += static_cast<double>(ref[i]) * ref[i];
+  }
+  const double rms_diff = std::sqrt(diff / static_cast<double>(ref.size()));
+  EXPECT_LT(rms_diff, 0.03 * std::sqrt(size / static_cast<double>(ref.size())))
+      << what << ": RMS difference of the 8-bit activation logits";
+  int checked = 0;
+  for (std::size_t r = 0; r < ref.size() / vocab; ++r) {
+    const auto row = ref.begin() + static_cast<std::ptrdiff_t>(r * vocab);
+    std::vector<float> sorted(row, row + static_cast<std::ptrdiff_t>(vocab));
+    std::partial_sort(sorted.begin(), sorted.begin() + 2, sorted.end(), std::greater<>());
+    if (sorted[0] - sorted[1] <= 6.0 * rms_diff) continue;  // too close to call
+    const auto grow = got.begin() + static_cast<std::ptrdiff_t>(r * vocab);
+    EXPECT_EQ(std::max_element(grow, grow + static_cast<std::ptrdiff_t>(vocab)) - grow,
+              std::max_element(row, row + static_cast<std::ptrdiff_t>(vocab)) - row)
+        << what << ": greedy token of row " << r;
+    ++checked;
+  }
+  EXPECT_GT(checked, 0) << what << ": no row had a clear greedy token to compare";
 }
 
 }  // namespace kvscope::test

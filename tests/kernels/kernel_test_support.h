@@ -82,4 +82,11 @@ std::vector<float> random_floats(std::size_t n, std::uint32_t seed, float scale 
 void expect_close(const std::vector<float>& got, const std::vector<float>& ref, float abs,
                   float rel, const std::string& what);
 
+// Logits of a decoder whose projections read 8-bit activation codes (CudaBackendOptions::
+// q8_activations) against exact ones, rows of `vocab`: the RMS difference within 3% of the
+// logits' RMS, and every row whose top two logits are more than 6 such differences apart
+// picking the same greedy token.
+void expect_q8_logits_close(const std::vector<float>& got, const std::vector<float>& ref,
+                            std::size_t vocab, const std::string& what);
+
 }  // namespace kvscope::test

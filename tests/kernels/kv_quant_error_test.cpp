@@ -102,6 +102,7 @@ TEST(CudaKvQuantError, TheBackendRecordsPerLayerErrorsCloseToTheCpuDecoders) {
     CudaBackendOptions c;
     c.f32_weights_as_f16 = false;
     c.gemm_min_tokens = 0;
+    c.q8_activations = false;
     o.cuda_factory = cuda_backend_factory(c);
     return o;
   };

@@ -9,6 +9,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <random>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -17,6 +18,7 @@
 
 #include "kernel_test_support.h"
 #include "model/tensor_type.h"
+#include "quant_activations.h"
 
 namespace kvscope {
 namespace {
@@ -177,6 +179,102 @@ TYPED_TEST(QuantDequantTest, TheLanePartsOfAWarpSumToTheCpuDotProduct) {
                     1e-6 * magnitude + 1e-6)
             << "the CPU reference itself";
       }
+    }
+  }
+}
+
+// --- 8-bit activations (lane_dots_q8) -------------------------------------------------
+
+// One activation row quantized as launch_quantize_q8 stores it: codes [cols] and ds
+// [cols / 32][2], 256-byte aligned as device buffers are.
+struct Q8Row {
+  AlignedArray<std::int8_t> q;
+  AlignedArray<float> ds;
+  explicit Q8Row(const std::vector<float>& x) : q(x.size()), ds(x.size() / 16) {
+    qd::quantize_q8_reference(x.data(), static_cast<std::int64_t>(x.size()), q.data(), ds.data());
+  }
+};
+
+// The warp's total of lane_dots_q8 for rows r0 and r0 + 1.
+template <class Codec, class Stored>
+void warp_dots_q8(const Stored& s, int r0, const Q8Row& x, float out[2]) {
+  const std::uint8_t* rows[2] = {s.row(r0), s.row(r0 + 1)};
+  out[0] = out[1] = 0.0f;
+  for (int lane = 0; lane < qd::kLanes; ++lane) {
+    float acc[2] = {0.0f, 0.0f};
+    qd::lane_dots_q8<Codec, 2>(rows, x.q.data(), x.ds.data(), s.cols / Codec::kValues, lane, acc);
+    out[0] += acc[0];
+    out[1] += acc[1];
+  }
+}
+
+// Sum over i of M_b |x_i|, M_b the largest |w| of weight i's 32-value block plus its offset
+// or min term: the size of the float rounding of a block's terms.
+double rounding_scale(const std::vector<float>& w, const std::vector<float>& x) {
+  double total = 0.0;
+  for (std::size_t b = 0; b < w.size(); b += 32) {
+    float m = 0.0f;
+    for (std::size_t i = b; i < b + 32; ++i) m = std::max(m, std::fabs(w[i]));
+    for (std::size_t i = b; i < b + 32; ++i) total += 2.0 * m * std::fabs(x[i]);
+  }
+  return total;
+}
+
+// Activations the 8-bit codes hold exactly (each block k_i * 2^e with some |k_i| = 127): the
+// lanes must then give the float dot product, so every weight quant met its own activation.
+TYPED_TEST(QuantDequantTest, EightBitActivationsThatAreExactGiveTheFloatDotProduct) {
+  using C = typename TestFixture::Codec;
+  for (const int n_blocks : {1, 3, 43}) {
+    const int rows = 6, cols = n_blocks * C::kValues;
+    const auto s = TestFixture::quantize(test_rows(rows, cols, 17u + n_blocks), rows, cols);
+    std::mt19937 rng(5u + static_cast<std::uint32_t>(n_blocks));
+    std::uniform_int_distribution<int> code(-127, 127);
+    std::vector<float> x(static_cast<std::size_t>(cols));
+    for (int b = 0; b < cols / 32; ++b) {
+      const float step = std::ldexp(1.0f, b % 6 - 3);
+      for (int i = 0; i < 32; ++i) x[32 * b + i] = static_cast<float>(code(rng)) * step;
+      x[32 * b + b % 32] = (b % 2 ? -127.0f : 127.0f) * step;
+    }
+    const Q8Row xq(x);
+    for (int i = 0; i < cols; ++i) ASSERT_EQ(xq.q.data()[i] * xq.ds.data()[2 * (i / 32)], x[i]);
+    std::vector<float> w(cols);
+    for (int r0 = 0; r0 < rows; r0 += 2) {
+      float got[2];
+      warp_dots_q8<C>(s, r0, xq, got);
+      for (int i = 0; i < 2; ++i) {
+        dequantize_row(TestFixture::kType, s.row(r0 + i), w.data(), cols);
+        double want = 0.0;
+        for (int c = 0; c < cols; ++c) want += static_cast<double>(w[c]) * x[c];
+        EXPECT_NEAR(got[i], want, 1e-5 * rounding_scale(w, x) + 1e-6)
+            << C::kName << " row " << r0 + i << ", " << n_blocks << " blocks";
+      }
+    }
+  }
+}
+
+// Any activations: the lanes' result differs from the float dot product by no more than the
+// codes' rounding, |w_i| d_b / 2 per value.
+TYPED_TEST(QuantDequantTest, EightBitActivationsStayWithinTheirRoundingOfTheFloatDotProduct) {
+  using C = typename TestFixture::Codec;
+  const int rows = 6, cols = 5 * C::kValues;
+  const auto s = TestFixture::quantize(test_rows(rows, cols, 77), rows, cols);
+  auto x = test::random_floats(static_cast<std::size_t>(cols), 78);
+  for (int c = 0; c < cols; c += 97) x[c] *= 30.0f;  // outliers widen their block's step
+  const Q8Row xq(x);
+  std::vector<float> w(cols);
+  for (int r0 = 0; r0 < rows; r0 += 2) {
+    float got[2];
+    warp_dots_q8<C>(s, r0, xq, got);
+    for (int i = 0; i < 2; ++i) {
+      dequantize_row(TestFixture::kType, s.row(r0 + i), w.data(), cols);
+      double want = 0.0, bound = 0.0;
+      for (int c = 0; c < cols; ++c) {
+        want += static_cast<double>(w[c]) * x[c];
+        bound += std::fabs(static_cast<double>(w[c])) * xq.ds.data()[2 * (c / 32)] / 2.0;
+      }
+      EXPECT_NEAR(got[i], want, bound * 1.001 + 1e-5 * rounding_scale(w, x) + 1e-6)
+          << C::kName << " row " << r0 + i;
+      EXPECT_GT(bound, 0.0);
     }
   }
 }
