@@ -22,6 +22,13 @@
 //
 // Shared memory: static pbuf [warps][KPW][N + 4] and rbuf [warps][G]; dynamic
 // fast_attention_smem_bytes(G, head_dim) for the merge.
+//
+// Instruction budget (PTX of the main loop, sm_90, G = 4, head_dim 128): about 85 warp
+// instructions a key for fp16 K/V (512 bytes) and 100 for int8 (272 bytes), of which 32 are
+// the q.k and p.v multiply-adds. A GPU with B bytes per SM clock and 4 issue slots stays
+// memory-bound while instructions/key < 4 x bytes/key / B: an RTX 4090 (B about 3) is so for
+// both, so int8 runs about 1.9x fp16; an H200 (B about 18) only for fp16, so int8 gains about
+// 1.1x there. Beyond that the multiply-adds have to move to tensor cores (mma).
 #pragma once
 
 #include <cstddef>
