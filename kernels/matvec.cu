@@ -8,6 +8,11 @@
 //              so one load of x serves every row of the warp.
 // Prompt chunks run the same kernels with one grid row per token (W re-read from L2 per
 // token); long prompts go through cuBLAS on an fp16 scratch instead (gemm.h).
+// launch_matvec_q8 runs the quantized kernel on activations given as 8-bit codes
+// (quant_activations.h): the weight quants meet the codes in integer dot products (dp4a),
+// four weights an instruction, instead of a dequantize, a conversion and a float
+// multiply-add per weight, which would bound decode below the bandwidth of GPUs with many
+// bytes per SM clock.
 #include <string>
 
 #include "cuda_check.h"
@@ -95,12 +100,13 @@ __global__ void __launch_bounds__(kWarpsPerBlock* kWarp, 2)
 
 // grid: (rows / (kQuantWarps * kRowsPerWarp), n_tokens). One warp per kRowsPerWarp rows and a
 // token. The launch bounds (up to 128 registers) let ptxas keep kUnroll steps of loads in
-// flight (lane_dots) instead of trading them for occupancy that decode never has. A warp past the
-// last row recomputes the last row for its missing ones and does not store them, so every lane runs
-// the same loop (the shuffles need the whole warp).
-template <class Codec>
+// flight (lane_dots_with) instead of trading them for occupancy that decode never has. A warp
+// past the last row recomputes the last row for its missing ones and does not store them, so
+// every lane runs the same loop (the shuffles need the whole warp). Acts: the float
+// activations or their 8-bit codes (quant_dequant.h).
+template <class Codec, class Acts>
 __global__ void __launch_bounds__(kQuantWarps* kWarp, 4)
-    matvec_quant_kernel(DeviceWeight w, const float* x, float* y, bool accumulate) {
+    matvec_quant_kernel(DeviceWeight w, Acts acts, float* y, bool accumulate) {
   const int lane = threadIdx.x % kWarp;
   const std::int64_t r0 =
       (static_cast<std::int64_t>(blockIdx.x) * kQuantWarps + threadIdx.x / kWarp) * kRowsPerWarp;
@@ -113,8 +119,8 @@ __global__ void __launch_bounds__(kQuantWarps* kWarp, 4)
     rows[i] = base + (r0 + i < w.rows ? r0 + i : w.rows - 1) * w.row_bytes;
   }
   float acc[kRowsPerWarp] = {};
-  qd::lane_dots<Codec, kRowsPerWarp>(rows, x + static_cast<std::int64_t>(t) * w.cols,
-                                     static_cast<int>(w.cols / Codec::kValues), lane, acc);
+  qd::lane_dots_with<Codec, kRowsPerWarp>(rows, acts.token(t, w.cols),
+                                          static_cast<int>(w.cols / Codec::kValues), lane, acc);
 #pragma unroll
   for (int i = 0; i < kRowsPerWarp; ++i) {
     const float s = warp_sum(acc[i]);
@@ -128,14 +134,23 @@ bool aligned16(const void* p) {
   return reinterpret_cast<std::uintptr_t>(p) % 16 == 0;
 }
 
+void check_columns(const DeviceWeight& w, const char* launcher) {
+  check_device_weight(w, launcher);
+  if (w.cols > (std::int64_t{1} << 30)) {
+    throw_usage_error(std::string(launcher) + ": " + std::to_string(w.cols) +
+                      " columns is too many");
+  }
+}
+
+dim3 quant_grid(const DeviceWeight& w, int n_tokens) {
+  return {blocks_for(w.rows, kQuantWarps * kRowsPerWarp), static_cast<unsigned>(n_tokens)};
+}
+
 }  // namespace
 
 void launch_matvec(const DeviceWeight& w, const float* x, int n_tokens, float* y,
                    cudaStream_t stream, bool accumulate) {
-  check_device_weight(w, "launch_matvec");
-  if (w.cols > (std::int64_t{1} << 30)) {
-    throw_usage_error("launch_matvec: " + std::to_string(w.cols) + " columns is too many");
-  }
+  check_columns(w, "launch_matvec");
   const bool quantized = w.type != DeviceWeightType::F32 && w.type != DeviceWeightType::F16;
   if (quantized && !aligned16(x)) {
     throw_usage_error(std::string("launch_matvec: x of a ") + device_weight_type_name(w.type) +
@@ -144,8 +159,8 @@ void launch_matvec(const DeviceWeight& w, const float* x, int n_tokens, float* y
   if (n_tokens <= 0 || w.rows <= 0) return;
   const unsigned tokens = static_cast<unsigned>(n_tokens);
   const bool launched = with_quant_codec(w.type, [&]<class Codec>() {
-    const dim3 grid(blocks_for(w.rows, kQuantWarps * kRowsPerWarp), tokens);
-    matvec_quant_kernel<Codec><<<grid, kQuantWarps * kWarp, 0, stream>>>(w, x, y, accumulate);
+    matvec_quant_kernel<Codec><<<quant_grid(w, n_tokens), kQuantWarps * kWarp, 0, stream>>>(
+        w, qd::FloatActivations<Codec>{x}, y, accumulate);
   });
   if (!launched) {
     const dim3 grid(blocks_for(w.rows, kWarpsPerBlock), tokens);
@@ -157,6 +172,25 @@ void launch_matvec(const DeviceWeight& w, const float* x, int n_tokens, float* y
       matvec_float_kernel<DeviceWeightType::F16><<<grid, kWarpsPerBlock * kWarp, 0, stream>>>(
           w, x, y, aligned && w.cols % 8 == 0, accumulate);
     }
+  }
+  KVSCOPE_CUDA_CHECK_LAUNCH();
+}
+
+void launch_matvec_q8(const DeviceWeight& w, const std::int8_t* q, const float* ds, int n_tokens,
+                      float* y, cudaStream_t stream, bool accumulate) {
+  check_columns(w, "launch_matvec_q8");
+  if (reinterpret_cast<std::uintptr_t>(q) % 16 != 0 ||
+      reinterpret_cast<std::uintptr_t>(ds) % 16 != 0) {
+    throw_usage_error("launch_matvec_q8: the activation codes and scales must be 16-byte aligned");
+  }
+  if (n_tokens <= 0 || w.rows <= 0) return;
+  const bool launched = with_quant_codec(w.type, [&]<class Codec>() {
+    matvec_quant_kernel<Codec><<<quant_grid(w, n_tokens), kQuantWarps * kWarp, 0, stream>>>(
+        w, qd::Q8Activations<Codec>{q, ds}, y, accumulate);
+  });
+  if (!launched) {
+    throw_usage_error(std::string("launch_matvec_q8: ") + device_weight_type_name(w.type) +
+                      " weights have no 8-bit activation kernel (a float type)");
   }
   KVSCOPE_CUDA_CHECK_LAUNCH();
 }

@@ -1,4 +1,4 @@
-// Activations quantized to 8 bits, for the integer-dot matvec path (matvec_q8.cu): what
+// Activations quantized to 8 bits, for the integer-dot matvec path (launch_matvec_q8): what
 // llama.cpp's CUDA backend does for quantized weights (its q8_1 activations), so that a
 // decode step spends a few integer dot-product instructions per 4 weights instead of a
 // dequantize, a conversion and a float multiply-add per weight. Without it the quantized

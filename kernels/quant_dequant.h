@@ -38,82 +38,93 @@ KVSCOPE_HD float row_value(const std::uint8_t* row, std::int64_t c) {
                       static_cast<int>(c % Codec::kValues));
 }
 
-// Part `part` of a block's dot product with its activations xv (load_x).
+// The activations a lane multiplies a block part with: floats (load_x / dot) ...
 template <class Codec>
-KVSCOPE_HD float part_dot(const std::uint8_t* block, int part, const float* xv) {
-  return Codec::dot(Codec::load(block, part), xv);
-}
+struct FloatActivations {
+  const float* x;  // [cols], 16-byte aligned
+  struct Part {
+    float v[Codec::kXPart];
+  };
+  KVSCOPE_HD void load(int block, int part, Part& p) const {
+    Codec::load_x(x + block * Codec::kValues, part, p.v);
+  }
+  // token t's row of a [n_tokens][cols] batch
+  KVSCOPE_HD FloatActivations token(std::int64_t t, std::int64_t cols) const {
+    return {x + t * cols};
+  }
+  static KVSCOPE_HD float dot(const typename Codec::Raw& raw, const Part& p) {
+    return Codec::dot(raw, p.v);
+  }
+};
+
+// ... or 8-bit codes (quant_activations.h: load_xq / dot_q8).
+template <class Codec>
+struct Q8Activations {
+  const std::int8_t* q;  // [cols], 16-byte aligned
+  const float* ds;       // [cols / 32][2], 16-byte aligned
+  using Part = XQ8Part;
+  KVSCOPE_HD void load(int block, int part, Part& p) const {
+    Codec::load_xq(q, ds, block, part, p);
+  }
+  KVSCOPE_HD Q8Activations token(std::int64_t t, std::int64_t cols) const {
+    return {q + t * cols, ds + t * (cols / 16)};
+  }
+  static KVSCOPE_HD float dot(const typename Codec::Raw& raw, const Part& p) {
+    return Codec::dot_q8(raw, p);
+  }
+};
 
 // acc[r] += lane `lane`'s share of rows[r] . x for R rows of n_blocks blocks: the matvec
-// kernel's whole per-lane work (the warp then sums acc over its lanes). Lane l takes part
+// kernels' whole per-lane work (the warp then sums acc over its lanes). Lane l takes part
 // l % kParts of blocks l / kParts + k * kStep, so each warp step reads kStep consecutive
-// blocks of every row, contiguous bytes; x is loaded once per step for all R rows. Every
-// load of kUnroll steps is issued before their math, so that many steps are in flight.
-// rows[r]: 16-byte aligned row starts (cudaMalloc base + r * row_bytes); x: 16-byte aligned.
+// blocks of every row, contiguous bytes; the activations are loaded once per step for all R
+// rows. Every load of kUnroll steps is issued before their math, so that many steps are in
+// flight. rows[r]: 16-byte aligned row starts (cudaMalloc base + r * row_bytes).
+template <class Codec, int R, class Acts>
+KVSCOPE_HD void lane_dots_with(const std::uint8_t* const* rows, const Acts& acts, int n_blocks,
+                               int lane, float* acc) {
+  constexpr int kStep = kLanes / Codec::kParts;
+  constexpr int kU = Codec::kUnroll;
+  const int part = lane % Codec::kParts;
+  int b = lane / Codec::kParts;
+  for (; b + (kU - 1) * kStep < n_blocks; b += kU * kStep) {
+    typename Codec::Raw raw[kU][R];
+    typename Acts::Part xp[kU];
+    KVSCOPE_UNROLL
+    for (int u = 0; u < kU; ++u) {
+      const int bu = b + u * kStep;
+      acts.load(bu, part, xp[u]);
+      KVSCOPE_UNROLL
+      for (int r = 0; r < R; ++r) raw[u][r] = Codec::load(rows[r] + bu * Codec::kBytes, part);
+    }
+    KVSCOPE_UNROLL
+    for (int u = 0; u < kU; ++u) {
+      KVSCOPE_UNROLL
+      for (int r = 0; r < R; ++r) acc[r] += Acts::dot(raw[u][r], xp[u]);
+    }
+  }
+  for (; b < n_blocks; b += kStep) {  // the last < kUnroll steps
+    typename Acts::Part xp;
+    acts.load(b, part, xp);
+    KVSCOPE_UNROLL
+    for (int r = 0; r < R; ++r) {
+      acc[r] += Acts::dot(Codec::load(rows[r] + b * Codec::kBytes, part), xp);
+    }
+  }
+}
+
+// Float activations x [cols] (16-byte aligned).
 template <class Codec, int R>
 KVSCOPE_HD void lane_dots(const std::uint8_t* const* rows, const float* x, int n_blocks, int lane,
                           float* acc) {
-  constexpr int kStep = kLanes / Codec::kParts;
-  constexpr int kU = Codec::kUnroll;
-  const int part = lane % Codec::kParts;
-  int b = lane / Codec::kParts;
-  for (; b + (kU - 1) * kStep < n_blocks; b += kU * kStep) {
-    typename Codec::Raw raw[kU][R];
-    float xv[kU][Codec::kXPart];
-    KVSCOPE_UNROLL
-    for (int u = 0; u < kU; ++u) {
-      const int bu = b + u * kStep;
-      Codec::load_x(x + bu * Codec::kValues, part, xv[u]);
-      KVSCOPE_UNROLL
-      for (int r = 0; r < R; ++r) raw[u][r] = Codec::load(rows[r] + bu * Codec::kBytes, part);
-    }
-    KVSCOPE_UNROLL
-    for (int u = 0; u < kU; ++u) {
-      KVSCOPE_UNROLL
-      for (int r = 0; r < R; ++r) acc[r] += Codec::dot(raw[u][r], xv[u]);
-    }
-  }
-  for (; b < n_blocks; b += kStep) {  // the last < kUnroll steps
-    float xv[Codec::kXPart];
-    Codec::load_x(x + b * Codec::kValues, part, xv);
-    KVSCOPE_UNROLL
-    for (int r = 0; r < R; ++r) acc[r] += part_dot<Codec>(rows[r] + b * Codec::kBytes, part, xv);
-  }
+  lane_dots_with<Codec, R>(rows, FloatActivations<Codec>{x}, n_blocks, lane, acc);
 }
 
-// lane_dots with 8-bit activations (quant_activations.h): q [cols] codes and ds [cols/32][2]
-// of one activation row, 16-byte aligned; the same parts, steps and loads in flight.
+// 8-bit activations: q [cols] codes and ds [cols/32][2] of one activation row.
 template <class Codec, int R>
 KVSCOPE_HD void lane_dots_q8(const std::uint8_t* const* rows, const std::int8_t* q, const float* ds,
                              int n_blocks, int lane, float* acc) {
-  constexpr int kStep = kLanes / Codec::kParts;
-  constexpr int kU = Codec::kUnroll;
-  const int part = lane % Codec::kParts;
-  int b = lane / Codec::kParts;
-  for (; b + (kU - 1) * kStep < n_blocks; b += kU * kStep) {
-    typename Codec::Raw raw[kU][R];
-    XQ8Part xq[kU];
-    KVSCOPE_UNROLL
-    for (int u = 0; u < kU; ++u) {
-      const int bu = b + u * kStep;
-      Codec::load_xq(q, ds, bu, part, xq[u]);
-      KVSCOPE_UNROLL
-      for (int r = 0; r < R; ++r) raw[u][r] = Codec::load(rows[r] + bu * Codec::kBytes, part);
-    }
-    KVSCOPE_UNROLL
-    for (int u = 0; u < kU; ++u) {
-      KVSCOPE_UNROLL
-      for (int r = 0; r < R; ++r) acc[r] += Codec::dot_q8(raw[u][r], xq[u]);
-    }
-  }
-  for (; b < n_blocks; b += kStep) {  // the last < kUnroll steps
-    XQ8Part xq;
-    Codec::load_xq(q, ds, b, part, xq);
-    KVSCOPE_UNROLL
-    for (int r = 0; r < R; ++r) {
-      acc[r] += Codec::dot_q8(Codec::load(rows[r] + b * Codec::kBytes, part), xq);
-    }
-  }
+  lane_dots_with<Codec, R>(rows, Q8Activations<Codec>{q, ds}, n_blocks, lane, acc);
 }
 
 }  // namespace kvscope::cuda::qd

@@ -1,5 +1,5 @@
-// The 8-bit-activation matvec kernels (matvec_q8.cu) against the same per-lane code run on
-// the host (quant_dequant.h lane_dots_q8, itself checked against the CPU's dot products in
+// The 8-bit-activation matvec kernels (matvec.cu launch_matvec_q8) against the same per-lane code
+// run on the host (quant_dequant.h lane_dots_q8, itself checked against the CPU's dot products in
 // quant_dequant_test), for every quantized weight type, on odd row counts, partly used warp
 // steps and batches of tokens. The launch checks run without a device.
 #include <cmath>
