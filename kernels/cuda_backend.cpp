@@ -41,6 +41,21 @@ bool q8_activations_on(const CudaBackendOptions& o) {
   return o.q8_activations && v != "0" && v != "off" && v != "false";
 }
 
+bool is_quantized(const DeviceWeight& w) {
+  return w.data && w.type != DeviceWeightType::F32 && w.type != DeviceWeightType::F16;
+}
+
+// Whether any projection reads quantized weights (else 8-bit codes would serve none).
+bool has_quantized_projection(const DeviceModelWeights& weights) {
+  if (is_quantized(weights.output)) return true;
+  for (const DeviceLayerWeights& l : weights.layers) {
+    for (const DeviceWeight* w : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down}) {
+      if (is_quantized(*w)) return true;
+    }
+  }
+  return false;
+}
+
 // Everything a layer's kernels receive of its KV layout, for a graph key.
 void add_layout(StepGraphKey& key, const KvLayerLayout& L) {
   key.add(static_cast<std::int64_t>(L.k_dtype)).add(static_cast<std::int64_t>(L.v_dtype));
@@ -70,7 +85,8 @@ CudaBackend::State::State(const Model& m, const CudaBackendOptions& o, CudaDevic
       weights(m, alloc, o.f32_weights_as_f16) {
   graph.emplace(stream, graphs_off_reason(o));
   max_cols = std::max({spec.dim, spec.q_dim(), spec.ffn_dim});
-  q8_activations = q8_activations_on(o);
+  q8_requested = q8_activations_on(o);
+  q8_activations = q8_requested && has_quantized_projection(weights);
   if (o.gemm_min_tokens > 0) {
     gemm.emplace(alloc, stream);
     gemm_min_tokens = o.gemm_min_tokens;
@@ -151,7 +167,7 @@ void CudaBackend::State::ensure_workspace(std::int64_t n_tokens, std::int64_t n_
   if (q8_activations && q8_rows > 0) {
     const auto values = static_cast<std::size_t>(q8_rows * max_cols);
     xq.reserve(alloc, values, kWorkspace, "8-bit activation codes");
-    xq_ds.reserve(alloc, values / 16 * sizeof(float), kWorkspace, "8-bit activation scales");
+    xq_scales.reserve(alloc, values / 32 * sizeof(float), kWorkspace, "8-bit activation scales");
   }
   if (uses_gemm(n_tokens)) gemm->reserve(n_tokens, max_cols, gemm_slab_bytes);
 }
@@ -197,7 +213,7 @@ StepGraphKey CudaBackend::State::step_key(const StepPlan& plan, const KvCacheMan
     key.add(kv_pools[g].get());
   }
   for (const DeviceBuffer* b : {&x, &xb, &qkv, &att, &gate_up, &last, &logits, &partial, &ints,
-                                &rope_cos, &rope_sin, &error_sums, &xq, &xq_ds}) {
+                                &rope_cos, &rope_sin, &error_sums, &xq, &xq_scales}) {
     key.add(b->get());
   }
   if (uses_gemm(plan.n_tokens)) key.add(gemm->activations_scratch()).add(gemm->weight_scratch());
@@ -220,7 +236,7 @@ CudaBackend::~CudaBackend() = default;
 std::string CudaBackend::name() const {
   const StepGraph& g = *s_->graph;
   std::string notes;
-  if (!s_->q8_activations) notes += ", f32 activations";
+  if (!s_->q8_requested) notes += ", f32 activations";
   if (!g.enabled()) notes += fmt::format(", CUDA graphs off: {}", g.off_reason());
   return fmt::format("CUDA ({}{})", s_->info.name, notes);
 }

@@ -31,13 +31,13 @@ void CudaBackend::State::project(const float* in, int n_tokens,
   for (const Projection& p : outs) q8 |= uses_q8(*p.w, n_tokens);
   if (q8) {  // every projection here reads the same input: its codes serve them all
     launch_quantize_q8(in, n_tokens * outs.begin()->w->cols, xq.as<std::int8_t>(),
-                       xq_ds.as<float>(), stream);
+                       xq_scales.as<float>(), stream);
   }
   for (const Projection& p : outs) {
     if (uses_gemm(n_tokens)) {
       gemm->run(*p.w, in, n_tokens, p.y, p.accumulate);
     } else if (uses_q8(*p.w, n_tokens)) {
-      launch_matvec_q8(*p.w, xq.as<std::int8_t>(), xq_ds.as<float>(), n_tokens, p.y, stream,
+      launch_matvec_q8(*p.w, xq.as<std::int8_t>(), xq_scales.as<float>(), n_tokens, p.y, stream,
                        p.accumulate);
     } else {
       launch_matvec(*p.w, in, n_tokens, p.y, stream, p.accumulate);

@@ -52,10 +52,11 @@ struct CudaBackend::State {
   // exactly what the stacked wqkv / w_gate_up projections write in one launch.
   cuda::DeviceBuffer x, xb, qkv, att, gate_up, last, logits, partial, ints;
   cuda::DeviceBuffer picks;  // [n_rows] a greedy step's argmax ids (outside the graph)
-  // A projection input as 8-bit codes [T][max_cols] and their (scale, sum) pairs
-  // [T][max_cols / 32][2], for steps below gemm_min_tokens (quant_activations.h).
-  cuda::DeviceBuffer xq, xq_ds;
-  bool q8_activations = false;
+  // A projection input as 8-bit codes [T][max_cols] and their scales [T][max_cols / 32],
+  // for steps below gemm_min_tokens (quant_activations.h).
+  cuda::DeviceBuffer xq, xq_scales;
+  bool q8_requested = false;    // the option, unless KVSCOPE_Q8_ACTIVATIONS=0
+  bool q8_activations = false;  // requested, and some projection has quantized weights
   // [n_layers] the step's KV quantization-error sums, zeroed at its start
   cuda::DeviceBuffer error_sums;
   std::vector<cuda::KvErrorSums> error_host;  // [n_layers] their copy after the step

@@ -122,14 +122,14 @@ void launch_matvec(const DeviceWeight& w, const float* x, int n_tokens, float* y
                    cudaStream_t stream, bool accumulate = false);
 
 // 8-bit activations (quant_activations.h): x [n_values] (a multiple of 32) to codes
-// q [n_values] and ds [n_values / 32][2] (scale, float sum) per block of 32.
-void launch_quantize_q8(const float* x, std::int64_t n_values, std::int8_t* q, float* ds,
+// q [n_values] and their scales d [n_values / 32], one per block of 32.
+void launch_quantize_q8(const float* x, std::int64_t n_values, std::int8_t* q, float* d,
                         cudaStream_t stream);
 
 // launch_matvec for a quantized W with x given as 8-bit codes (launch_quantize_q8 of
 // [n_tokens][W.cols]): integer dot products, within the codes' rounding of launch_matvec.
-// q and ds 16-byte aligned; UsageError for F32 / F16 weights.
-void launch_matvec_q8(const DeviceWeight& w, const std::int8_t* q, const float* ds, int n_tokens,
+// q and d 16-byte aligned; UsageError for F32 / F16 weights.
+void launch_matvec_q8(const DeviceWeight& w, const std::int8_t* q, const float* d, int n_tokens,
                       float* y, cudaStream_t stream, bool accumulate = false);
 
 // out[r - row0][c] = fp16(dequantized W[r][c]) for r in [row0, row0 + n_rows): the scratch a

@@ -176,17 +176,17 @@ void launch_matvec(const DeviceWeight& w, const float* x, int n_tokens, float* y
   KVSCOPE_CUDA_CHECK_LAUNCH();
 }
 
-void launch_matvec_q8(const DeviceWeight& w, const std::int8_t* q, const float* ds, int n_tokens,
+void launch_matvec_q8(const DeviceWeight& w, const std::int8_t* q, const float* d, int n_tokens,
                       float* y, cudaStream_t stream, bool accumulate) {
   check_columns(w, "launch_matvec_q8");
   if (reinterpret_cast<std::uintptr_t>(q) % 16 != 0 ||
-      reinterpret_cast<std::uintptr_t>(ds) % 16 != 0) {
+      reinterpret_cast<std::uintptr_t>(d) % 16 != 0) {
     throw_usage_error("launch_matvec_q8: the activation codes and scales must be 16-byte aligned");
   }
   if (n_tokens <= 0 || w.rows <= 0) return;
   const bool launched = with_quant_codec(w.type, [&]<class Codec>() {
     matvec_quant_kernel<Codec><<<quant_grid(w, n_tokens), kQuantWarps * kWarp, 0, stream>>>(
-        w, qd::Q8Activations<Codec>{q, ds}, y, accumulate);
+        w, qd::Q8Activations<Codec>{q, d}, y, accumulate);
   });
   if (!launched) {
     throw_usage_error(std::string("launch_matvec_q8: ") + device_weight_type_name(w.type) +

@@ -6,16 +6,16 @@
 // bandwidth of GPUs with many bytes per SM clock (an H200, an RTX 3060).
 //
 // Layout, per activation row of `cols` values (cols % 32 == 0):
-//   q  [cols]          int8 codes, q_i = round(x_i / d) (round half to even)
-//   ds [cols / 32][2]  per block of 32: d = max |x_i| / 127, and s = sum x_i (the floats,
-//                      not the codes: the offset and min terms of the weight formats use it
-//                      exactly, so only the q * x term carries the 8-bit rounding)
+//   q [cols]       int8 codes, q_i = round(x_i / d) (round half to even)
+//   d [cols / 32]  per block of 32: the scale max |x_i| / 127
+// The weight formats' offsets and minimums are applied in integers too (a dp4a of the codes
+// with constant bytes), so a projection computes sum w_i x^_i with x^_i = d q_i exactly as
+// far as the integers go: its error is sum w_i (x^_i - x_i), at most sum |w_i| d / 2.
 // A block with a NaN gets d = NaN and one with an infinity d = inf, so the product of every
 // weight row with it is NaN, as the float path gives, and the sampler reports it.
 //
 // Plain C++ that nvcc and g++ both compile: the kernel quantizes a block with a warp, the
-// host reference below with the same operations (the sum in the warp's butterfly order), so
-// the device result is checked bit for bit.
+// host reference below with the same operations, so the device result is checked bit for bit.
 #pragma once
 
 #include <cmath>
@@ -53,22 +53,14 @@ KVSCOPE_HD std::int8_t q8_code(float x, float d) {
   return static_cast<std::int8_t>(r > 127.0f ? 127.0f : (r < -127.0f ? -127.0f : r));
 }
 
-// The host reference of launch_quantize_q8 for one row: x [cols] -> q [cols], ds [cols/32][2].
-inline void quantize_q8_reference(const float* x, std::int64_t cols, std::int8_t* q, float* ds) {
-  for (std::int64_t b = 0; b < cols / kQ8Block; ++b) {
+// The host reference of launch_quantize_q8: x [n] -> q [n], d [n / 32].
+inline void quantize_q8_reference(const float* x, std::int64_t n, std::int8_t* q, float* d) {
+  for (std::int64_t b = 0; b < n / kQ8Block; ++b) {
     const float* xb = x + b * kQ8Block;
-    float amax = 0.0f, v[kQ8Block];
-    for (int i = 0; i < kQ8Block; ++i) amax = q8_amax(amax, xb[i]), v[i] = xb[i];
-    // the warp's butterfly: lane i adds lane i ^ o for o = 16, 8, 4, 2, 1
-    for (int o = kQ8Block / 2; o > 0; o /= 2) {
-      float next[kQ8Block];
-      for (int i = 0; i < kQ8Block; ++i) next[i] = v[i] + v[i ^ o];
-      for (int i = 0; i < kQ8Block; ++i) v[i] = next[i];
-    }
-    const float d = q8_scale(amax);
-    for (int i = 0; i < kQ8Block; ++i) q[b * kQ8Block + i] = q8_code(xb[i], d);
-    ds[2 * b] = d;
-    ds[2 * b + 1] = v[0];
+    float amax = 0.0f;
+    for (int i = 0; i < kQ8Block; ++i) amax = q8_amax(amax, xb[i]);
+    d[b] = q8_scale(amax);
+    for (int i = 0; i < kQ8Block; ++i) q[b * kQ8Block + i] = q8_code(xb[i], d[b]);
   }
 }
 

@@ -188,25 +188,27 @@ KVSCOPE_HD int dp4a(std::uint32_t a, std::uint32_t b, int c) {
 #endif
 }
 
-// Two floats at an 8-byte aligned address.
-KVSCOPE_HD void load_f2(const float* p, float& a, float& b) {
+// Sum of the 4 signed bytes of `codes`, plus c: a dp4a with bytes of 1.
+KVSCOPE_HD int sum4(std::uint32_t codes, int c) {
+  return dp4a(0x01010101u, codes, c);
+}
+
+// A float at a 4-byte aligned address.
+KVSCOPE_HD float load_f(const float* p) {
 #if defined(__CUDA_ARCH__)
-  const float2 v = __ldg(reinterpret_cast<const float2*>(p));
-  a = v.x;
-  b = v.y;
+  return __ldg(p);
 #else
-  check_aligned(p, 8, "float2 load");
-  a = p[0];
-  b = p[1];
+  check_aligned(p, 4, "float load");
+  return *p;
 #endif
 }
 
 // The 8-bit activations one part of a weight block multiplies, in registers: their int8
 // codes four to a word, in the order of the part's weight quants (the codec's load_xq), and
-// the scale d and float sum s of each 32-value activation block they lie in.
+// the scale d of each 32-value activation block they lie in.
 struct XQ8Part {
   std::uint32_t q[8];
-  float d[4], s[4];
+  float d[4];
 };
 
 }  // namespace kvscope::cuda::qd

@@ -71,25 +71,28 @@ struct K4 {
   }
   // The 8-bit activations of load_x's values: sub-blocks 2c and 2c + 1 are the activation
   // blocks 8 sb + 2c and + 1 of super-block sb.
-  static KVSCOPE_HD void load_xq(const std::int8_t* q, const float* ds, int sb, int part,
+  static KVSCOPE_HD void load_xq(const std::int8_t* q, const float* d, int sb, int part,
                                  XQ8Part& x) {
     const int c = part >> 1;
     const auto* q0 = reinterpret_cast<const std::uint8_t*>(q) + 256 * sb + 64 * c + 16 * (part & 1);
     load_u128(q0, x.q);
     load_u128(q0 + 32, x.q + 4);
-    load_f2(ds + 2 * (8 * sb + 2 * c), x.d[0], x.s[0]);
-    load_f2(ds + 2 * (8 * sb + 2 * c + 1), x.d[1], x.s[1]);
+    x.d[0] = load_f(d + 8 * sb + 2 * c);
+    x.d[1] = load_f(d + 8 * sb + 2 * c + 1);
   }
-  // d * sc * d_x * sum q q_x per sub-block, minus dmin * m * s_x with half of each
-  // sub-block's s_x per part (its other half is the neighbouring part's).
+  // Per sub-block, in integers: sc * sum q q_x and m * sum q_x; then the float scales.
   static KVSCOPE_HD float dot_q8(const RawK& r, const XQ8Part& x) {
-    int lo = 0, hi = 0;
+    int lo = 0, hi = 0, slo = 0, shi = 0;
     KVSCOPE_UNROLL
-    for (int k = 0; k < 4; ++k) lo = dp4a(r.lo[k], x.q[k], lo), hi = dp4a(r.hi[k], x.q[4 + k], hi);
-    const auto byte = [&](int k) { return static_cast<float>((r.sm >> (8 * k)) & 0xffu); };
-    return half_to_float(r.dd & 0xffffu) * (byte(0) * (x.d[0] * static_cast<float>(lo)) +
-                                            byte(2) * (x.d[1] * static_cast<float>(hi))) -
-           half_to_float(r.dd >> 16) * (0.5f * (byte(1) * x.s[0] + byte(3) * x.s[1]));
+    for (int k = 0; k < 4; ++k) {
+      lo = dp4a(r.lo[k], x.q[k], lo), hi = dp4a(r.hi[k], x.q[4 + k], hi);
+      slo = sum4(x.q[k], slo), shi = sum4(x.q[4 + k], shi);
+    }
+    const auto byte = [&](int k) { return static_cast<int>((r.sm >> (8 * k)) & 0xffu); };
+    const float d = half_to_float(r.dd & 0xffffu), dmin = half_to_float(r.dd >> 16);
+    const auto f = [](int v) { return static_cast<float>(v); };
+    return x.d[0] * (d * f(byte(0) * lo) - dmin * f(byte(1) * slo)) +
+           x.d[1] * (d * f(byte(2) * hi) - dmin * f(byte(3) * shi));
   }
   static KVSCOPE_HD float dot(const RawK& r, const float* xv) {
     float qlo = 0.0f, qhi = 0.0f;
@@ -200,7 +203,7 @@ struct Q6_K {
   }
   // The 8-bit activations of load_x's values: xv[8k..8k+8) lie in activation block
   // 8 sb + 4hh + k.
-  static KVSCOPE_HD void load_xq(const std::int8_t* q, const float* ds, int sb, int part,
+  static KVSCOPE_HD void load_xq(const std::int8_t* q, const float* d, int sb, int part,
                                  XQ8Part& x) {
     const int hh = part >> 2;
     const auto* q0 =
@@ -209,7 +212,7 @@ struct Q6_K {
     for (int k = 0; k < 4; ++k) {
       x.q[2 * k] = load_u32(q0 + 32 * k);
       x.q[2 * k + 1] = load_u32(q0 + 32 * k + 4);
-      load_f2(ds + 2 * (8 * sb + 4 * hh + k), x.d[k], x.s[k]);
+      x.d[k] = load_f(d + 8 * sb + 4 * hh + k);
     }
   }
   // sum (q - 32) q_x exactly in integers: the - 32 is a dp4a with bytes of -32 (0xE0).

@@ -27,17 +27,20 @@ KVSCOPE_HD float dot_raw32(const Raw32& r, const float* xv) {
   }
 }
 
-// The 8-bit activations' version of dot_raw32 (quant_activations.h): d * (d_x * sum q q_x)
-// with the offset or min term from the block's float sum s_x, a quarter of it per part
-// (the 4 parts of a block add up to the whole term, and the warp adds the parts).
+// The 8-bit activations' version of dot_raw32 (quant_activations.h), all sums in integers:
+// d_x * (d * sum (q - kOffset) q_x) with the offset a dp4a of bytes -kOffset, or
+// d_x * (d * sum q q_x + m * sum q_x).
 template <int kOffset, bool kHasMin>
 KVSCOPE_HD float dot_q8_raw32(const Raw32& r, const XQ8Part& x) {
-  const auto qx = static_cast<float>(dp4a(r.lo, x.q[0], dp4a(r.hi, x.q[1], 0)));
+  int qx = dp4a(r.lo, x.q[0], dp4a(r.hi, x.q[1], 0));
   if constexpr (kHasMin) {
-    return half_to_float(r.dm & 0xffffu) * (x.d[0] * qx) +
-           half_to_float(r.dm >> 16) * (0.25f * x.s[0]);
+    const auto sx = static_cast<float>(sum4(x.q[0], sum4(x.q[1], 0)));
+    return x.d[0] * (half_to_float(r.dm & 0xffffu) * static_cast<float>(qx) +
+                     half_to_float(r.dm >> 16) * sx);
   } else {
-    return half_to_float(r.dm) * (x.d[0] * qx - (0.25f * kOffset) * x.s[0]);
+    constexpr std::uint32_t kMinus = 0x01010101u * static_cast<std::uint8_t>(-kOffset);
+    qx = dp4a(kMinus, x.q[0], dp4a(kMinus, x.q[1], qx));
+    return x.d[0] * (half_to_float(r.dm) * static_cast<float>(qx));
   }
 }
 
@@ -60,13 +63,13 @@ struct Legacy {
     return {dm, qs_word & kLowNibbles, (qs_word >> 4) & kLowNibbles};
   }
   // The 8-bit activations of load_x's values: codes at block offsets 4p and 16 + 4p.
-  // q: the row's codes, ds: its [blocks][2] (d, s); 16-byte aligned.
-  static KVSCOPE_HD void load_xq(const std::int8_t* q, const float* ds, int block, int part,
+  // q: the row's codes, d: its [blocks] scales; 16-byte aligned.
+  static KVSCOPE_HD void load_xq(const std::int8_t* q, const float* d, int block, int part,
                                  XQ8Part& x) {
     const auto* qb = reinterpret_cast<const std::uint8_t*>(q) + block * 32;
     x.q[0] = load_u32(qb + 4 * part);
     x.q[1] = load_u32(qb + 16 + 4 * part);
-    load_f2(ds + 2 * block, x.d[0], x.s[0]);
+    x.d[0] = load_f(d + block);
   }
 };
 
@@ -173,17 +176,17 @@ struct Q8_0 : Legacy {
     return dot_raw32<128, false>(r, xv);
   }
   // codes at block offset 8p, as load_x
-  static KVSCOPE_HD void load_xq(const std::int8_t* q, const float* ds, int block, int part,
+  static KVSCOPE_HD void load_xq(const std::int8_t* q, const float* d, int block, int part,
                                  XQ8Part& x) {
     const auto* qb = reinterpret_cast<const std::uint8_t*>(q) + block * 32 + 8 * part;
     x.q[0] = load_u32(qb);
     x.q[1] = load_u32(qb + 4);
-    load_f2(ds + 2 * block, x.d[0], x.s[0]);
+    x.d[0] = load_f(d + block);
   }
   // the stored bytes flipped back to the signed quants: no offset term
   static KVSCOPE_HD float dot_q8(const Raw32& r, const XQ8Part& x) {
     const int qx = dp4a(r.lo ^ 0x80808080u, x.q[0], dp4a(r.hi ^ 0x80808080u, x.q[1], 0));
-    return half_to_float(r.dm) * (x.d[0] * static_cast<float>(qx));
+    return x.d[0] * (half_to_float(r.dm) * static_cast<float>(qx));
   }
 };
 

@@ -61,13 +61,11 @@ struct FloatActivations {
 template <class Codec>
 struct Q8Activations {
   const std::int8_t* q;  // [cols], 16-byte aligned
-  const float* ds;       // [cols / 32][2], 16-byte aligned
+  const float* d;        // [cols / 32] scales, 16-byte aligned
   using Part = XQ8Part;
-  KVSCOPE_HD void load(int block, int part, Part& p) const {
-    Codec::load_xq(q, ds, block, part, p);
-  }
+  KVSCOPE_HD void load(int block, int part, Part& p) const { Codec::load_xq(q, d, block, part, p); }
   KVSCOPE_HD Q8Activations token(std::int64_t t, std::int64_t cols) const {
-    return {q + t * cols, ds + t * (cols / 16)};
+    return {q + t * cols, d + t * (cols / 32)};
   }
   static KVSCOPE_HD float dot(const typename Codec::Raw& raw, const Part& p) {
     return Codec::dot_q8(raw, p);
@@ -120,11 +118,11 @@ KVSCOPE_HD void lane_dots(const std::uint8_t* const* rows, const float* x, int n
   lane_dots_with<Codec, R>(rows, FloatActivations<Codec>{x}, n_blocks, lane, acc);
 }
 
-// 8-bit activations: q [cols] codes and ds [cols/32][2] of one activation row.
+// 8-bit activations: q [cols] codes and d [cols/32] scales of one activation row.
 template <class Codec, int R>
-KVSCOPE_HD void lane_dots_q8(const std::uint8_t* const* rows, const std::int8_t* q, const float* ds,
+KVSCOPE_HD void lane_dots_q8(const std::uint8_t* const* rows, const std::int8_t* q, const float* d,
                              int n_blocks, int lane, float* acc) {
-  lane_dots_with<Codec, R>(rows, Q8Activations<Codec>{q, ds}, n_blocks, lane, acc);
+  lane_dots_with<Codec, R>(rows, Q8Activations<Codec>{q, d}, n_blocks, lane, acc);
 }
 
 }  // namespace kvscope::cuda::qd

@@ -14,24 +14,23 @@ constexpr int kWarpsPerCta = 8;
 // grid: blocks_for(n_blocks, kWarpsPerCta); warp w of CTA c quantizes activation block
 // c * kWarpsPerCta + w of x [n_blocks][32].
 __global__ void quantize_q8_kernel(const float* __restrict__ x, std::int64_t n_blocks,
-                                   std::int8_t* __restrict__ q, float* __restrict__ ds) {
+                                   std::int8_t* __restrict__ q, float* __restrict__ d) {
   const std::int64_t b = static_cast<std::int64_t>(blockIdx.x) * kWarpsPerCta + threadIdx.x / kWarp;
   if (b >= n_blocks) return;  // uniform over the warp
   const int lane = threadIdx.x % kWarp;
   const float v = x[b * qd::kQ8Block + lane];
-  float amax = fabsf(v), sum = v;
+  float amax = fabsf(v);
   for (int o = kWarp / 2; o > 0; o /= 2) {
     amax = qd::q8_amax(amax, __shfl_xor_sync(0xffffffffu, amax, o));
-    sum += __shfl_xor_sync(0xffffffffu, sum, o);  // the host reference's butterfly order
   }
-  const float d = qd::q8_scale(amax);
-  q[b * qd::kQ8Block + lane] = qd::q8_code(v, d);
-  if (lane == 0) ds[2 * b] = d, ds[2 * b + 1] = sum;
+  const float scale = qd::q8_scale(amax);
+  q[b * qd::kQ8Block + lane] = qd::q8_code(v, scale);
+  if (lane == 0) d[b] = scale;
 }
 
 }  // namespace
 
-void launch_quantize_q8(const float* x, std::int64_t n_values, std::int8_t* q, float* ds,
+void launch_quantize_q8(const float* x, std::int64_t n_values, std::int8_t* q, float* d,
                         cudaStream_t stream) {
   if (n_values % qd::kQ8Block != 0) {
     throw_usage_error("launch_quantize_q8: " + std::to_string(n_values) +
@@ -40,7 +39,7 @@ void launch_quantize_q8(const float* x, std::int64_t n_values, std::int8_t* q, f
   const std::int64_t n_blocks = n_values / qd::kQ8Block;
   if (n_blocks == 0) return;
   quantize_q8_kernel<<<blocks_for(n_blocks, kWarpsPerCta), kWarpsPerCta * kWarp, 0, stream>>>(
-      x, n_blocks, q, ds);
+      x, n_blocks, q, d);
   KVSCOPE_CUDA_CHECK_LAUNCH();
 }
 

@@ -173,6 +173,10 @@ void Scheduler::run_forward(const std::vector<Planned>& plan) {
     backend_.copy_blocks(copies_);
     if (greedy) {
       backend_.forward_greedy(chunks, kv_, picks_);
+      if (picks_.size() != plan.size()) {
+        throw_error<Error>("the backend returned {} greedy picks for {} sequences", picks_.size(),
+                           plan.size());
+      }
     } else {
       backend_.forward(chunks, kv_, logits_);
     }

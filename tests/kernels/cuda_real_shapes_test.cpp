@@ -14,6 +14,8 @@
 #include "cuda_factory.h"
 #include "kernel_test_support.h"
 #include "model/synthetic_model.h"
+#include "plan/kv_footprint.h"
+#include "run/cpu_backend.h"
 #include "run/engine.h"
 #include "support/test_data.h"
 
@@ -50,6 +52,27 @@ std::string shaped_model(const std::string& slug, TensorType type) {
   return path.string();
 }
 
+// The logits of every step of `tokens` fed one a step (decode steps: on CUDA the stacked
+// projections, CUDA graphs and, by default, 8-bit activation codes), [steps][vocab].
+std::vector<float> decode_step_logits(Backend& backend, const ModelSpec& spec, bool host,
+                                      const std::vector<TokenId>& tokens) {
+  KvCacheConfig c = default_kv_config(spec, KvDtype::F16, KvDtype::F16, 16);
+  c.max_context = 256;
+  c.n_blocks = 32;
+  c.host_storage = host;
+  KvCacheManager kv(c);
+  kv.add_sequence(0);
+  std::vector<float> all, logits;
+  for (std::size_t i = 0; i < tokens.size(); ++i) {
+    kv.grow(0, 1);
+    const SequenceChunk chunk{0, std::span<const TokenId>(&tokens[i], 1),
+                              static_cast<std::int64_t>(i), false};
+    backend.forward({&chunk, 1}, kv, logits);
+    all.insert(all.end(), logits.begin(), logits.end());
+  }
+  return all;
+}
+
 class CudaRealShapesTest : public ::testing::TestWithParam<ShapeCase> {};
 
 TEST_P(CudaRealShapesTest, LogitsCloseAndGreedyIdsIdenticalToTheCpuDecoder) {
@@ -77,6 +100,27 @@ TEST_P(CudaRealShapesTest, LogitsCloseAndGreedyIdsIdenticalToTheCpuDecoder) {
   r.max_tokens = 12;
   r.sampling.temperature = 0;
   EXPECT_EQ(gpu.generate(r).generated, cpu.generate(r).generated) << what << " greedy ids";
+}
+
+// The default CUDA options (what a user runs) over decode steps, against the CPU decoder.
+TEST_P(CudaRealShapesTest, DefaultDecodeStepsStayCloseToTheCpuDecoder) {
+  KVSCOPE_REQUIRE_CUDA();
+  const auto& [slug, type] = GetParam();
+  const std::unique_ptr<Model> model = load_model(shaped_model(slug, type));
+  std::vector<TokenId> tokens;
+  for (int i = 0; i < 40; ++i) tokens.push_back(3 + (i * 71) % 500);
+  CpuBackendOptions cpu_options;
+  cpu_options.context_length = 256;
+  CpuBackend cpu(*model, cpu_options);
+  CudaBackendOptions cuda_options;
+  cuda_options.context_length = 256;
+  std::string why;
+  const std::unique_ptr<Backend> gpu = make_cuda_backend(*model, cuda_options, &why);
+  ASSERT_TRUE(gpu) << why;
+  const std::string what = std::string(slug) + " " + std::string(tensor_type_name(type)) +
+                           " decode steps, " + gpu->name();
+  test::expect_q8_logits_close(decode_step_logits(*gpu, model->spec(), false, tokens),
+                               decode_step_logits(cpu, model->spec(), true, tokens), 512, what);
 }
 
 INSTANTIATE_TEST_SUITE_P(Presets, CudaRealShapesTest,

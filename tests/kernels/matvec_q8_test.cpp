@@ -38,7 +38,7 @@ std::vector<Shape> q8_shapes(TensorType type) {
 template <class Codec>
 std::vector<float> host_lanes(const std::vector<std::uint8_t>& stored, std::int64_t row_bytes,
                               int rows, int cols, int n_tokens, const std::vector<std::int8_t>& q,
-                              const std::vector<float>& ds) {
+                              const std::vector<float>& d) {
   std::vector<float> y(static_cast<std::size_t>(rows * n_tokens));
   for (int t = 0; t < n_tokens; ++t) {
     for (int r = 0; r < rows; r += 2) {
@@ -48,7 +48,7 @@ std::vector<float> host_lanes(const std::vector<std::uint8_t>& stored, std::int6
       for (int lane = 0; lane < qd::kLanes; ++lane) {
         float acc[2] = {0.0f, 0.0f};
         qd::lane_dots_q8<Codec, 2>(rp, &q[static_cast<std::size_t>(t * cols)],
-                                   &ds[static_cast<std::size_t>(t * cols / 16)],
+                                   &d[static_cast<std::size_t>(t * cols / 32)],
                                    cols / Codec::kValues, lane, acc);
         total[0] += acc[0], total[1] += acc[1];
       }
@@ -96,25 +96,25 @@ TEST_P(CudaMatvecQ8Test, MatchesTheLaneCodeOnTheHost) {
     for (int r = 0; r < rows; ++r) quantize_row(tc.type, &values[r * cols], &stored[r * rb], cols);
     const auto x = random_floats(static_cast<std::size_t>(n_tokens * cols), 9u + cols);
     std::vector<std::int8_t> q(x.size());
-    std::vector<float> ds(x.size() / 16);
-    qd::quantize_q8_reference(x.data(), static_cast<std::int64_t>(x.size()), q.data(), ds.data());
+    std::vector<float> d(x.size() / 32);
+    qd::quantize_q8_reference(x.data(), static_cast<std::int64_t>(x.size()), q.data(), d.data());
     std::vector<float> want;
     with_quant_codec_host(tc.type, [&]<class Codec>() {
-      want = host_lanes<Codec>(stored, rb, rows, cols, n_tokens, q, ds);
+      want = host_lanes<Codec>(stored, rb, rows, cols, n_tokens, q, d);
     });
     KVSCOPE_REQUIRE_CUDA();
 
-    auto dw = to_device(stored), dq = to_device(q), dds = to_device(ds);
+    auto dw = to_device(stored), dq = to_device(q), dd = to_device(d);
     auto dy = device_zeros<float>(want.size());
     const cuda::DeviceWeight w{tc.device, rows, cols, rb, dw.get()};
-    cuda::launch_matvec_q8(w, dq.as<std::int8_t>(), dds.as<float>(), n_tokens, dy.as<float>(),
+    cuda::launch_matvec_q8(w, dq.as<std::int8_t>(), dd.as<float>(), n_tokens, dy.as<float>(),
                            nullptr);
     const std::string what = std::string(tensor_type_name(tc.type)) + " " + std::to_string(rows) +
                              "x" + std::to_string(cols) + " T=" + std::to_string(n_tokens);
     test::expect_close(from_device<float>(dy, want.size()), want,
                        1e-5f * static_cast<float>(cols) / 32, 1e-4f, what);
     const std::vector<float> once = from_device<float>(dy, want.size());
-    cuda::launch_matvec_q8(w, dq.as<std::int8_t>(), dds.as<float>(), n_tokens, dy.as<float>(),
+    cuda::launch_matvec_q8(w, dq.as<std::int8_t>(), dd.as<float>(), n_tokens, dy.as<float>(),
                            nullptr, true);
     const std::vector<float> twice = from_device<float>(dy, want.size());
     for (std::size_t i = 0; i < once.size(); ++i) {
@@ -137,13 +137,13 @@ INSTANTIATE_TEST_SUITE_P(WeightTypes, CudaMatvecQ8Test, ::testing::ValuesIn(quan
 TEST(CudaMatvecQ8Checks, RejectsFloatWeightsAndMisalignedCodes) {
   const auto* data = reinterpret_cast<const void*>(std::uintptr_t{1} << 20);
   const auto* q = reinterpret_cast<const std::int8_t*>(std::uintptr_t{3} << 20);
-  const auto* ds = reinterpret_cast<const float*>(std::uintptr_t{5} << 20);
+  const auto* d = reinterpret_cast<const float*>(std::uintptr_t{5} << 20);
   auto* y = reinterpret_cast<float*>(std::uintptr_t{2} << 20);
   const cuda::DeviceWeight f16{cuda::DeviceWeightType::F16, 4, 64, 128, data};
-  EXPECT_THROW(cuda::launch_matvec_q8(f16, q, ds, 1, y, nullptr), UsageError);
+  EXPECT_THROW(cuda::launch_matvec_q8(f16, q, d, 1, y, nullptr), UsageError);
   const cuda::DeviceWeight q4{cuda::DeviceWeightType::Q4_0, 4, 64, 36, data};
-  EXPECT_THROW(cuda::launch_matvec_q8(q4, q + 4, ds, 1, y, nullptr), UsageError);
-  EXPECT_THROW(cuda::launch_matvec_q8(q4, q, ds + 2, 1, y, nullptr), UsageError);
+  EXPECT_THROW(cuda::launch_matvec_q8(q4, q + 4, d, 1, y, nullptr), UsageError);
+  EXPECT_THROW(cuda::launch_matvec_q8(q4, q, d + 2, 1, y, nullptr), UsageError);
 }
 
 }  // namespace

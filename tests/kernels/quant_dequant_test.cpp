@@ -185,13 +185,13 @@ TYPED_TEST(QuantDequantTest, TheLanePartsOfAWarpSumToTheCpuDotProduct) {
 
 // --- 8-bit activations (lane_dots_q8) -------------------------------------------------
 
-// One activation row quantized as launch_quantize_q8 stores it: codes [cols] and ds
-// [cols / 32][2], 256-byte aligned as device buffers are.
+// One activation row quantized as launch_quantize_q8 stores it: codes [cols] and scales
+// [cols / 32], 256-byte aligned as device buffers are.
 struct Q8Row {
   AlignedArray<std::int8_t> q;
-  AlignedArray<float> ds;
-  explicit Q8Row(const std::vector<float>& x) : q(x.size()), ds(x.size() / 16) {
-    qd::quantize_q8_reference(x.data(), static_cast<std::int64_t>(x.size()), q.data(), ds.data());
+  AlignedArray<float> d;
+  explicit Q8Row(const std::vector<float>& x) : q(x.size()), d(x.size() / 32) {
+    qd::quantize_q8_reference(x.data(), static_cast<std::int64_t>(x.size()), q.data(), d.data());
   }
 };
 
@@ -202,7 +202,7 @@ void warp_dots_q8(const Stored& s, int r0, const Q8Row& x, float out[2]) {
   out[0] = out[1] = 0.0f;
   for (int lane = 0; lane < qd::kLanes; ++lane) {
     float acc[2] = {0.0f, 0.0f};
-    qd::lane_dots_q8<Codec, 2>(rows, x.q.data(), x.ds.data(), s.cols / Codec::kValues, lane, acc);
+    qd::lane_dots_q8<Codec, 2>(rows, x.q.data(), x.d.data(), s.cols / Codec::kValues, lane, acc);
     out[0] += acc[0];
     out[1] += acc[1];
   }
@@ -236,7 +236,7 @@ TYPED_TEST(QuantDequantTest, EightBitActivationsThatAreExactGiveTheFloatDotProdu
       x[32 * b + b % 32] = (b % 2 ? -127.0f : 127.0f) * step;
     }
     const Q8Row xq(x);
-    for (int i = 0; i < cols; ++i) ASSERT_EQ(xq.q.data()[i] * xq.ds.data()[2 * (i / 32)], x[i]);
+    for (int i = 0; i < cols; ++i) ASSERT_EQ(xq.q.data()[i] * xq.d.data()[i / 32], x[i]);
     std::vector<float> w(cols);
     for (int r0 = 0; r0 < rows; r0 += 2) {
       float got[2];
@@ -252,8 +252,9 @@ TYPED_TEST(QuantDequantTest, EightBitActivationsThatAreExactGiveTheFloatDotProdu
   }
 }
 
-// Any activations: the lanes' result differs from the float dot product by no more than the
-// codes' rounding, |w_i| d_b / 2 per value.
+// Any activations: the lanes compute sum w_i x^_i (offsets and minimums in integers too), so
+// the result differs from the float dot product by at most the codes' rounding,
+// |w_i| d_b / 2 per value, plus float rounding.
 TYPED_TEST(QuantDequantTest, EightBitActivationsStayWithinTheirRoundingOfTheFloatDotProduct) {
   using C = typename TestFixture::Codec;
   const int rows = 6, cols = 5 * C::kValues;
@@ -270,7 +271,7 @@ TYPED_TEST(QuantDequantTest, EightBitActivationsStayWithinTheirRoundingOfTheFloa
       double want = 0.0, bound = 0.0;
       for (int c = 0; c < cols; ++c) {
         want += static_cast<double>(w[c]) * x[c];
-        bound += std::fabs(static_cast<double>(w[c])) * xq.ds.data()[2 * (c / 32)] / 2.0;
+        bound += std::fabs(static_cast<double>(w[c])) * xq.d.data()[c / 32] / 2.0;
       }
       EXPECT_NEAR(got[i], want, bound * 1.001 + 1e-5 * rounding_scale(w, x) + 1e-6)
           << C::kName << " row " << r0 + i;

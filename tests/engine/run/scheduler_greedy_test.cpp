@@ -38,12 +38,14 @@ class CountingBackend final : public Backend {
                       std::vector<TokenId>& picks) override {
     ++greedy_steps;
     inner_.forward_greedy(chunks, kv, picks);
+    if (lose_picks) picks.pop_back();
   }
   bool uses_host_kv_storage() const override { return inner_.uses_host_kv_storage(); }
   MemoryInfo memory_info(const KvCacheManager& kv) const override { return inner_.memory_info(kv); }
 
   int logits_steps = 0;
   int greedy_steps = 0;
+  bool lose_picks = false;  // a broken backend: one pick fewer than rows
 
  private:
   Backend& inner_;
@@ -136,6 +138,21 @@ TEST_F(SchedulerGreedy, OneSampledRequestMakesItsStepsTakeTheLogits) {
   EXPECT_EQ(backend_->greedy_steps, 15);  // the greedy one alone afterwards
   EXPECT_EQ(greedy.result.generated, solo_run(path_, story_prompts()[0], 25).generated);
   EXPECT_EQ(other.result.generated.size(), 10u);
+}
+
+TEST_F(SchedulerGreedy, ABackendReturningTooFewPicksEndsTheStepsRequestsWithTheReason) {
+  backend_->lose_picks = true;
+  Recorded a, b;
+  scheduler_->submit(request(0, 10), record_into(a));
+  scheduler_->submit(request(1, 10), record_into(b));
+  EXPECT_NO_THROW(run());
+  for (const Recorded* r : {&a, &b}) {
+    ASSERT_EQ(r->n_finished, 1);
+    EXPECT_EQ(r->result.reason, FinishReason::Error);
+    EXPECT_NE(r->result.error.find("1 greedy picks for 2 sequences"), std::string::npos)
+        << r->result.error;
+  }
+  EXPECT_EQ(kv_->usage().n_used, 0);
 }
 
 }  // namespace
