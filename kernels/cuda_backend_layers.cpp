@@ -25,11 +25,18 @@ bool CudaBackend::State::uses_q8(const DeviceWeight& w, int n_tokens) const {
          w.type != DeviceWeightType::F16;
 }
 
+Q8Codes CudaBackend::State::codes_for(std::initializer_list<const DeviceWeight*> ws, int n_tokens) {
+  for (const DeviceWeight* w : ws) {
+    if (w->data && uses_q8(*w, n_tokens)) return {xq.as<std::int8_t>(), xq_scales.as<float>()};
+  }
+  return {};
+}
+
 void CudaBackend::State::project(const float* in, int n_tokens,
-                                 std::initializer_list<Projection> outs) {
+                                 std::initializer_list<Projection> outs, bool codes_ready) {
   bool q8 = false;
   for (const Projection& p : outs) q8 |= uses_q8(*p.w, n_tokens);
-  if (q8) {  // every projection here reads the same input: its codes serve them all
+  if (q8 && !codes_ready) {  // every projection here reads the same input: one set of codes
     launch_quantize_q8(in, n_tokens * outs.begin()->w->cols, xq.as<std::int8_t>(),
                        xq_scales.as<float>(), stream);
   }
@@ -55,10 +62,11 @@ void CudaBackend::State::launch_step(const StepPlan& plan, const KvCacheManager&
   }
   // logits = output · norm(x) for the rows the chunks ask for
   const auto R = static_cast<int>(plan.n_rows);
+  const Q8Codes codes = codes_for({&weights.output}, R);
   launch_rmsnorm(x.as<float>(), at(ints, plan.rows_at), weights.output_norm, R,
                  static_cast<int>(spec.dim), static_cast<float>(spec.norm_eps), last.as<float>(),
-                 stream);
-  project(last.as<float>(), R, {{&weights.output, logits.as<float>()}});
+                 stream, codes);
+  project(last.as<float>(), R, {{&weights.output, logits.as<float>()}}, codes.q != nullptr);
 }
 
 // x += wo · attention(rope(wq·norm(x)), cache ∪ rope(wk·norm(x)), cache ∪ wv·norm(x))
@@ -67,15 +75,17 @@ void CudaBackend::State::attention_block(std::int64_t layer, const StepPlan& pla
   const DeviceLayerWeights& w = weights.layers[static_cast<std::size_t>(layer)];
   const auto T = static_cast<int>(plan.n_tokens);
   const int dim = static_cast<int>(spec.dim);
+  const bool stacked = T == 1 && w.wqkv.data;  // [q | k | v] in one launch
+  const Q8Codes codes = stacked ? codes_for({&w.wqkv}, T) : codes_for({&w.wq, &w.wk, &w.wv}, T);
   launch_rmsnorm(x.as<float>(), nullptr, w.attn_norm, T, dim, static_cast<float>(spec.norm_eps),
-                 xb.as<float>(), stream);
+                 xb.as<float>(), stream, codes);
   float* q = qkv.as<float>();
   float* k = q + static_cast<std::int64_t>(T) * spec.q_dim();
   float* v = k + static_cast<std::int64_t>(T) * spec.kv_dim();
-  if (T == 1 && w.wqkv.data) {
-    project(xb.as<float>(), 1, {{&w.wqkv, q}});  // [q | k | v] in one launch
+  if (stacked) {
+    project(xb.as<float>(), 1, {{&w.wqkv, q}}, codes.q != nullptr);
   } else {
-    project(xb.as<float>(), T, {{&w.wq, q}, {&w.wk, k}, {&w.wv, v}});
+    project(xb.as<float>(), T, {{&w.wq, q}, {&w.wk, k}, {&w.wv, v}}, codes.q != nullptr);
   }
   if (w.bq) launch_add_bias(q, w.bq, T, static_cast<int>(spec.q_dim()), stream);
   if (w.bk) launch_add_bias(k, w.bk, T, static_cast<int>(spec.kv_dim()), stream);
@@ -119,17 +129,22 @@ void CudaBackend::State::attention_block(std::int64_t layer, const StepPlan& pla
 void CudaBackend::State::ffn_block(std::int64_t layer, int n_tokens) {
   const DeviceLayerWeights& w = weights.layers[static_cast<std::size_t>(layer)];
   const std::int64_t n_ffn = n_tokens * spec.ffn_dim;
+  const bool stacked = n_tokens == 1 && w.w_gate_up.data;  // [gate | up] in one launch
+  const Q8Codes codes =
+      stacked ? codes_for({&w.w_gate_up}, n_tokens) : codes_for({&w.w_gate, &w.w_up}, n_tokens);
   launch_rmsnorm(x.as<float>(), nullptr, w.ffn_norm, n_tokens, static_cast<int>(spec.dim),
-                 static_cast<float>(spec.norm_eps), xb.as<float>(), stream);
+                 static_cast<float>(spec.norm_eps), xb.as<float>(), stream, codes);
   float* gate = gate_up.as<float>();
   float* up = gate + n_ffn;
-  if (n_tokens == 1 && w.w_gate_up.data) {
-    project(xb.as<float>(), 1, {{&w.w_gate_up, gate}});  // [gate | up] in one launch
+  if (stacked) {
+    project(xb.as<float>(), 1, {{&w.w_gate_up, gate}}, codes.q != nullptr);
   } else {
-    project(xb.as<float>(), n_tokens, {{&w.w_gate, gate}, {&w.w_up, up}});
+    project(xb.as<float>(), n_tokens, {{&w.w_gate, gate}, {&w.w_up, up}}, codes.q != nullptr);
   }
-  launch_swiglu(gate, up, gate, n_ffn, stream);
-  project(gate, n_tokens, {{&w.w_down, x.as<float>(), /*accumulate=*/true}});
+  const Q8Codes down_codes = codes_for({&w.w_down}, n_tokens);
+  launch_swiglu(gate, up, gate, n_ffn, stream, down_codes);
+  project(gate, n_tokens, {{&w.w_down, x.as<float>(), /*accumulate=*/true}},
+          down_codes.q != nullptr);
 }
 
 }  // namespace kvscope

@@ -105,8 +105,13 @@ struct CudaBackend::State {
     float* y;
     bool accumulate = false;
   };
-  void project(const float* x, int n_tokens, std::initializer_list<Projection> outs);
+  // codes_ready: the kernel that wrote x wrote its 8-bit codes too (codes_for).
+  void project(const float* x, int n_tokens, std::initializer_list<Projection> outs,
+               bool codes_ready = false);
   bool uses_q8(const cuda::DeviceWeight& w, int n_tokens) const;
+  // Where a kernel writing the input of these projections puts its 8-bit codes, or none
+  // when no projection of them takes codes.
+  cuda::Q8Codes codes_for(std::initializer_list<const cuda::DeviceWeight*> ws, int n_tokens);
 };
 
 }  // namespace kvscope

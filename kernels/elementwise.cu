@@ -1,6 +1,9 @@
 // Element-wise kernels of the decoder: the SwiGLU gate, the residual add and bias adds.
+#include <string>
+
 #include "cuda_check.h"
-#include "device_math.cuh"
+#include "kernel_launchers.h"
+#include "quant_activations.cuh"
 
 namespace kvscope::cuda {
 
@@ -9,11 +12,19 @@ namespace {
 constexpr int kThreads = 256;
 
 // out = silu(gate) * up, silu(x) = x / (1 + e^-x) as the CPU's silu().
-__global__ void swiglu_kernel(const float* gate, const float* up, float* out, std::int64_t n) {
+// kCodes: a warp's 32 elements are one block of codes (n % 32 == 0 keeps warps whole).
+template <bool kCodes>
+__global__ void swiglu_kernel(const float* gate, const float* up, float* out, std::int64_t n,
+                              Q8Codes codes) {
   const std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= n) return;
   const float g = gate[i];
-  out[i] = g / (1.0f + expf(-g)) * up[i];
+  const float y = g / (1.0f + expf(-g)) * up[i];
+  out[i] = y;
+  if constexpr (kCodes) {
+    const int lane = threadIdx.x % kWarp;
+    quantize_q8_warp(y, lane, codes.q + (i - lane), codes.d + i / qd::kQ8Block);
+  }
 }
 
 __global__ void add_kernel(float* x, const float* y, std::int64_t n) {
@@ -30,9 +41,17 @@ __global__ void add_bias_kernel(float* y, const float* bias, std::int64_t total,
 }  // namespace
 
 void launch_swiglu(const float* gate, const float* up, float* out, std::int64_t n,
-                   cudaStream_t stream) {
+                   cudaStream_t stream, Q8Codes codes) {
+  if (codes.q && n % qd::kQ8Block != 0) {
+    throw_usage_error("launch_swiglu: 8-bit codes need whole 32-value blocks, not " +
+                      std::to_string(n) + " values");
+  }
   if (n <= 0) return;
-  swiglu_kernel<<<blocks_for(n, kThreads), kThreads, 0, stream>>>(gate, up, out, n);
+  if (codes.q) {
+    swiglu_kernel<true><<<blocks_for(n, kThreads), kThreads, 0, stream>>>(gate, up, out, n, codes);
+  } else {
+    swiglu_kernel<false><<<blocks_for(n, kThreads), kThreads, 0, stream>>>(gate, up, out, n, codes);
+  }
   KVSCOPE_CUDA_CHECK_LAUNCH();
 }
 

@@ -90,10 +90,19 @@ struct KvStepTables {
 void launch_embedding(const DeviceWeight& table, const int* tokens, int n_tokens, float* x,
                       cudaStream_t stream);
 
+// Where a kernel that writes a projection's input also writes its 8-bit codes
+// (quant_activations.h): q [n_values], d [n_values / 32], in the order of the output.
+// q == nullptr: no codes.
+struct Q8Codes {
+  std::int8_t* q = nullptr;
+  float* d = nullptr;
+};
+
 // out[r] = x[rows ? rows[r] : r] / sqrt(mean(x^2) + eps) * weight, for r < n_rows.
-// x: [*][n]; weight: [n] f32; out: [n_rows][n]. out may alias x when rows is null.
+// x: [*][n]; weight: [n] f32; out: [n_rows][n]. out may alias x when rows is null. With
+// codes, also out's 8-bit codes, as launch_quantize_q8 of out gives them (n % 32 == 0).
 void launch_rmsnorm(const float* x, const int* rows, const float* weight, int n_rows, int n,
-                    float eps, float* out, cudaStream_t stream);
+                    float eps, float* out, cudaStream_t stream, Q8Codes codes = {});
 
 // Rotates q [n_tokens][n_heads][head_dim] and k [n_tokens][n_kv_heads][head_dim] in place by
 // the angles of each token's position: cos/sin tables [max_pos][rope_dim / 2] as
@@ -107,9 +116,10 @@ struct RopeArgs {
 };
 void launch_rope(const RopeArgs& args, float* q, float* k, cudaStream_t stream);
 
-// out[i] = silu(gate[i]) * up[i]; out may alias gate or up.
+// out[i] = silu(gate[i]) * up[i]; out may alias gate or up. With codes, also out's 8-bit
+// codes, as launch_quantize_q8 of out gives them (n % 32 == 0).
 void launch_swiglu(const float* gate, const float* up, float* out, std::int64_t n,
-                   cudaStream_t stream);
+                   cudaStream_t stream, Q8Codes codes = {});
 // x[i] += y[i] (the residual connection).
 void launch_add_in_place(float* x, const float* y, std::int64_t n, cudaStream_t stream);
 // y[t][i] += bias[i]; y: [n_rows][n].

@@ -1,9 +1,8 @@
 // Activations to 8-bit codes (quant_activations.h), the input of the integer-dot matvec
 // kernels: one warp per block of 32 values, each lane one value.
 #include "cuda_check.h"
-#include "device_math.cuh"
 #include "kernel_launchers.h"
-#include "quant_activations.h"
+#include "quant_activations.cuh"
 
 namespace kvscope::cuda {
 
@@ -18,14 +17,7 @@ __global__ void quantize_q8_kernel(const float* __restrict__ x, std::int64_t n_b
   const std::int64_t b = static_cast<std::int64_t>(blockIdx.x) * kWarpsPerCta + threadIdx.x / kWarp;
   if (b >= n_blocks) return;  // uniform over the warp
   const int lane = threadIdx.x % kWarp;
-  const float v = x[b * qd::kQ8Block + lane];
-  float amax = fabsf(v);
-  for (int o = kWarp / 2; o > 0; o /= 2) {
-    amax = qd::q8_amax(amax, __shfl_xor_sync(0xffffffffu, amax, o));
-  }
-  const float scale = qd::q8_scale(amax);
-  q[b * qd::kQ8Block + lane] = qd::q8_code(v, scale);
-  if (lane == 0) d[b] = scale;
+  quantize_q8_warp(x[b * qd::kQ8Block + lane], lane, q + b * qd::kQ8Block, d + b);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 #include <span>
+#include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -12,6 +13,7 @@
 #include "run/cpu_ops.h"
 #include "run/greedy.h"
 #include "run/rope.h"
+#include "util/error.h"
 
 namespace kvscope {
 namespace {
@@ -46,6 +48,56 @@ TEST(CudaRmsnorm, MatchesTheCpuReferenceForOddRowLengthsAndGatheredRows) {
     want.insert(want.end(), ref.begin() + n, ref.begin() + 2 * n);
     expect_close(from_device<float>(dg, want.size()), want, 1e-5f, 1e-4f, "gathered rmsnorm");
   }
+}
+
+// The codes a kernel writes beside its output: launch_quantize_q8 of that output, bit for bit.
+void expect_codes_of(const cuda::DeviceBuffer& out, const cuda::DeviceBuffer& q,
+                     const cuda::DeviceBuffer& d, std::size_t n, const std::string& what) {
+  auto want_q = device_zeros<std::int8_t>(n);
+  auto want_d = device_zeros<float>(n / 32);
+  cuda::launch_quantize_q8(out.as<float>(), static_cast<std::int64_t>(n), want_q.as<std::int8_t>(),
+                           want_d.as<float>(), nullptr);
+  EXPECT_EQ(from_device<std::int8_t>(q, n), from_device<std::int8_t>(want_q, n)) << what;
+  EXPECT_EQ(from_device<float>(d, n / 32), from_device<float>(want_d, n / 32)) << what;
+}
+
+TEST(CudaQ8Codes, RmsnormAndSwigluWriteTheCodesOfTheirOutput) {
+  KVSCOPE_REQUIRE_CUDA();
+  for (const int n : {32, 288, 4096}) {
+    const int n_rows = 3;
+    const auto size = static_cast<std::size_t>(n_rows * n);
+    const auto x = random_floats(size, 21u + n, 3.0f);
+    const auto w = random_floats(static_cast<std::size_t>(n), 22u + n);
+    auto dx = to_device(x), dw = to_device(w);
+    auto plain = device_zeros<float>(size), out = device_zeros<float>(size);
+    auto dq = device_zeros<std::int8_t>(size);
+    auto dd = device_zeros<float>(size / 32);
+    const cuda::Q8Codes codes{dq.as<std::int8_t>(), dd.as<float>()};
+    cuda::launch_rmsnorm(dx.as<float>(), nullptr, dw.as<float>(), n_rows, n, 1e-5f,
+                         plain.as<float>(), nullptr);
+    cuda::launch_rmsnorm(dx.as<float>(), nullptr, dw.as<float>(), n_rows, n, 1e-5f, out.as<float>(),
+                         nullptr, codes);
+    EXPECT_EQ(from_device<float>(out, size), from_device<float>(plain, size)) << n;
+    expect_codes_of(out, dq, dd, size, "rmsnorm n=" + std::to_string(n));
+
+    const auto up = random_floats(size, 23u + n, 2.0f);
+    auto du = to_device(up);
+    cuda::launch_swiglu(dx.as<float>(), du.as<float>(), plain.as<float>(),
+                        static_cast<std::int64_t>(size), nullptr);
+    cuda::launch_swiglu(dx.as<float>(), du.as<float>(), out.as<float>(),
+                        static_cast<std::int64_t>(size), nullptr, codes);
+    EXPECT_EQ(from_device<float>(out, size), from_device<float>(plain, size)) << n;
+    expect_codes_of(out, dq, dd, size, "swiglu n=" + std::to_string(size));
+  }
+}
+
+TEST(CudaQ8Codes, KernelsRefuseCodesForPartialBlocks) {
+  const cuda::Q8Codes codes{reinterpret_cast<std::int8_t*>(std::uintptr_t{1} << 20),
+                            reinterpret_cast<float*>(std::uintptr_t{2} << 20)};
+  EXPECT_THROW(
+      cuda::launch_rmsnorm(nullptr, nullptr, nullptr, 1, 33, 1e-5f, nullptr, nullptr, codes),
+      UsageError);
+  EXPECT_THROW(cuda::launch_swiglu(nullptr, nullptr, nullptr, 48, nullptr, codes), UsageError);
 }
 
 TEST(CudaElementwise, SwigluAddAndBiasMatchTheCpuReference) {
