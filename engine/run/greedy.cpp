@@ -3,8 +3,6 @@
 #include <cmath>
 #include <limits>
 
-#include <fmt/format.h>
-
 namespace kvscope {
 
 TokenId greedy_pick(std::span<const float> logits) {
@@ -19,11 +17,11 @@ TokenId greedy_pick(std::span<const float> logits) {
   return best;
 }
 
-std::string greedy_pick_error(TokenId code, std::size_t vocab) {
+std::string greedy_pick_error(TokenId code) {
   if (code == kPickInvalidLogit) {
     return "sampler: a logit is nan or +inf (the forward pass produced an invalid value)";
   }
-  return fmt::format("sampler: no token can be sampled: all {} logits are -inf", vocab);
+  return "sampler: no token can be sampled: every logit is -inf";
 }
 
 }  // namespace kvscope

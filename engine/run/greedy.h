@@ -19,7 +19,8 @@ inline constexpr TokenId kPickAllMasked = -2;     // every logit is -inf
 // An empty row is kPickAllMasked.
 TokenId greedy_pick(std::span<const float> logits);
 
-// The message for a negative pick, worded as Sampler's own errors.
-std::string greedy_pick_error(TokenId code, std::size_t vocab);
+// The message for a negative pick, worded as Sampler's own errors (the row's length is not
+// known where only the pick came back, so it is not quoted).
+std::string greedy_pick_error(TokenId code);
 
 }  // namespace kvscope

@@ -62,8 +62,7 @@ void Scheduler::consume_picks(const std::vector<Planned>& plan, const std::vecto
     if (!advance(a, plan[r].n)) continue;
     const TokenId pick = picks[r];
     if (pick < 0) {  // a NaN / inf row: this request cannot go on
-      finish(a, FinishReason::Error,
-             greedy_pick_error(pick, static_cast<std::size_t>(tokenizer_.vocab_size())));
+      finish(a, FinishReason::Error, greedy_pick_error(pick));
       continue;
     }
     TokenEvent ev;
