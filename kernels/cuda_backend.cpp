@@ -22,13 +22,19 @@ namespace {
 
 constexpr auto kWorkspace = DeviceMemoryCategory::Workspace;
 
+// The environment variable's value when it turns a feature off (0, off or false).
+std::optional<std::string_view> env_turns_off(const char* name) {
+  const char* env = std::getenv(name);
+  const std::string_view v = env ? env : "";
+  if (v == "0" || v == "off" || v == "false") return v;
+  return std::nullopt;
+}
+
 // Why graphs start off ("" when they start on): the option, or KVSCOPE_CUDA_GRAPHS=0.
 std::string graphs_off_reason(const CudaBackendOptions& o) {
   if (!o.cuda_graphs) return "turned off by the cuda_graphs option";
-  const char* env = std::getenv("KVSCOPE_CUDA_GRAPHS");
-  const std::string_view v = env ? env : "";
-  if (v == "0" || v == "off" || v == "false") {
-    return fmt::format("turned off by KVSCOPE_CUDA_GRAPHS={}", v);
+  if (const auto v = env_turns_off("KVSCOPE_CUDA_GRAPHS")) {
+    return fmt::format("turned off by KVSCOPE_CUDA_GRAPHS={}", *v);
   }
   return {};
 }
@@ -36,24 +42,14 @@ std::string graphs_off_reason(const CudaBackendOptions& o) {
 // Whether projections below gemm_min_tokens take 8-bit activations: the option, unless
 // KVSCOPE_Q8_ACTIVATIONS=0.
 bool q8_activations_on(const CudaBackendOptions& o) {
-  const char* env = std::getenv("KVSCOPE_Q8_ACTIVATIONS");
-  const std::string_view v = env ? env : "";
-  return o.q8_activations && v != "0" && v != "off" && v != "false";
-}
-
-bool is_quantized(const DeviceWeight& w) {
-  return w.data && w.type != DeviceWeightType::F32 && w.type != DeviceWeightType::F16;
+  return o.q8_activations && !env_turns_off("KVSCOPE_Q8_ACTIVATIONS");
 }
 
 // Whether any projection reads quantized weights (else 8-bit codes would serve none).
 bool has_quantized_projection(const DeviceModelWeights& weights) {
-  if (is_quantized(weights.output)) return true;
-  for (const DeviceLayerWeights& l : weights.layers) {
-    for (const DeviceWeight* w : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down}) {
-      if (is_quantized(*w)) return true;
-    }
-  }
-  return false;
+  const auto ps = weights.projections();
+  return std::any_of(ps.begin(), ps.end(),
+                     [](const DeviceWeight* w) { return is_quantized(w->type); });
 }
 
 // Everything a layer's kernels receive of its KV layout, for a graph key.
@@ -90,15 +86,8 @@ CudaBackend::State::State(const Model& m, const CudaBackendOptions& o, CudaDevic
   if (o.gemm_min_tokens > 0) {
     gemm.emplace(alloc, stream);
     gemm_min_tokens = o.gemm_min_tokens;
-    const auto slab = [&](const DeviceWeight& w) {
-      gemm_slab_bytes = std::max(gemm_slab_bytes, gemm->slab_bytes(w));
-    };
-    slab(weights.output);
-    for (const DeviceLayerWeights& l : weights.layers) {
-      for (const DeviceWeight* w :
-           {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down, &l.wqkv, &l.w_gate_up}) {
-        if (w->data) slab(*w);
-      }
+    for (const DeviceWeight* w : weights.projections()) {
+      gemm_slab_bytes = std::max(gemm_slab_bytes, gemm->slab_bytes(*w));
     }
   }
 }

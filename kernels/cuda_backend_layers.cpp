@@ -21,8 +21,7 @@ const int* at(const DeviceBuffer& ints, std::int64_t offset) {
 }  // namespace
 
 bool CudaBackend::State::uses_q8(const DeviceWeight& w, int n_tokens) const {
-  return q8_activations && !uses_gemm(n_tokens) && w.type != DeviceWeightType::F32 &&
-         w.type != DeviceWeightType::F16;
+  return q8_activations && !uses_gemm(n_tokens) && is_quantized(w.type);
 }
 
 Q8Codes CudaBackend::State::codes_for(std::initializer_list<const DeviceWeight*> ws, int n_tokens) {

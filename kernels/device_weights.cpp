@@ -75,6 +75,17 @@ std::optional<std::vector<std::uint8_t>> converted_rows(const WeightView& w,
 
 }  // namespace
 
+std::vector<const DeviceWeight*> DeviceModelWeights::projections() const {
+  std::vector<const DeviceWeight*> out = {&output};
+  for (const DeviceLayerWeights& l : layers) {
+    for (const DeviceWeight* w :
+         {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down, &l.wqkv, &l.w_gate_up}) {
+      if (w->data) out.push_back(w);
+    }
+  }
+  return out;
+}
+
 std::optional<std::string> unsupported_weights(const Model& model) {
   std::optional<std::string> why;
   model.for_each_weight([&](const WeightView& w) {

@@ -39,6 +39,10 @@ class DeviceModelWeights {
   const float* output_norm = nullptr;
   DeviceWeight output;
 
+  // Every matrix a projection reads: the output, each layer's seven and its stacked ones
+  // that exist.
+  std::vector<const DeviceWeight*> projections() const;
+
  private:
   // A matrix as the device will hold it: its DeviceWeight (data not set yet) and the bytes
   // to upload (the file's, or a converted copy).

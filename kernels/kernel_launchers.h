@@ -46,6 +46,10 @@ std::int64_t device_row_bytes(DeviceWeightType type, std::int64_t cols);
 // Values per stored block: 1 (F32, F16), 32 (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1), 256 (K-quants).
 std::int64_t device_block_values(DeviceWeightType type);
 // The type's name as tensor_type_name spells it: "f32", "q4_K", ...
+// Quantized blocks (Q8_0 .. Q6_K), not plain F32 / F16 values.
+inline bool is_quantized(DeviceWeightType type) {
+  return type != DeviceWeightType::F32 && type != DeviceWeightType::F16;
+}
 const char* device_weight_type_name(DeviceWeightType type);
 // UsageError naming `launcher` unless w.cols > 0 is a whole number of blocks, w.row_bytes is
 // device_row_bytes(w.type, w.cols) and, for a quantized type, w.data is 16-byte aligned

@@ -100,7 +100,7 @@ __global__ void __launch_bounds__(kWarpsPerBlock* kWarp, 2)
 
 // grid: (rows / (kQuantWarps * kRowsPerWarp), n_tokens). One warp per kRowsPerWarp rows and a
 // token. The launch bounds (up to 128 registers) let ptxas keep kUnroll steps of loads in
-// flight (lane_dots_with) instead of trading them for occupancy that decode never has. A warp
+// flight (lane_dots) instead of trading them for occupancy that decode never has. A warp
 // past the last row recomputes the last row for its missing ones and does not store them, so
 // every lane runs the same loop (the shuffles need the whole warp). Acts: the float
 // activations or their 8-bit codes (quant_dequant.h).
@@ -119,8 +119,8 @@ __global__ void __launch_bounds__(kQuantWarps* kWarp, 4)
     rows[i] = base + (r0 + i < w.rows ? r0 + i : w.rows - 1) * w.row_bytes;
   }
   float acc[kRowsPerWarp] = {};
-  qd::lane_dots_with<Codec, kRowsPerWarp>(rows, acts.token(t, w.cols),
-                                          static_cast<int>(w.cols / Codec::kValues), lane, acc);
+  qd::lane_dots<Codec, kRowsPerWarp>(rows, acts.token(t, w.cols),
+                                     static_cast<int>(w.cols / Codec::kValues), lane, acc);
 #pragma unroll
   for (int i = 0; i < kRowsPerWarp; ++i) {
     const float s = warp_sum(acc[i]);
@@ -151,8 +151,7 @@ dim3 quant_grid(const DeviceWeight& w, int n_tokens) {
 void launch_matvec(const DeviceWeight& w, const float* x, int n_tokens, float* y,
                    cudaStream_t stream, bool accumulate) {
   check_columns(w, "launch_matvec");
-  const bool quantized = w.type != DeviceWeightType::F32 && w.type != DeviceWeightType::F16;
-  if (quantized && !aligned16(x)) {
+  if (is_quantized(w.type) && !aligned16(x)) {
     throw_usage_error(std::string("launch_matvec: x of a ") + device_weight_type_name(w.type) +
                       " product must be 16-byte aligned");
   }

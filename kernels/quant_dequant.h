@@ -79,8 +79,8 @@ struct Q8Activations {
 // rows. Every load of kUnroll steps is issued before their math, so that many steps are in
 // flight. rows[r]: 16-byte aligned row starts (cudaMalloc base + r * row_bytes).
 template <class Codec, int R, class Acts>
-KVSCOPE_HD void lane_dots_with(const std::uint8_t* const* rows, const Acts& acts, int n_blocks,
-                               int lane, float* acc) {
+KVSCOPE_HD void lane_dots(const std::uint8_t* const* rows, const Acts& acts, int n_blocks, int lane,
+                          float* acc) {
   constexpr int kStep = kLanes / Codec::kParts;
   constexpr int kU = Codec::kUnroll;
   const int part = lane % Codec::kParts;
@@ -109,20 +109,6 @@ KVSCOPE_HD void lane_dots_with(const std::uint8_t* const* rows, const Acts& acts
       acc[r] += Acts::dot(Codec::load(rows[r] + b * Codec::kBytes, part), xp);
     }
   }
-}
-
-// Float activations x [cols] (16-byte aligned).
-template <class Codec, int R>
-KVSCOPE_HD void lane_dots(const std::uint8_t* const* rows, const float* x, int n_blocks, int lane,
-                          float* acc) {
-  lane_dots_with<Codec, R>(rows, FloatActivations<Codec>{x}, n_blocks, lane, acc);
-}
-
-// 8-bit activations: q [cols] codes and d [cols/32] scales of one activation row.
-template <class Codec, int R>
-KVSCOPE_HD void lane_dots_q8(const std::uint8_t* const* rows, const std::int8_t* q, const float* d,
-                             int n_blocks, int lane, float* acc) {
-  lane_dots_with<Codec, R>(rows, Q8Activations<Codec>{q, d}, n_blocks, lane, acc);
 }
 
 }  // namespace kvscope::cuda::qd

@@ -6,15 +6,15 @@ namespace kvscope {
 
 void Backend::forward_greedy(std::span<const SequenceChunk> chunks, KvCacheManager& kv,
                              std::vector<TokenId>& picks) {
-  std::vector<float> logits;
-  forward(chunks, kv, logits);
+  forward(chunks, kv, greedy_logits_);
+  const std::span<const float> logits(greedy_logits_);
   picks.clear();
   std::size_t rows = 0;
   for (const SequenceChunk& c : chunks) rows += c.all_logits ? c.tokens.size() : 1;
   if (logits.empty() || rows == 0) return;
   const std::size_t vocab = logits.size() / rows;
   for (std::size_t r = 0; r < rows; ++r) {
-    picks.push_back(greedy_pick(std::span<const float>(logits).subspan(r * vocab, vocab)));
+    picks.push_back(greedy_pick(logits.subspan(r * vocab, vocab)));
   }
 }
 

@@ -79,6 +79,9 @@ class Backend {
   // The device's memory (a GPU backend), or nullopt where the engine sizes the pool itself
   // (the CPU backend, whose budget is a simulated device or a number of full contexts).
   virtual std::optional<DeviceMemory> device_memory() const { return std::nullopt; }
+
+ private:
+  std::vector<float> greedy_logits_;  // the default forward_greedy's rows, kept between steps
 };
 
 }  // namespace kvscope

@@ -30,10 +30,12 @@ namespace {
 
 constexpr std::int64_t kDefaultGemm = CudaBackendOptions{}.gemm_min_tokens;
 
-// gemm_min_tokens 0: every projection through the f32 matvec kernels (closest to the CPU);
-// the default sends prompt chunks of 8 or more tokens through cuBLAS.
+// gemm_min_tokens 0: every projection through the matvec kernels (closest to the CPU);
+// the default sends prompt chunks of 8 or more tokens through cuBLAS. q8_activations off:
+// the f32 matvec kernels, for exact comparisons with the CPU.
 EngineOptions cuda_options(bool f32_as_f16, std::int64_t block_size = 16,
-                           std::int64_t gemm_min_tokens = kDefaultGemm) {
+                           std::int64_t gemm_min_tokens = kDefaultGemm,
+                           bool q8_activations = false) {
   EngineOptions o;
   o.backend = "cuda";
   o.n_threads = 1;
@@ -42,7 +44,7 @@ EngineOptions cuda_options(bool f32_as_f16, std::int64_t block_size = 16,
   CudaBackendOptions c;
   c.f32_weights_as_f16 = f32_as_f16;
   c.gemm_min_tokens = gemm_min_tokens;
-  c.q8_activations = false;  // the f32 matvec kernels: exact comparisons with the CPU
+  c.q8_activations = q8_activations;
   o.cuda_factory = cuda_backend_factory(c);
   return o;
 }
@@ -106,13 +108,8 @@ TEST_P(CudaRandomModelTest, PromptLogitsAgreeWithTheCpuDecoder) {
   test::expect_close(Engine(path, cuda_options(false, 16, 1)).evaluate(prompt), want, 5e-3f, 2e-2f,
                      "logits (cuBLAS), weights " + type);
   // 8-bit activation codes (the default for quantized weights below gemm_min_tokens)
-  EngineOptions q8 = cuda_options(false, 16, 0);
-  CudaBackendOptions c;
-  c.f32_weights_as_f16 = false;
-  c.gemm_min_tokens = 0;
-  q8.cuda_factory = cuda_backend_factory(c);
-  test::expect_q8_logits_close(Engine(path, q8).evaluate(prompt), want,
-                               static_cast<std::size_t>(spec.vocab_size),
+  test::expect_q8_logits_close(Engine(path, cuda_options(false, 16, 0, true)).evaluate(prompt),
+                               want, static_cast<std::size_t>(spec.vocab_size),
                                "logits (8-bit activations), weights " + type);
 }
 

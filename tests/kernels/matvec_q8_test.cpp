@@ -1,5 +1,5 @@
 // The 8-bit-activation matvec kernels (matvec.cu launch_matvec_q8) against the same per-lane code
-// run on the host (quant_dequant.h lane_dots_q8, itself checked against the CPU's dot products in
+// run on the host (quant_dequant.h lane_dots, itself checked against the CPU's dot products in
 // quant_dequant_test), for every quantized weight type, on odd row counts, partly used warp
 // steps and batches of tokens. The launch checks run without a device.
 #include <cmath>
@@ -33,7 +33,7 @@ std::vector<Shape> q8_shapes(TensorType type) {
   return {{1, 32, 1}, {37, 64, 1}, {129, 288, 3}, {4099, 96, 5}, {67, 1376, 1}};
 }
 
-// y[t][r] as the warp computes it: the 32 lanes' lane_dots_q8 (rows r and r + 1), summed.
+// y[t][r] as the warp computes it: the 32 lanes' lane_dots (rows r and r + 1), summed.
 // The device sums the lanes in a butterfly, so the two agree to rounding.
 template <class Codec>
 std::vector<float> host_lanes(const std::vector<std::uint8_t>& stored, std::int64_t row_bytes,
@@ -47,9 +47,8 @@ std::vector<float> host_lanes(const std::vector<std::uint8_t>& stored, std::int6
       float total[2] = {0.0f, 0.0f};
       for (int lane = 0; lane < qd::kLanes; ++lane) {
         float acc[2] = {0.0f, 0.0f};
-        qd::lane_dots_q8<Codec, 2>(rp, &q[static_cast<std::size_t>(t * cols)],
-                                   &d[static_cast<std::size_t>(t * cols / 32)],
-                                   cols / Codec::kValues, lane, acc);
+        const qd::Q8Activations<Codec> acts{q.data(), d.data()};
+        qd::lane_dots<Codec, 2>(rp, acts.token(t, cols), cols / Codec::kValues, lane, acc);
         total[0] += acc[0], total[1] += acc[1];
       }
       y[static_cast<std::size_t>(t * rows + r)] = total[0];

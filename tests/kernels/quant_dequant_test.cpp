@@ -47,6 +47,16 @@ class AlignedArray {
   T* data_ = nullptr;
 };
 
+// One activation row quantized as launch_quantize_q8 stores it: codes [cols] and scales
+// [cols / 32], 256-byte aligned as device buffers are.
+struct Q8Row {
+  AlignedArray<std::int8_t> q;
+  AlignedArray<float> d;
+  explicit Q8Row(const std::vector<float>& x) : q(x.size()), d(x.size() / 32) {
+    qd::quantize_q8_reference(x.data(), static_cast<std::int64_t>(x.size()), q.data(), d.data());
+  }
+};
+
 template <class C, TensorType T>
 struct Case {
   using Codec = C;
@@ -106,14 +116,21 @@ class QuantDequantTest : public ::testing::Test {
     return s;
   }
 
-  // out[r] = sum over the 32 lanes of lane_dots for rows r0 and r0 + 1, as one warp of the
-  // matvec kernel computes them.
+  // out[r] = sum over the 32 lanes of lane_dots for rows r0 and r0 + 1, as one warp of
+  // the matvec kernel computes them, with float activations x or their 8-bit codes.
   static void warp_dots(const Stored& s, int r0, const float* x, float out[2]) {
+    warp_total(s, r0, qd::FloatActivations<Codec>{x}, out);
+  }
+  static void warp_dots(const Stored& s, int r0, const Q8Row& x, float out[2]) {
+    warp_total(s, r0, qd::Q8Activations<Codec>{x.q.data(), x.d.data()}, out);
+  }
+  template <class Acts>
+  static void warp_total(const Stored& s, int r0, const Acts& acts, float out[2]) {
     const std::uint8_t* rows[2] = {s.row(r0), s.row(r0 + 1)};
     out[0] = out[1] = 0.0f;
     for (int lane = 0; lane < qd::kLanes; ++lane) {
       float acc[2] = {0.0f, 0.0f};
-      qd::lane_dots<Codec, 2>(rows, x, s.cols / Codec::kValues, lane, acc);
+      qd::lane_dots<Codec, 2>(rows, acts, s.cols / Codec::kValues, lane, acc);
       out[0] += acc[0];
       out[1] += acc[1];
     }
@@ -183,30 +200,7 @@ TYPED_TEST(QuantDequantTest, TheLanePartsOfAWarpSumToTheCpuDotProduct) {
   }
 }
 
-// --- 8-bit activations (lane_dots_q8) -------------------------------------------------
-
-// One activation row quantized as launch_quantize_q8 stores it: codes [cols] and scales
-// [cols / 32], 256-byte aligned as device buffers are.
-struct Q8Row {
-  AlignedArray<std::int8_t> q;
-  AlignedArray<float> d;
-  explicit Q8Row(const std::vector<float>& x) : q(x.size()), d(x.size() / 32) {
-    qd::quantize_q8_reference(x.data(), static_cast<std::int64_t>(x.size()), q.data(), d.data());
-  }
-};
-
-// The warp's total of lane_dots_q8 for rows r0 and r0 + 1.
-template <class Codec, class Stored>
-void warp_dots_q8(const Stored& s, int r0, const Q8Row& x, float out[2]) {
-  const std::uint8_t* rows[2] = {s.row(r0), s.row(r0 + 1)};
-  out[0] = out[1] = 0.0f;
-  for (int lane = 0; lane < qd::kLanes; ++lane) {
-    float acc[2] = {0.0f, 0.0f};
-    qd::lane_dots_q8<Codec, 2>(rows, x.q.data(), x.d.data(), s.cols / Codec::kValues, lane, acc);
-    out[0] += acc[0];
-    out[1] += acc[1];
-  }
-}
+// --- 8-bit activations (Q8Activations) -------------------------------------------------
 
 // Sum over i of M_b |x_i|, M_b the largest |w| of weight i's 32-value block plus its offset
 // or min term: the size of the float rounding of a block's terms.
@@ -240,7 +234,7 @@ TYPED_TEST(QuantDequantTest, EightBitActivationsThatAreExactGiveTheFloatDotProdu
     std::vector<float> w(cols);
     for (int r0 = 0; r0 < rows; r0 += 2) {
       float got[2];
-      warp_dots_q8<C>(s, r0, xq, got);
+      TestFixture::warp_dots(s, r0, xq, got);
       for (int i = 0; i < 2; ++i) {
         dequantize_row(TestFixture::kType, s.row(r0 + i), w.data(), cols);
         double want = 0.0;
@@ -265,7 +259,7 @@ TYPED_TEST(QuantDequantTest, EightBitActivationsStayWithinTheirRoundingOfTheFloa
   std::vector<float> w(cols);
   for (int r0 = 0; r0 < rows; r0 += 2) {
     float got[2];
-    warp_dots_q8<C>(s, r0, xq, got);
+    TestFixture::warp_dots(s, r0, xq, got);
     for (int i = 0; i < 2; ++i) {
       dequantize_row(TestFixture::kType, s.row(r0 + i), w.data(), cols);
       double want = 0.0, bound = 0.0;
@@ -313,9 +307,13 @@ TEST(QuantDequant, KQuantSuperBlocksAre16ByteAlignedSoTheirQuantsLoad16BytesAtAT
   float acc[2] = {};
   // 8-byte aligned rows are enough for the 2-byte types but not for these
   const std::uint8_t* r4[2] = {q4.data(), q4.data() + 144};
-  EXPECT_THROW((qd::lane_dots<qd::Q4_K, 2>(r4, x.data(), 1, 0, acc)), std::logic_error);
+  EXPECT_THROW(
+      (qd::lane_dots<qd::Q4_K, 2>(r4, qd::FloatActivations<qd::Q4_K>{x.data()}, 1, 0, acc)),
+      std::logic_error);
   const std::uint8_t* r5[2] = {q5.data(), q5.data() + 176};
-  EXPECT_THROW((qd::lane_dots<qd::Q5_K, 2>(r5, x.data(), 1, 0, acc)), std::logic_error);
+  EXPECT_THROW(
+      (qd::lane_dots<qd::Q5_K, 2>(r5, qd::FloatActivations<qd::Q5_K>{x.data()}, 1, 0, acc)),
+      std::logic_error);
 }
 
 }  // namespace

@@ -13,11 +13,7 @@
 #include <gtest/gtest.h>
 
 #include "generation_fixtures.h"
-#include "kv/kv_cache_manager.h"
-#include "model/model.h"
-#include "plan/kv_footprint.h"
-#include "run/cpu_backend.h"
-#include "support/test_data.h"
+#include "wrapped_scheduler.h"
 
 namespace kvscope {
 namespace {
@@ -28,10 +24,11 @@ using test::solo_run;
 using test::story_prompts;
 
 // The CPU backend, except that forward call number `throw_at` throws and call `nan_at`
-// puts a NaN into the first logits row (1-based; 0 = never).
-class FaultyBackend final : public Backend {
+// puts a NaN into the first logits row (1-based; 0 = never). Greedy steps go through
+// forward too (ForwardingBackend).
+class FaultyBackend final : public test::ForwardingBackend {
  public:
-  explicit FaultyBackend(Backend& inner) : inner_(inner) {}
+  using ForwardingBackend::ForwardingBackend;
   std::string name() const override { return "faulty " + inner_.name(); }
   void forward(std::span<const SequenceChunk> chunks, KvCacheManager& kv,
                std::vector<float>& logits) override {
@@ -40,59 +37,15 @@ class FaultyBackend final : public Backend {
     inner_.forward(chunks, kv, logits);
     if (calls_ == nan_at) logits[0] = std::numeric_limits<float>::quiet_NaN();
   }
-  bool uses_host_kv_storage() const override { return inner_.uses_host_kv_storage(); }
-  MemoryInfo memory_info(const KvCacheManager& kv) const override { return inner_.memory_info(kv); }
 
   int throw_at = 0;
   int nan_at = 0;
 
  private:
-  Backend& inner_;
   int calls_ = 0;
 };
 
-class SchedulerFault : public ::testing::Test {
- protected:
-  void SetUp() override {
-    const auto found = test::find_shared("models/stories260K.gguf");
-    if (!found) GTEST_SKIP() << "needs models/stories260K.gguf in " << test::shared_dir();
-    path_ = found->string();
-    model_ = load_model(path_);
-    tokenizer_ = make_tokenizer(*model_);
-    CpuBackendOptions cpu;
-    cpu.n_threads = 1;
-    cpu.context_length = test::kContext;
-    cpu_ = std::make_unique<CpuBackend>(*model_, cpu);
-    backend_ = std::make_unique<FaultyBackend>(*cpu_);
-    KvCacheConfig config = default_kv_config(model_->spec(), KvDtype::F16, KvDtype::F16, 16);
-    config.max_context = test::kContext;
-    config.n_blocks = 64;
-    kv_ = std::make_unique<KvCacheManager>(config);
-    scheduler_ = std::make_unique<Scheduler>(*backend_, *kv_, *tokenizer_, SchedulerOptions{});
-  }
-
-  RequestId submit(std::size_t prompt, std::int64_t max_tokens, Recorded& rec) {
-    GenerationRequest r;
-    r.prompt = tokenizer_->encode(story_prompts()[prompt], true);
-    r.max_tokens = max_tokens;
-    r.sampling.temperature = 0;
-    return scheduler_->submit(r, record_into(rec));
-  }
-
-  void run() {
-    for (int s = 0; s < 1000 && scheduler_->step(); ++s) {
-    }
-    EXPECT_TRUE(scheduler_->idle());
-  }
-
-  std::string path_;
-  std::unique_ptr<Model> model_;
-  std::unique_ptr<Tokenizer> tokenizer_;
-  std::unique_ptr<CpuBackend> cpu_;
-  std::unique_ptr<FaultyBackend> backend_;
-  std::unique_ptr<KvCacheManager> kv_;
-  std::unique_ptr<Scheduler> scheduler_;
-};
+using SchedulerFault = test::WrappedScheduler<FaultyBackend>;
 
 TEST_F(SchedulerFault, AFailingForwardEndsThatStepsRequestsWithTheMessage) {
   backend_->throw_at = 4;
