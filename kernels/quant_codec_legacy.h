@@ -73,8 +73,20 @@ struct Legacy {
   }
 };
 
+// A legacy type's dot products, from its offset (value = (q - kOffset) * d) or its minimum
+// (value = q * d + m).
+template <int kOffset, bool kHasMin>
+struct LegacyDots : Legacy {
+  static KVSCOPE_HD float dot(const Raw32& r, const float* xv) {
+    return dot_raw32<kOffset, kHasMin>(r, xv);
+  }
+  static KVSCOPE_HD float dot_q8(const Raw32& r, const XQ8Part& x) {
+    return dot_q8_raw32<kOffset, kHasMin>(r, x);
+  }
+};
+
 // value = (q - 8) * d. [d: fp16][qs: 16]
-struct Q4_0 : Legacy {
+struct Q4_0 : LegacyDots<8, false> {
   static constexpr const char* kName = "q4_0";
   static constexpr int kBytes = 18;
   static KVSCOPE_HD float value(const std::uint8_t* b, int i) {
@@ -83,16 +95,10 @@ struct Q4_0 : Legacy {
   static KVSCOPE_HD Raw32 load(const std::uint8_t* b, int part) {  // 2-byte aligned loads
     return nibbles(load_u16(b), load_u32_a2(b + 2 + 4 * part));
   }
-  static KVSCOPE_HD float dot(const Raw32& r, const float* xv) {
-    return dot_raw32<8, false>(r, xv);
-  }
-  static KVSCOPE_HD float dot_q8(const Raw32& r, const XQ8Part& x) {
-    return dot_q8_raw32<8, false>(r, x);
-  }
 };
 
 // value = q * d + m. [d: fp16][m: fp16][qs: 16]
-struct Q4_1 : Legacy {
+struct Q4_1 : LegacyDots<0, true> {
   static constexpr const char* kName = "q4_1";
   static constexpr int kBytes = 20;
   static KVSCOPE_HD float value(const std::uint8_t* b, int i) {
@@ -100,10 +106,6 @@ struct Q4_1 : Legacy {
   }
   static KVSCOPE_HD Raw32 load(const std::uint8_t* b, int part) {  // 4-byte aligned loads
     return nibbles(load_u32(b), load_u32(b + 4 + 4 * part));
-  }
-  static KVSCOPE_HD float dot(const Raw32& r, const float* xv) { return dot_raw32<0, true>(r, xv); }
-  static KVSCOPE_HD float dot_q8(const Raw32& r, const XQ8Part& x) {
-    return dot_q8_raw32<0, true>(r, x);
   }
 };
 
@@ -124,7 +126,7 @@ KVSCOPE_HD Raw32 q5_part(std::uint32_t dm, std::uint32_t qs_word, std::uint32_t 
 }
 
 // value = (q - 16) * d. [d: fp16][qh: 4][qs: 16]
-struct Q5_0 : Legacy {
+struct Q5_0 : LegacyDots<16, false> {
   static constexpr const char* kName = "q5_0";
   static constexpr int kBytes = 22;
   static KVSCOPE_HD float value(const std::uint8_t* b, int i) {
@@ -133,16 +135,10 @@ struct Q5_0 : Legacy {
   static KVSCOPE_HD Raw32 load(const std::uint8_t* b, int part) {  // 2-byte aligned loads
     return q5_part(load_u16(b), load_u32_a2(b + 6 + 4 * part), load_u32_a2(b + 2), part);
   }
-  static KVSCOPE_HD float dot(const Raw32& r, const float* xv) {
-    return dot_raw32<16, false>(r, xv);
-  }
-  static KVSCOPE_HD float dot_q8(const Raw32& r, const XQ8Part& x) {
-    return dot_q8_raw32<16, false>(r, x);
-  }
 };
 
 // value = q * d + m. [d: fp16][m: fp16][qh: 4][qs: 16]
-struct Q5_1 : Legacy {
+struct Q5_1 : LegacyDots<0, true> {
   static constexpr const char* kName = "q5_1";
   static constexpr int kBytes = 24;
   static KVSCOPE_HD float value(const std::uint8_t* b, int i) {
@@ -151,14 +147,10 @@ struct Q5_1 : Legacy {
   static KVSCOPE_HD Raw32 load(const std::uint8_t* b, int part) {  // 4-byte aligned loads
     return q5_part(load_u32(b), load_u32(b + 8 + 4 * part), load_u32(b + 4), part);
   }
-  static KVSCOPE_HD float dot(const Raw32& r, const float* xv) { return dot_raw32<0, true>(r, xv); }
-  static KVSCOPE_HD float dot_q8(const Raw32& r, const XQ8Part& x) {
-    return dot_q8_raw32<0, true>(r, x);
-  }
 };
 
 // value = q * d, q int8. [d: fp16][qs: 32]
-struct Q8_0 : Legacy {
+struct Q8_0 : LegacyDots<128, false> {
   static constexpr const char* kName = "q8_0";
   static constexpr int kBytes = 34;
   static KVSCOPE_HD float value(const std::uint8_t* b, int i) {
@@ -171,9 +163,6 @@ struct Q8_0 : Legacy {
   static KVSCOPE_HD Raw32 load(const std::uint8_t* b, int part) {  // 2-byte aligned loads
     const std::uint8_t* q = b + 2 + 8 * part;
     return {load_u16(b), load_u32_a2(q) ^ 0x80808080u, load_u32_a2(q + 4) ^ 0x80808080u};
-  }
-  static KVSCOPE_HD float dot(const Raw32& r, const float* xv) {
-    return dot_raw32<128, false>(r, xv);
   }
   // codes at block offset 8p, as load_x
   static KVSCOPE_HD void load_xq(const std::int8_t* q, const float* d, int block, int part,
