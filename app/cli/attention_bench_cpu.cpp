@@ -10,8 +10,8 @@
 #include <random>
 #include <thread>
 
-#include "run/cpu_attention.h"
-#include "run/thread_pool.h"
+#include "cpu/cpu_attention.h"
+#include "cpu/thread_pool.h"
 
 namespace kvscope::cli {
 

@@ -8,8 +8,8 @@
 
 #include "cli/presets_path.h"
 #include "model/synthetic_model.h"
-#include "model/tensor_type.h"
 #include "plan/presets.h"
+#include "quant/tensor_type.h"
 #include "util/error.h"
 
 namespace kvscope::cli {

@@ -21,14 +21,14 @@
 #include "cli/attention_bench_cpu.h"
 #include "cli/command.h"
 #include "cli/copy_bandwidth.h"
-#include "run/cpu_attention.h"
-#include "run/thread_pool.h"
+#include "cpu/cpu_attention.h"
+#include "cpu/thread_pool.h"
 #include "util/error.h"
 
 #ifdef KVSCOPE_HAVE_CUDA
-#include "attention_bench.h"
-#include "cuda_device.h"
-#include "device_copy_bandwidth.h"
+#include "backend/cuda_device.h"
+#include "bench/attention_bench.h"
+#include "bench/device_copy_bandwidth.h"
 #endif
 
 namespace kvscope::cli {

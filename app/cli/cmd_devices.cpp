@@ -8,7 +8,7 @@
 #include "cli/command.h"
 
 #ifdef KVSCOPE_HAVE_CUDA
-#include "cuda_device.h"
+#include "backend/cuda_device.h"
 #endif
 
 namespace kvscope::cli {

@@ -13,7 +13,7 @@
 
 #include "cli/command.h"
 #include "cli/engine_args.h"
-#include "run/cpu_ops.h"
+#include "cpu/cpu_ops.h"
 #include "run/engine.h"
 #include "util/error.h"
 

@@ -7,7 +7,7 @@
 #include <vector>
 
 #ifdef KVSCOPE_HAVE_CUDA
-#include "device_copy_bandwidth.h"
+#include "bench/device_copy_bandwidth.h"
 #endif
 
 namespace kvscope::cli {

@@ -5,8 +5,8 @@
 #include <fmt/format.h>
 
 #ifdef KVSCOPE_HAVE_CUDA
-#include "cuda_backend.h"
-#include "cuda_factory.h"
+#include "backend/cuda_backend.h"
+#include "backend/cuda_factory.h"
 #endif
 
 namespace kvscope::cli {

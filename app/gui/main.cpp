@@ -13,15 +13,15 @@
 #include <QSettings>
 #include <QStandardPaths>
 
-#include "app_palette.h"
-#include "app_style.h"
-#include "bench_driver.h"
-#include "main_window.h"
-#include "screenshot_driver.h"
+#include "drivers/bench_driver.h"
+#include "drivers/screenshot_driver.h"
+#include "window/app_palette.h"
+#include "window/app_style.h"
+#include "window/main_window.h"
 
 #ifdef KVSCOPE_HAVE_CUDA
-#include "cuda_device.h"
-#include "cuda_factory.h"
+#include "backend/cuda_device.h"
+#include "backend/cuda_factory.h"
 #endif
 
 namespace {

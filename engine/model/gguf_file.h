@@ -13,7 +13,7 @@
 #include <variant>
 #include <vector>
 
-#include "model/tensor_type.h"
+#include "quant/tensor_type.h"
 #include "util/mapped_file.h"
 
 namespace kvscope {

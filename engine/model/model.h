@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "model/model_spec.h"
-#include "model/tensor_type.h"
+#include "quant/tensor_type.h"
 
 namespace kvscope {
 

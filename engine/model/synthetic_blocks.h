@@ -14,7 +14,7 @@
 #include <optional>
 #include <vector>
 
-#include "model/tensor_type.h"
+#include "quant/tensor_type.h"
 
 namespace kvscope {
 

@@ -5,8 +5,8 @@
 #include <cctype>
 
 #include "model/model.h"
-#include "model/tensor_type.h"
 #include "plan/units.h"
+#include "quant/tensor_type.h"
 #include "util/error.h"
 
 namespace kvscope {

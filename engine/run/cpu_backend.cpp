@@ -6,9 +6,9 @@
 
 #include <fmt/format.h>
 
-#include "run/cpu_attention.h"
-#include "run/cpu_ops.h"
-#include "run/ggml_compat.h"
+#include "cpu/cpu_attention.h"
+#include "cpu/cpu_ops.h"
+#include "cpu/ggml_compat.h"
 #include "util/error.h"
 
 namespace kvscope {

@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
+#include "cpu/rope.h"
+#include "cpu/thread_pool.h"
 #include "model/model.h"
 #include "run/backend.h"
-#include "run/rope.h"
-#include "run/thread_pool.h"
 
 namespace kvscope {
 

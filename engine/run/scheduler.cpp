@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <utility>
 
-#include "run/cpu_ops.h"
+#include "cpu/cpu_ops.h"
 #include "run/sampler.h"
 #include "text/utf8_stream.h"
 #include "util/error.h"

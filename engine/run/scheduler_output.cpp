@@ -1,7 +1,7 @@
 // Scheduler: turning a step's logits into tokens, streamed text and finished requests.
 #include <algorithm>
 
-#include "run/cpu_ops.h"
+#include "cpu/cpu_ops.h"
 #include "run/greedy.h"
 #include "run/scheduler.h"
 #include "run/scheduler_active.h"

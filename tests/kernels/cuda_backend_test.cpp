@@ -14,8 +14,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "cuda_backend.h"
-#include "cuda_factory.h"
+#include "backend/cuda_backend.h"
+#include "backend/cuda_factory.h"
 #include "kernel_test_support.h"
 #include "model/model.h"
 #include "model/synthetic_model.h"

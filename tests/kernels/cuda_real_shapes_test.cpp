@@ -10,8 +10,8 @@
 #include <gtest/gtest.h>
 
 #include "../engine/plan/preset_files.h"
-#include "cuda_backend.h"
-#include "cuda_factory.h"
+#include "backend/cuda_backend.h"
+#include "backend/cuda_factory.h"
 #include "kernel_test_support.h"
 #include "model/synthetic_model.h"
 #include "plan/kv_footprint.h"

@@ -9,8 +9,8 @@
 
 #include <gtest/gtest.h>
 
-#include "device_weights.h"
-#include "kernel_launchers.h"
+#include "backend/device_weights.h"
+#include "backend/kernel_launchers.h"
 #include "kernel_test_support.h"
 #include "model/model.h"
 #include "model/synthetic_model.h"

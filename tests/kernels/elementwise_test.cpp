@@ -8,11 +8,11 @@
 
 #include <gtest/gtest.h>
 
-#include "kernel_launchers.h"
+#include "backend/kernel_launchers.h"
+#include "cpu/cpu_ops.h"
+#include "cpu/rope.h"
 #include "kernel_test_support.h"
-#include "run/cpu_ops.h"
 #include "run/greedy.h"
-#include "run/rope.h"
 #include "util/error.h"
 
 namespace kvscope {

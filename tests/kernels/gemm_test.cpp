@@ -9,11 +9,11 @@
 
 #include <gtest/gtest.h>
 
-#include "gemm.h"
-#include "kernel_launchers.h"
+#include "backend/kernel_launchers.h"
+#include "cpu/cpu_ops.h"
+#include "cpu/thread_pool.h"
 #include "kernel_test_support.h"
-#include "run/cpu_ops.h"
-#include "run/thread_pool.h"
+#include "ops/gemm.h"
 #include "util/half.h"
 
 namespace kvscope {

@@ -10,11 +10,11 @@
 
 #include <gtest/gtest.h>
 
-#include "cuda_device.h"
-#include "device_allocator.h"
-#include "kernel_launchers.h"
+#include "backend/cuda_device.h"
+#include "backend/device_allocator.h"
+#include "backend/kernel_launchers.h"
 #include "model/model_spec.h"
-#include "model/tensor_type.h"
+#include "quant/tensor_type.h"
 
 namespace kvscope::test {
 

@@ -12,7 +12,7 @@
 
 #include <gtest/gtest.h>
 
-#include "kernel_launchers.h"
+#include "backend/kernel_launchers.h"
 #include "kv_test_fixture.h"
 
 namespace kvscope {

@@ -9,9 +9,9 @@
 
 #include <gtest/gtest.h>
 
-#include "cuda_backend.h"
-#include "cuda_factory.h"
-#include "kernel_launchers.h"
+#include "backend/cuda_backend.h"
+#include "backend/cuda_factory.h"
+#include "backend/kernel_launchers.h"
 #include "kv_test_fixture.h"
 #include "run/engine.h"
 #include "support/test_data.h"

@@ -7,10 +7,10 @@
 #include <random>
 #include <vector>
 
+#include "backend/step_plan.h"
 #include "kernel_test_support.h"
 #include "kv/kv_cache_manager.h"
 #include "run/backend.h"
-#include "step_plan.h"
 
 namespace kvscope::test {
 

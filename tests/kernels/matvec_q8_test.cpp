@@ -9,10 +9,10 @@
 
 #include <gtest/gtest.h>
 
-#include "kernel_launchers.h"
+#include "backend/kernel_launchers.h"
 #include "kernel_test_support.h"
-#include "quant_activations.h"
-#include "quant_dequant.h"
+#include "quant/quant_activations.h"
+#include "quant/quant_dequant.h"
 #include "util/error.h"
 
 namespace kvscope {

@@ -15,11 +15,11 @@
 
 #include <gtest/gtest.h>
 
-#include "kernel_launchers.h"
+#include "attention/paged_attention_choice.cuh"
+#include "backend/kernel_launchers.h"
+#include "cpu/cpu_attention.h"
+#include "cpu/thread_pool.h"
 #include "kv_test_fixture.h"
-#include "paged_attention_choice.cuh"
-#include "run/cpu_attention.h"
-#include "run/thread_pool.h"
 #include "util/error.h"
 
 namespace kvscope {

@@ -1,7 +1,7 @@
 // 8-bit activations (quant_activations.h): the host reference on its own (codes within half
 // a step, NaN and infinities kept visible, zero blocks), and the device quantizer against it
 // bit for bit.
-#include "quant_activations.h"
+#include "quant/quant_activations.h"
 
 #include <cmath>
 #include <cstring>
@@ -10,7 +10,7 @@
 
 #include <gtest/gtest.h>
 
-#include "kernel_launchers.h"
+#include "backend/kernel_launchers.h"
 #include "kernel_test_support.h"
 #include "util/error.h"
 

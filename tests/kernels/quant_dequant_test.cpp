@@ -4,7 +4,7 @@
 // product, and every vector load at an address the GPU accepts (the host loads throw where
 // a misaligned GPU load would fault). Blocks come from the CPU's quantize_row on random
 // rows, rows of equal values, rows with one large outlier and rows of mixed magnitudes.
-#include "quant_dequant.h"
+#include "quant/quant_dequant.h"
 
 #include <bit>
 #include <cmath>
@@ -17,8 +17,8 @@
 #include <gtest/gtest.h>
 
 #include "kernel_test_support.h"
-#include "model/tensor_type.h"
-#include "quant_activations.h"
+#include "quant/quant_activations.h"
+#include "quant/tensor_type.h"
 
 namespace kvscope {
 namespace {

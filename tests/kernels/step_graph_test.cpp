@@ -10,10 +10,10 @@
 
 #include <gtest/gtest.h>
 
-#include "cuda_check.h"
-#include "kernel_launchers.h"
+#include "backend/cuda_check.h"
+#include "backend/kernel_launchers.h"
+#include "backend/step_graph.h"
 #include "kernel_test_support.h"
-#include "step_graph.h"
 
 namespace kvscope {
 namespace {

@@ -6,8 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include "backend/step_plan.h"
 #include "kv/kv_cache_manager.h"
-#include "step_plan.h"
 #include "util/error.h"
 
 namespace kvscope {

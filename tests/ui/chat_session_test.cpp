@@ -4,8 +4,8 @@
 #include <QSignalSpy>
 #include <QtTest>
 
-#include "chat_input.h"
-#include "chat_session.h"
+#include "chat/input.h"
+#include "chat/session.h"
 
 namespace kvscope::ui {
 

@@ -12,14 +12,14 @@
 
 #include <cmath>
 
-#include "app_palette.h"
-#include "demo_common_controls.h"
-#include "demo_gqa_diagram.h"
-#include "demo_gqa_page.h"
-#include "fits_text.h"
+#include "demos/common/controls.h"
+#include "demos/gqa/diagram.h"
+#include "demos/gqa/gqa_page.h"
 #include "kv/kv_format.h"
 #include "plan/memory_model.h"
 #include "plan/solvers.h"
+#include "widgets/number_text.h"
+#include "window/app_palette.h"
 
 namespace kvscope::ui {
 namespace {

@@ -14,15 +14,15 @@
 #include <QToolButton>
 #include <QtTest>
 
-#include "app_palette.h"
-#include "demo_paging_block_map.h"
-#include "demo_paging_chart.h"
-#include "demo_paging_controls.h"
-#include "demo_paging_page.h"
-#include "demo_paging_summary.h"
-#include "demo_paging_waste_bar.h"
+#include "demos/paging/block_map.h"
+#include "demos/paging/chart.h"
+#include "demos/paging/controls.h"
+#include "demos/paging/paging_page.h"
+#include "demos/paging/summary.h"
+#include "demos/paging/waste_bar.h"
 #include "sim/simulation.h"
 #include "sim/trace_presets.h"
+#include "window/app_palette.h"
 
 namespace kvscope::ui {
 namespace {

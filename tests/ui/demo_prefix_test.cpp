@@ -7,12 +7,12 @@
 #include <QSpinBox>
 #include <QtTest>
 
-#include "app_palette.h"
-#include "demo_prefix_block_view.h"
-#include "demo_prefix_page.h"
-#include "demo_prefix_scenario.h"
-#include "fits_text.h"
+#include "demos/prefix/block_view.h"
+#include "demos/prefix/prefix_page.h"
+#include "sim/prefix_sharing_scenario.h"
 #include "util/error.h"
+#include "widgets/number_text.h"
+#include "window/app_palette.h"
 
 namespace kvscope::ui {
 namespace {

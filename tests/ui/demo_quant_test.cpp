@@ -13,17 +13,17 @@
 
 #include <cmath>
 
-#include "app_palette.h"
-#include "chat_session.h"
-#include "demo_common_controls.h"
-#include "demo_common_table.h"
-#include "demo_quant_channel_chart.h"
-#include "demo_quant_layer_chart.h"
-#include "demo_quant_page.h"
-#include "engine_worker.h"
-#include "fits_text.h"
+#include "chat/session.h"
+#include "demos/common/controls.h"
+#include "demos/common/table.h"
+#include "demos/quant/channel_chart.h"
+#include "demos/quant/layer_chart.h"
+#include "demos/quant/quant_page.h"
 #include "kv/kv_cache_manager.h"
 #include "ui_test_support.h"
+#include "widgets/number_text.h"
+#include "window/app_palette.h"
+#include "worker/engine_worker.h"
 
 namespace kvscope::ui {
 namespace {

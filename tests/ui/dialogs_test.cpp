@@ -4,9 +4,9 @@
 #include <QComboBox>
 #include <QtTest>
 
-#include "load_dialog.h"
-#include "load_settings.h"
-#include "sampling_dialog.h"
+#include "window/load_dialog.h"
+#include "window/load_settings.h"
+#include "window/sampling_dialog.h"
 
 namespace kvscope::ui {
 

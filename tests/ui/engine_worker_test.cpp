@@ -7,9 +7,9 @@
 #include <QSignalSpy>
 #include <QtTest>
 
-#include "chat_session.h"
-#include "engine_worker.h"
+#include "chat/session.h"
 #include "ui_test_support.h"
+#include "worker/engine_worker.h"
 
 namespace kvscope::ui {
 

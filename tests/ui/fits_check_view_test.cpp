@@ -5,8 +5,8 @@
 #include <QSignalSpy>
 #include <QtTest>
 
-#include "fits_check_view.h"
-#include "fits_page.h"
+#include "fits/check_view.h"
+#include "fits/fits_page.h"
 #include "fits_test_presets.h"
 
 namespace kvscope::ui {

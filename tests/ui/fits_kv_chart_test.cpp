@@ -6,13 +6,13 @@
 #include <QSpinBox>
 #include <QtTest>
 
-#include "fits_controls.h"
-#include "fits_kv_chart.h"
-#include "fits_kv_curves.h"
-#include "fits_page.h"
-#include "fits_slider_spin.h"
+#include "fits/controls.h"
+#include "fits/fits_page.h"
+#include "fits/kv_chart.h"
 #include "fits_test_presets.h"
+#include "plan/kv_curves.h"
 #include "plan/memory_model.h"
+#include "widgets/slider_spin.h"
 
 namespace kvscope::ui {
 

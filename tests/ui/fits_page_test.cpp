@@ -23,18 +23,18 @@
 #include <algorithm>
 #include <vector>
 
-#include "app_palette.h"
-#include "fits_controls.h"
-#include "fits_kv_chart.h"
-#include "fits_page.h"
-#include "fits_slider_spin.h"
-#include "fits_stack_bar.h"
-#include "fits_summary.h"
+#include "fits/controls.h"
+#include "fits/fits_page.h"
+#include "fits/kv_chart.h"
+#include "fits/stack_bar.h"
+#include "fits/summary.h"
 #include "fits_test_presets.h"
 #include "model/model.h"
 #include "plan/plan_explainer.h"
 #include "plan/solvers.h"
 #include "ui_test_support.h"
+#include "widgets/slider_spin.h"
+#include "window/app_palette.h"
 
 namespace kvscope::ui {
 namespace {

@@ -13,7 +13,7 @@
 #include <cmath>
 #include <vector>
 
-#include "fits_page.h"
+#include "fits/fits_page.h"
 #include "plan/kv_footprint.h"
 #include "plan/presets.h"
 #include "plan/units.h"

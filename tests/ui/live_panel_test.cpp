@@ -6,15 +6,15 @@
 #include <QSignalSpy>
 #include <QtTest>
 
-#include "block_map_widget.h"
-#include "chat_session.h"
-#include "engine_worker.h"
-#include "fragmentation_chart.h"
-#include "layer_chart.h"
-#include "live_panel.h"
-#include "memory_chart.h"
-#include "panel_history.h"
+#include "chat/session.h"
+#include "panel/block_map_widget.h"
+#include "panel/fragmentation_chart.h"
+#include "panel/history.h"
+#include "panel/layer_chart.h"
+#include "panel/live_panel.h"
+#include "panel/memory_chart.h"
 #include "ui_test_support.h"
+#include "worker/engine_worker.h"
 
 namespace kvscope::ui {
 namespace {

@@ -8,10 +8,10 @@
 
 #include <memory>
 
-#include "chat_session.h"
-#include "live_panel.h"
-#include "main_window.h"
+#include "chat/session.h"
+#include "panel/live_panel.h"
 #include "ui_test_support.h"
+#include "window/main_window.h"
 
 namespace kvscope::ui {
 

@@ -1,0 +1,48 @@
+#include "cpu/simd_dispatch.h"
+
+#if KVSCOPE_X86_SIMD
+#include <cpuid.h>
+#endif
+
+namespace kvscope {
+
+namespace {
+
+// The one piece of per-thread state: set only by PortableArithmeticScope (tests).
+thread_local bool force_portable = false;
+
+bool detect_avx2_fma_f16c() {
+#if KVSCOPE_X86_SIMD
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (!__get_cpuid(1, &a, &b, &c, &d)) return false;
+  const bool fma = (c & (1u << 12)) != 0;
+  const bool osxsave = (c & (1u << 27)) != 0;
+  const bool avx = (c & (1u << 28)) != 0;
+  const bool f16c = (c & (1u << 29)) != 0;
+  if (!(fma && osxsave && avx && f16c)) return false;
+  unsigned xcr0_lo = 0, xcr0_hi = 0;
+  __asm__("xgetbv" : "=a"(xcr0_lo), "=d"(xcr0_hi) : "c"(0));
+  if ((xcr0_lo & 0x6u) != 0x6u) return false;  // XMM and YMM state saved by the OS
+  if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return false;
+  return (b & (1u << 5)) != 0;  // AVX2
+#else
+  return false;
+#endif
+}
+
+}  // namespace
+
+bool use_avx2_fma_f16c() {
+  static const bool available = detect_avx2_fma_f16c();
+  return available && !force_portable;
+}
+
+PortableArithmeticScope::PortableArithmeticScope() : previous_(force_portable) {
+  force_portable = true;
+}
+
+PortableArithmeticScope::~PortableArithmeticScope() {
+  force_portable = previous_;
+}
+
+}  // namespace kvscope

@@ -1,0 +1,381 @@
+#include "backend/cuda_backend.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <optional>
+#include <string_view>
+
+#include <fmt/format.h>
+
+#include "backend/cuda_backend_state.h"
+#include "backend/cuda_check.h"
+#include "run/greedy.h"
+#include "util/error.h"
+
+namespace kvscope {
+
+using namespace cuda;
+
+namespace {
+
+constexpr auto kWorkspace = DeviceMemoryCategory::Workspace;
+
+// The environment variable's value when it turns a feature off (0, off or false).
+std::optional<std::string_view> env_turns_off(const char* name) {
+  const char* env = std::getenv(name);
+  const std::string_view v = env ? env : "";
+  if (v == "0" || v == "off" || v == "false") return v;
+  return std::nullopt;
+}
+
+// Why graphs start off ("" when they start on): the option, or KVSCOPE_CUDA_GRAPHS=0.
+std::string graphs_off_reason(const CudaBackendOptions& o) {
+  if (!o.cuda_graphs) return "turned off by the cuda_graphs option";
+  if (const auto v = env_turns_off("KVSCOPE_CUDA_GRAPHS")) {
+    return fmt::format("turned off by KVSCOPE_CUDA_GRAPHS={}", *v);
+  }
+  return {};
+}
+
+// Whether projections below gemm_min_tokens take 8-bit activations: the option, unless
+// KVSCOPE_Q8_ACTIVATIONS=0.
+bool q8_activations_on(const CudaBackendOptions& o) {
+  return o.q8_activations && !env_turns_off("KVSCOPE_Q8_ACTIVATIONS");
+}
+
+// Whether any projection reads quantized weights (else 8-bit codes would serve none).
+bool has_quantized_projection(const DeviceModelWeights& weights) {
+  const auto ps = weights.projections();
+  return std::any_of(ps.begin(), ps.end(),
+                     [](const DeviceWeight* w) { return is_quantized(w->type); });
+}
+
+// Everything a layer's kernels receive of its KV layout, for a graph key.
+void add_layout(StepGraphKey& key, const KvLayerLayout& L) {
+  key.add(static_cast<std::int64_t>(L.k_dtype)).add(static_cast<std::int64_t>(L.v_dtype));
+  key.add(L.head_dim).add(L.block_size).add(L.n_kv_heads).add(L.block_bytes);
+  key.add(L.k_data).add(L.k_scales).add(L.v_data).add(L.v_scales).add(L.k_offsets);
+  key.add(L.k_stride).add(L.v_stride).add(L.k_n_scales).add(L.v_n_scales);
+  key.add(L.k_group).add(L.v_group);
+}
+
+}  // namespace
+
+OwnedStream::OwnedStream() {
+  KVSCOPE_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+}
+
+OwnedStream::~OwnedStream() {
+  if (s) cudaStreamDestroy(s);
+}
+
+CudaBackend::State::State(const Model& m, const CudaBackendOptions& o, CudaDeviceInfo device)
+    : model(m),
+      spec(m.spec()),
+      info(std::move(device)),
+      rope(
+          rope_config(m.spec(), o.context_length > 0 ? o.context_length : m.spec().context_length)),
+      alloc(o.device),
+      weights(m, alloc, o.f32_weights_as_f16) {
+  graph.emplace(stream, graphs_off_reason(o));
+  max_cols = std::max({spec.dim, spec.q_dim(), spec.ffn_dim});
+  q8_requested = q8_activations_on(o);
+  q8_activations = q8_requested && has_quantized_projection(weights);
+  if (o.gemm_min_tokens > 0) {
+    gemm.emplace(alloc, stream);
+    gemm_min_tokens = o.gemm_min_tokens;
+    for (const DeviceWeight* w : weights.projections()) {
+      gemm_slab_bytes = std::max(gemm_slab_bytes, gemm->slab_bytes(*w));
+    }
+  }
+}
+
+// Both ensure_* return whether they wrote device memory through the legacy stream.
+bool CudaBackend::State::ensure_kv_pools(const KvCacheManager& kv) {
+  bool changed = false;
+  const auto n_groups = static_cast<std::size_t>(kv.n_groups());
+  kv_pools.resize(n_groups);
+  kv_block_bytes.resize(n_groups);
+  for (std::size_t g = 0; g < n_groups; ++g) {
+    const auto gi = static_cast<std::int64_t>(g);
+    const std::int64_t bb = kv.layout(gi).block_bytes();
+    const auto bytes = static_cast<std::size_t>(kv.pool(gi).n_blocks() * bb);
+    if (kv_pools[g].size() != bytes) {
+      kv_pools[g] = DeviceBuffer(alloc, bytes, DeviceMemoryCategory::KvPool, "KV block pool");
+      kv_pools[g].fill_zero();
+      changed = true;
+    }
+    kv_block_bytes[g] = bb;
+  }
+  return changed;
+}
+
+// cos/sin of every position's angles, from the CPU Rope itself: the device rotates by
+// exactly the reference's angles, whatever the scaling type.
+bool CudaBackend::State::ensure_rope_table(std::int64_t positions) {
+  if (positions <= rope_positions) return false;
+  const std::int64_t half = rope.n_pairs();
+  std::vector<float> cos(static_cast<std::size_t>(positions * half));
+  std::vector<float> sin(cos.size());
+  for (std::int64_t p = 0; p < positions; ++p) {
+    const auto off = static_cast<std::size_t>(p * half);
+    rope.angles(p, {&cos[off], static_cast<std::size_t>(half)},
+                {&sin[off], static_cast<std::size_t>(half)});
+  }
+  const std::size_t bytes = cos.size() * sizeof(float);
+  rope_cos = DeviceBuffer(alloc, bytes, kWorkspace, "RoPE cos table");
+  rope_sin = DeviceBuffer(alloc, bytes, kWorkspace, "RoPE sin table");
+  rope_cos.upload(cos.data(), bytes);
+  rope_sin.upload(sin.data(), bytes);
+  rope_positions = positions;
+  return true;
+}
+
+void CudaBackend::State::ensure_workspace(std::int64_t n_tokens, std::int64_t n_rows,
+                                          std::int64_t partial_floats) {
+  auto fit = [&](DeviceBuffer& b, std::int64_t floats, const char* what) {
+    b.reserve(alloc, static_cast<std::size_t>(floats) * sizeof(float), kWorkspace, what);
+  };
+  fit(x, n_tokens * spec.dim, "activations x");
+  fit(xb, n_tokens * spec.dim, "activations xb");
+  fit(qkv, n_tokens * (spec.q_dim() + 2 * spec.kv_dim()), "activations q, k, v");
+  fit(att, n_tokens * spec.q_dim(), "attention output");
+  fit(gate_up, 2 * n_tokens * spec.ffn_dim, "ffn gate and up");
+  fit(last, n_rows * spec.dim, "final hidden states");
+  fit(logits, n_rows * weights.output.rows, "logits");
+  fit(partial, std::max<std::int64_t>(partial_floats, 1), "attention split partials");
+  error_sums.reserve(alloc, static_cast<std::size_t>(spec.n_layers) * sizeof(KvErrorSums),
+                     kWorkspace, "KV quantization error sums");
+  // the layers' projections take T rows, the logits' n_rows: either may be below the GEMM's
+  std::int64_t q8_rows = 0;
+  for (const std::int64_t rows : {n_tokens, n_rows}) {
+    if (!uses_gemm(rows)) q8_rows = std::max(q8_rows, rows);
+  }
+  if (q8_activations && q8_rows > 0) {
+    const auto values = static_cast<std::size_t>(q8_rows * max_cols);
+    xq.reserve(alloc, values, kWorkspace, "8-bit activation codes");
+    xq_scales.reserve(alloc, values / 32 * sizeof(float), kWorkspace, "8-bit activation scales");
+  }
+  if (uses_gemm(n_tokens)) gemm->reserve(n_tokens, max_cols, gemm_slab_bytes);
+}
+
+// Everything a step's launches need before the first one: device memory (no allocation may
+// happen inside a graph capture) and the step's ints, uploaded outside the graph. Returns the
+// attention split count.
+int CudaBackend::State::prepare_step(const StepPlan& plan, const KvCacheManager& kv, bool decode) {
+  // The pools' zeroing and the RoPE tables' upload ran on the legacy stream, which does not
+  // order with our non-blocking one (and a pageable cudaMemcpy may return before its DMA).
+  const bool pools = ensure_kv_pools(kv);
+  if (ensure_rope_table(kv.config().max_context) || pools) {
+    KVSCOPE_CUDA_CHECK(cudaDeviceSynchronize());
+  }
+  const auto T = static_cast<int>(plan.n_tokens);
+  const auto n_kv_heads = static_cast<int>(spec.n_kv_heads);
+  const auto n_heads = static_cast<int>(spec.n_heads);
+  const int n_splits = attention_splits(T, n_heads, n_kv_heads, plan.max_keys, info.sm_count);
+  // A decode step takes room for the most splits its shape can have, so the partials buffer,
+  // whose address a graph holds, stays where it is while the context grows.
+  const int room = decode ? attention_splits(T, n_heads, n_kv_heads,
+                                             std::numeric_limits<int>::max(), info.sm_count)
+                          : n_splits;
+  ensure_workspace(plan.n_tokens, plan.n_rows,
+                   attention_partial_floats(T, static_cast<int>(spec.n_heads),
+                                            static_cast<int>(spec.head_dim), room));
+  const std::size_t bytes = plan.ints.size() * sizeof(int);
+  ints.reserve(alloc, bytes, kWorkspace, "step tables");
+  staging.upload(plan.ints.data(), bytes, ints.get(), stream);
+  return n_splits;
+}
+
+// Every host value launch_step passes to a kernel that can differ between two steps: the
+// shape, the offsets into the ints, the split count, the buffers' addresses and the KV
+// layouts. The weights, the model's dimensions and the RoPE setup are fixed per backend.
+StepGraphKey CudaBackend::State::step_key(const StepPlan& plan, const KvCacheManager& kv,
+                                          int n_splits) const {
+  StepGraphKey key;
+  key.add(plan.n_tokens).add(plan.n_rows).add(n_splits);
+  key.add(plan.tokens_at).add(plan.pos_at).add(plan.rows_at);
+  for (std::size_t g = 0; g < plan.first_at.size(); ++g) {
+    key.add(plan.first_at[g]).add(plan.table_start_at[g]).add(plan.blocks_at[g]);
+    key.add(kv_pools[g].get());
+  }
+  for (const DeviceBuffer* b : {&x, &xb, &qkv, &att, &gate_up, &last, &logits, &partial, &ints,
+                                &rope_cos, &rope_sin, &error_sums, &xq, &xq_scales}) {
+    key.add(b->get());
+  }
+  if (uses_gemm(plan.n_tokens)) key.add(gemm->activations_scratch()).add(gemm->weight_scratch());
+  for (std::int64_t layer = 0; layer < spec.n_layers; ++layer) {
+    const std::int64_t g = kv.group_of_layer(layer);
+    key.add(g);
+    add_layout(key, kv_layer_layout(kv.layout(g), kv.layer_in_group(layer)));
+  }
+  return key;
+}
+
+CudaBackend::CudaBackend(const Model& model, const CudaBackendOptions& options) {
+  CudaDeviceInfo info = probe_cuda_device(options.device);
+  if (!info.available) throw_error<Error>("CUDA unavailable: {}", info.reason);
+  s_ = std::make_unique<State>(model, options, std::move(info));
+}
+
+CudaBackend::~CudaBackend() = default;
+
+std::string CudaBackend::name() const {
+  const StepGraph& g = *s_->graph;
+  std::string notes;
+  if (!s_->q8_requested) notes += ", f32 activations";
+  if (!g.enabled()) notes += fmt::format(", CUDA graphs off: {}", g.off_reason());
+  return fmt::format("CUDA ({}{})", s_->info.name, notes);
+}
+
+CudaGraphReport CudaBackend::graph_report() const {
+  const StepGraph& g = *s_->graph;
+  const StepGraphStats& st = g.stats();
+  return {g.enabled(), g.off_reason(), st.eager,         st.replays,
+          st.captures, st.updates,     st.instantiations};
+}
+
+// Decode steps go through the step graph (replayed when their key matches), prompt chunks
+// run eagerly; both launch the same kernels with the same arguments, so the logits are the
+// same bits. The ints upload and the outputs' download stay outside any graph.
+CudaBackend::State::StepShape CudaBackend::State::run_step(std::span<const SequenceChunk> chunks,
+                                                           KvCacheManager& kv) {
+  KVSCOPE_CUDA_CHECK(cudaSetDevice(alloc.device()));  // the calling thread's current device
+  const bool decode = is_decode_step(chunks);
+  const StepPlan plan = plan_step(chunks, kv, weights.token_embd.rows, kv.config().max_context,
+                                  decode ? decode_blocks_capacity : 0);
+  if (plan.n_tokens == 0) return {};
+  const int n_splits = prepare_step(plan, kv, decode);
+  const auto launches = [&] { launch_step(plan, kv, n_splits); };
+  if (decode) {
+    decode_blocks_capacity = plan.blocks_capacity;
+    graph->run(step_key(plan, kv, n_splits), launches);
+  } else {
+    launches();
+  }
+  return {plan.n_tokens, plan.n_rows};
+}
+
+// Waits for the step's downloads (queued by the caller), then records its KV error.
+void CudaBackend::State::finish_step(std::int64_t n_tokens, KvCacheManager& kv) {
+  error_host.resize(static_cast<std::size_t>(spec.n_layers));
+  KVSCOPE_CUDA_CHECK(cudaMemcpyAsync(error_host.data(), error_sums.get(),
+                                     error_host.size() * sizeof(KvErrorSums),
+                                     cudaMemcpyDeviceToHost, stream));
+  KVSCOPE_CUDA_CHECK(cudaStreamSynchronize(stream));
+  record_quant_error(n_tokens, kv);
+}
+
+void CudaBackend::forward(std::span<const SequenceChunk> chunks, KvCacheManager& kv,
+                          std::vector<float>& logits) {
+  State& s = *s_;
+  const State::StepShape step = s.run_step(chunks, kv);
+  logits.resize(static_cast<std::size_t>(step.n_rows * s.weights.output.rows));
+  if (step.n_rows == 0) return;
+  KVSCOPE_CUDA_CHECK(cudaMemcpyAsync(logits.data(), s.logits.get(), logits.size() * sizeof(float),
+                                     cudaMemcpyDeviceToHost, s.stream));
+  s.finish_step(step.n_tokens, kv);
+}
+
+// The same step, then one argmax launch over the logits rows (outside any graph, so greedy
+// and sampled steps share their graphs) and one int per row to the host.
+void CudaBackend::forward_greedy(std::span<const SequenceChunk> chunks, KvCacheManager& kv,
+                                 std::vector<TokenId>& picks) {
+  static_assert(cuda::kArgmaxInvalid == kPickInvalidLogit &&
+                cuda::kArgmaxAllMasked == kPickAllMasked);
+  State& s = *s_;
+  const State::StepShape step = s.run_step(chunks, kv);
+  picks.resize(static_cast<std::size_t>(step.n_rows));
+  if (step.n_rows == 0) return;
+  s.picks.reserve(s.alloc, picks.size() * sizeof(int), kWorkspace, "greedy picks");
+  cuda::launch_argmax(s.logits.as<float>(), static_cast<int>(step.n_rows),
+                      static_cast<int>(s.weights.output.rows), s.picks.as<int>(), s.stream);
+  static_assert(sizeof(TokenId) == sizeof(int));
+  KVSCOPE_CUDA_CHECK(cudaMemcpyAsync(picks.data(), s.picks.get(), picks.size() * sizeof(int),
+                                     cudaMemcpyDeviceToHost, s.stream));
+  s.finish_step(step.n_tokens, kv);
+}
+
+// The step's measured KV error, added to the manager's per-layer sums as the CPU backend's
+// write_token adds it: every token wrote n_kv_heads x head_dim values per side.
+void CudaBackend::State::record_quant_error(std::int64_t n_tokens, KvCacheManager& kv) const {
+  const std::int64_t count = n_tokens * spec.kv_dim();
+  for (std::int64_t layer = 0; layer < spec.n_layers; ++layer) {
+    const KvErrorSums& e = error_host[static_cast<std::size_t>(layer)];
+    kv.record_quant_error(layer, QuantErrorSums{e.k_sq_error, e.k_sq_exact, count},
+                          QuantErrorSums{e.v_sq_error, e.v_sq_exact, count});
+  }
+}
+
+// Copy-on-write copies inside a group's device pool. Before the first step the pool holds
+// nothing worth copying (no token was written), so there is nothing to do.
+void CudaBackend::copy_blocks(std::span<const BlockCopy> copies) {
+  State& s = *s_;
+  KVSCOPE_CUDA_CHECK(cudaSetDevice(s.alloc.device()));
+  for (const BlockCopy& c : copies) {
+    const auto g = static_cast<std::size_t>(c.group);
+    if (g >= s.kv_pools.size() || !s.kv_pools[g].get()) continue;
+    const std::int64_t bb = s.kv_block_bytes[g];
+    auto* base = s.kv_pools[g].as<std::uint8_t>();
+    KVSCOPE_CUDA_CHECK(cudaMemcpyAsync(base + c.dst * bb, base + c.src * bb,
+                                       static_cast<std::size_t>(bb), cudaMemcpyDeviceToDevice,
+                                       s.stream));
+  }
+}
+
+MemoryInfo CudaBackend::memory_info(const KvCacheManager& kv) const {
+  const State& s = *s_;
+  MemoryInfo info;
+  info.device = s.info.name;
+  const DeviceMemoryStatus status = s.alloc.query();
+  info.total = status.total;
+  info.weights = s.alloc.bytes(DeviceMemoryCategory::Weights);
+  info.workspace = s.alloc.bytes(DeviceMemoryCategory::Workspace);
+  info.kv_pool = s.alloc.bytes(DeviceMemoryCategory::KvPool);
+  const std::uint64_t ours = info.weights + info.workspace + info.kv_pool;
+  const std::uint64_t in_use = status.total - status.free;
+  info.used_by_others = in_use > ours ? in_use - ours : 0;
+  info.free = status.free;
+  if (info.kv_pool == 0) {
+    // before the first step the pool is not allocated yet: show what it will take
+    for (std::int64_t g = 0; g < kv.n_groups(); ++g) {
+      info.kv_pool +=
+          static_cast<std::uint64_t>(kv.pool(g).n_blocks() * kv.layout(g).block_bytes());
+    }
+    info.free = info.free > info.kv_pool ? info.free - info.kv_pool : 0;
+  }
+  return info;
+}
+
+std::optional<DeviceMemory> CudaBackend::device_memory() const {
+  const State& s = *s_;
+  const DeviceMemoryStatus status = s.alloc.query();
+  const std::uint64_t ours = s.alloc.bytes(DeviceMemoryCategory::Weights) +
+                             s.alloc.bytes(DeviceMemoryCategory::Workspace) +
+                             s.alloc.bytes(DeviceMemoryCategory::KvPool);
+  const std::uint64_t in_use = status.total - status.free;
+  return DeviceMemory{status.total, in_use > ours ? in_use - ours : 0};
+}
+
+std::unique_ptr<Backend> make_cuda_backend(const Model& model, const CudaBackendOptions& options,
+                                           std::string* why) {
+  const CudaDeviceInfo info = probe_cuda_device(options.device);
+  if (!info.available) {
+    if (why) *why = info.reason;
+    return nullptr;
+  }
+  if (auto reason = unsupported_weights(model)) {
+    if (why) *why = *reason;
+    return nullptr;
+  }
+  try {
+    return std::make_unique<CudaBackend>(model, options);
+  } catch (const std::exception& e) {  // Error, or bad_alloc converting weights on the host
+    if (why) *why = e.what();
+    return nullptr;
+  }
+}
+
+}  // namespace kvscope

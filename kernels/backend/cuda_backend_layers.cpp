@@ -1,0 +1,149 @@
+// The kernels of one CUDA step, in stream order: embedding, per layer attention and FFN
+// blocks, the final norm and the logits rows. The same launches run eagerly (prompt chunks)
+// or inside a graph capture (decode steps), so nothing here may allocate or synchronise:
+// prepare_step has reserved every buffer before.
+#include <cmath>
+
+#include "backend/cuda_backend_state.h"
+#include "backend/cuda_check.h"
+
+namespace kvscope {
+
+using namespace cuda;
+
+namespace {
+
+// Device pointer `at` ints into the step's packed int buffer.
+const int* at(const DeviceBuffer& ints, std::int64_t offset) {
+  return ints.as<const int>() + offset;
+}
+
+}  // namespace
+
+bool CudaBackend::State::uses_q8(const DeviceWeight& w, int n_tokens) const {
+  return q8_activations && !uses_gemm(n_tokens) && is_quantized(w.type);
+}
+
+Q8Codes CudaBackend::State::codes_for(std::initializer_list<const DeviceWeight*> ws, int n_tokens) {
+  for (const DeviceWeight* w : ws) {
+    if (w->data && uses_q8(*w, n_tokens)) return {xq.as<std::int8_t>(), xq_scales.as<float>()};
+  }
+  return {};
+}
+
+void CudaBackend::State::project(const float* in, int n_tokens,
+                                 std::initializer_list<Projection> outs, bool codes_ready) {
+  bool q8 = false;
+  for (const Projection& p : outs) q8 |= uses_q8(*p.w, n_tokens);
+  if (q8 && !codes_ready) {  // every projection here reads the same input: one set of codes
+    launch_quantize_q8(in, n_tokens * outs.begin()->w->cols, xq.as<std::int8_t>(),
+                       xq_scales.as<float>(), stream);
+  }
+  for (const Projection& p : outs) {
+    if (uses_gemm(n_tokens)) {
+      gemm->run(*p.w, in, n_tokens, p.y, p.accumulate);
+    } else if (uses_q8(*p.w, n_tokens)) {
+      launch_matvec_q8(*p.w, xq.as<std::int8_t>(), xq_scales.as<float>(), n_tokens, p.y, stream,
+                       p.accumulate);
+    } else {
+      launch_matvec(*p.w, in, n_tokens, p.y, stream, p.accumulate);
+    }
+  }
+}
+
+void CudaBackend::State::launch_step(const StepPlan& plan, const KvCacheManager& kv, int n_splits) {
+  const auto T = static_cast<int>(plan.n_tokens);
+  KVSCOPE_CUDA_CHECK(cudaMemsetAsync(error_sums.get(), 0, error_sums.size(), stream));
+  launch_embedding(weights.token_embd, at(ints, plan.tokens_at), T, x.as<float>(), stream);
+  for (std::int64_t layer = 0; layer < spec.n_layers; ++layer) {
+    attention_block(layer, plan, kv, n_splits);
+    ffn_block(layer, T);
+  }
+  // logits = output · norm(x) for the rows the chunks ask for
+  const auto R = static_cast<int>(plan.n_rows);
+  const Q8Codes codes = codes_for({&weights.output}, R);
+  launch_rmsnorm(x.as<float>(), at(ints, plan.rows_at), weights.output_norm, R,
+                 static_cast<int>(spec.dim), static_cast<float>(spec.norm_eps), last.as<float>(),
+                 stream, codes);
+  project(last.as<float>(), R, {{&weights.output, logits.as<float>()}}, codes.q != nullptr);
+}
+
+// x += wo · attention(rope(wq·norm(x)), cache ∪ rope(wk·norm(x)), cache ∪ wv·norm(x))
+void CudaBackend::State::attention_block(std::int64_t layer, const StepPlan& plan,
+                                         const KvCacheManager& kv, int n_splits) {
+  const DeviceLayerWeights& w = weights.layers[static_cast<std::size_t>(layer)];
+  const auto T = static_cast<int>(plan.n_tokens);
+  const int dim = static_cast<int>(spec.dim);
+  const bool stacked = T == 1 && w.wqkv.data;  // [q | k | v] in one launch
+  const Q8Codes codes = stacked ? codes_for({&w.wqkv}, T) : codes_for({&w.wq, &w.wk, &w.wv}, T);
+  launch_rmsnorm(x.as<float>(), nullptr, w.attn_norm, T, dim, static_cast<float>(spec.norm_eps),
+                 xb.as<float>(), stream, codes);
+  float* q = qkv.as<float>();
+  float* k = q + static_cast<std::int64_t>(T) * spec.q_dim();
+  float* v = k + static_cast<std::int64_t>(T) * spec.kv_dim();
+  if (stacked) {
+    project(xb.as<float>(), 1, {{&w.wqkv, q}}, codes.q != nullptr);
+  } else {
+    project(xb.as<float>(), T, {{&w.wq, q}, {&w.wk, k}, {&w.wv, v}}, codes.q != nullptr);
+  }
+  if (w.bq) launch_add_bias(q, w.bq, T, static_cast<int>(spec.q_dim()), stream);
+  if (w.bk) launch_add_bias(k, w.bk, T, static_cast<int>(spec.kv_dim()), stream);
+  if (w.bv) launch_add_bias(v, w.bv, T, static_cast<int>(spec.kv_dim()), stream);
+
+  RopeArgs ra;
+  ra.n_tokens = T;
+  ra.n_heads = static_cast<int>(spec.n_heads);
+  ra.n_kv_heads = static_cast<int>(spec.n_kv_heads);
+  ra.head_dim = static_cast<int>(spec.head_dim);
+  ra.rope_dim = static_cast<int>(rope.config().rope_dim);
+  ra.adjacent = rope.config().pairing == RopePairing::Adjacent;
+  ra.pos = at(ints, plan.pos_at);
+  ra.cos = rope_cos.as<const float>();
+  ra.sin = rope_sin.as<const float>();
+  launch_rope(ra, q, k, stream);
+
+  const std::int64_t g = kv.group_of_layer(layer);
+  const auto gi = static_cast<std::size_t>(g);
+  KvStepTables tables;
+  tables.pos = at(ints, plan.pos_at);
+  tables.first = at(ints, plan.first_at[gi]);
+  tables.table_start = at(ints, plan.table_start_at[gi]);
+  tables.blocks = at(ints, plan.blocks_at[gi]);
+  tables.pool = kv_pools[gi].as<std::uint8_t>();
+  const KvLayerLayout layout = kv_layer_layout(kv.layout(g), kv.layer_in_group(layer));
+  launch_kv_append(layout, tables, k, v, T, stream, error_sums.as<KvErrorSums>() + layer);
+
+  AttentionArgs aa;
+  aa.n_tokens = T;
+  aa.n_heads = static_cast<int>(spec.n_heads);
+  aa.n_splits = n_splits;
+  aa.scale = 1.0f / std::sqrt(static_cast<float>(spec.head_dim));
+  aa.layout = layout;
+  aa.tables = tables;
+  launch_paged_attention(aa, q, partial.as<float>(), att.as<float>(), stream);
+  project(att.as<float>(), T, {{&w.wo, x.as<float>(), /*accumulate=*/true}});
+}
+
+// x += w_down · (silu(w_gate · norm(x)) * (w_up · norm(x)))
+void CudaBackend::State::ffn_block(std::int64_t layer, int n_tokens) {
+  const DeviceLayerWeights& w = weights.layers[static_cast<std::size_t>(layer)];
+  const std::int64_t n_ffn = n_tokens * spec.ffn_dim;
+  const bool stacked = n_tokens == 1 && w.w_gate_up.data;  // [gate | up] in one launch
+  const Q8Codes codes =
+      stacked ? codes_for({&w.w_gate_up}, n_tokens) : codes_for({&w.w_gate, &w.w_up}, n_tokens);
+  launch_rmsnorm(x.as<float>(), nullptr, w.ffn_norm, n_tokens, static_cast<int>(spec.dim),
+                 static_cast<float>(spec.norm_eps), xb.as<float>(), stream, codes);
+  float* gate = gate_up.as<float>();
+  float* up = gate + n_ffn;
+  if (stacked) {
+    project(xb.as<float>(), 1, {{&w.w_gate_up, gate}}, codes.q != nullptr);
+  } else {
+    project(xb.as<float>(), n_tokens, {{&w.w_gate, gate}, {&w.w_up, up}}, codes.q != nullptr);
+  }
+  const Q8Codes down_codes = codes_for({&w.w_down}, n_tokens);
+  launch_swiglu(gate, up, gate, n_ffn, stream, down_codes);
+  project(gate, n_tokens, {{&w.w_down, x.as<float>(), /*accumulate=*/true}},
+          down_codes.q != nullptr);
+}
+
+}  // namespace kvscope

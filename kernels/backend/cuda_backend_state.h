@@ -1,0 +1,117 @@
+// What a CudaBackend holds on the device and how one step runs: private to the backend's
+// two files, cuda_backend.cpp (the Backend interface: preparing a step, graphs, memory
+// figures) and cuda_backend_layers.cpp (the kernels of a step, layer by layer).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <initializer_list>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "backend/cuda_backend.h"
+#include "backend/cuda_device.h"
+#include "backend/device_allocator.h"
+#include "backend/device_weights.h"
+#include "backend/kernel_launchers.h"
+#include "backend/step_graph.h"
+#include "backend/step_plan.h"
+#include "cpu/rope.h"
+#include "ops/gemm.h"
+
+namespace kvscope {
+
+// The backend's stream, destroyed however its owner's construction ends.
+struct OwnedStream {
+  cudaStream_t s = nullptr;
+  OwnedStream();
+  ~OwnedStream();
+  OwnedStream(const OwnedStream&) = delete;
+  OwnedStream& operator=(const OwnedStream&) = delete;
+};
+
+struct CudaBackend::State {
+  const Model& model;
+  const ModelSpec& spec;
+  CudaDeviceInfo info;
+  Rope rope;
+  cuda::DeviceAllocator alloc;
+  OwnedStream owned_stream;  // before everything that enqueues on it
+  cudaStream_t stream = owned_stream.s;
+  cuda::DeviceModelWeights weights;
+
+  std::vector<cuda::DeviceBuffer> kv_pools;  // [n_groups] [n_blocks][block_bytes]
+  std::vector<std::int64_t> kv_block_bytes;  // [n_groups]
+  cuda::DeviceBuffer rope_cos, rope_sin;     // [max_positions][rope_dim / 2]
+  std::int64_t rope_positions = 0;
+
+  // Activations of one step, grown to the largest step seen. qkv holds q [T][q_dim], then
+  // k [T][kv_dim], then v [T][kv_dim]; gate_up holds gate [T][ffn_dim], then up: at T = 1
+  // exactly what the stacked wqkv / w_gate_up projections write in one launch.
+  cuda::DeviceBuffer x, xb, qkv, att, gate_up, last, logits, partial, ints;
+  cuda::DeviceBuffer picks;  // [n_rows] a greedy step's argmax ids (outside the graph)
+  // A projection input as 8-bit codes [T][max_cols] and their scales [T][max_cols / 32],
+  // for steps below gemm_min_tokens (quant_activations.h).
+  cuda::DeviceBuffer xq, xq_scales;
+  bool q8_requested = false;    // the option, unless KVSCOPE_Q8_ACTIVATIONS=0
+  bool q8_activations = false;  // requested, and some projection has quantized weights
+  // [n_layers] the step's KV quantization-error sums, zeroed at its start
+  cuda::DeviceBuffer error_sums;
+  std::vector<cuda::KvErrorSums> error_host;  // [n_layers] their copy after the step
+
+  // Steps of at least gemm_min_tokens tokens project through cuBLAS (absent when 0).
+  std::optional<cuda::ProjectionGemm> gemm;
+  std::int64_t gemm_min_tokens = 0;
+  std::size_t gemm_slab_bytes = 0;  // the largest fp16 slab a matrix of this model needs
+  std::int64_t max_cols = 0;        // the widest projection input: dim, q_dim or ffn_dim
+
+  cuda::PinnedStaging staging;              // the step's ints on their way to `ints`
+  std::optional<cuda::StepGraph> graph;     // decode steps; after `stream`, destroyed before it
+  std::int64_t decode_blocks_capacity = 0;  // the decode layout's, never shrinks (step_plan.h)
+
+  // Members go in reverse order: the graph and the cuBLAS handle before the stream.
+  State(const Model& m, const CudaBackendOptions& o, CudaDeviceInfo device);
+
+  bool ensure_kv_pools(const KvCacheManager& kv);
+  bool ensure_rope_table(std::int64_t positions);
+  void ensure_workspace(std::int64_t n_tokens, std::int64_t n_rows, std::int64_t partial_floats);
+  int prepare_step(const cuda::StepPlan& plan, const KvCacheManager& kv, bool decode);
+  bool uses_gemm(std::int64_t n_tokens) const { return gemm && n_tokens >= gemm_min_tokens; }
+  cuda::StepGraphKey step_key(const cuda::StepPlan& plan, const KvCacheManager& kv,
+                              int n_splits) const;
+  void record_quant_error(std::int64_t n_tokens, KvCacheManager& kv) const;
+
+  // One forward step up to the logits on the device; forward / forward_greedy then queue
+  // their downloads and call finish_step.
+  struct StepShape {
+    std::int64_t n_tokens = 0;
+    std::int64_t n_rows = 0;  // 0: the step had nothing to run
+  };
+  StepShape run_step(std::span<const SequenceChunk> chunks, KvCacheManager& kv);
+  void finish_step(std::int64_t n_tokens, KvCacheManager& kv);
+
+  // cuda_backend_layers.cpp
+  void launch_step(const cuda::StepPlan& plan, const KvCacheManager& kv, int n_splits);
+  void attention_block(std::int64_t layer, const cuda::StepPlan& plan, const KvCacheManager& kv,
+                       int n_splits);
+  void ffn_block(std::int64_t layer, int n_tokens);
+  // y = W x (y += W x with accumulate) for each projection of one input x [n_tokens][cols]:
+  // cuBLAS at uses_gemm(n_tokens), else the matvec kernels, with x quantized once to 8-bit
+  // codes for the quantized weights when q8_activations is on.
+  struct Projection {
+    const cuda::DeviceWeight* w;
+    float* y;
+    bool accumulate = false;
+  };
+  // codes_ready: the kernel that wrote x wrote its 8-bit codes too (codes_for).
+  void project(const float* x, int n_tokens, std::initializer_list<Projection> outs,
+               bool codes_ready = false);
+  bool uses_q8(const cuda::DeviceWeight& w, int n_tokens) const;
+  // Where a kernel writing the input of these projections puts its 8-bit codes, or none
+  // when no projection of them takes codes.
+  cuda::Q8Codes codes_for(std::initializer_list<const cuda::DeviceWeight*> ws, int n_tokens);
+};
+
+}  // namespace kvscope

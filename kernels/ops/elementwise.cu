@@ -1,0 +1,71 @@
+// Element-wise kernels of the decoder: the SwiGLU gate, the residual add and bias adds.
+#include <string>
+
+#include "backend/cuda_check.h"
+#include "backend/kernel_launchers.h"
+#include "quant/quant_activations.cuh"
+
+namespace kvscope::cuda {
+
+namespace {
+
+constexpr int kThreads = 256;
+
+// out = silu(gate) * up, silu(x) = x / (1 + e^-x) as the CPU's silu().
+// kCodes: a warp's 32 elements are one block of codes (n % 32 == 0 keeps warps whole).
+template <bool kCodes>
+__global__ void swiglu_kernel(const float* gate, const float* up, float* out, std::int64_t n,
+                              Q8Codes codes) {
+  const std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const float g = gate[i];
+  const float y = g / (1.0f + expf(-g)) * up[i];
+  out[i] = y;
+  if constexpr (kCodes) {
+    const int lane = threadIdx.x % kWarp;
+    quantize_q8_warp(y, lane, codes.q + (i - lane), codes.d + i / qd::kQ8Block);
+  }
+}
+
+__global__ void add_kernel(float* x, const float* y, std::int64_t n) {
+  const std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) x[i] += y[i];
+}
+
+// y[t][i] += bias[i]; one thread per element of y ([n_rows][n]).
+__global__ void add_bias_kernel(float* y, const float* bias, std::int64_t total, int n) {
+  const std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < total) y[i] += bias[i % n];
+}
+
+}  // namespace
+
+void launch_swiglu(const float* gate, const float* up, float* out, std::int64_t n,
+                   cudaStream_t stream, Q8Codes codes) {
+  if (codes.q && n % qd::kQ8Block != 0) {
+    throw_usage_error("launch_swiglu: 8-bit codes need whole 32-value blocks, not " +
+                      std::to_string(n) + " values");
+  }
+  if (n <= 0) return;
+  if (codes.q) {
+    swiglu_kernel<true><<<blocks_for(n, kThreads), kThreads, 0, stream>>>(gate, up, out, n, codes);
+  } else {
+    swiglu_kernel<false><<<blocks_for(n, kThreads), kThreads, 0, stream>>>(gate, up, out, n, codes);
+  }
+  KVSCOPE_CUDA_CHECK_LAUNCH();
+}
+
+void launch_add_in_place(float* x, const float* y, std::int64_t n, cudaStream_t stream) {
+  if (n <= 0) return;
+  add_kernel<<<blocks_for(n, kThreads), kThreads, 0, stream>>>(x, y, n);
+  KVSCOPE_CUDA_CHECK_LAUNCH();
+}
+
+void launch_add_bias(float* y, const float* bias, int n_rows, int n, cudaStream_t stream) {
+  const std::int64_t total = static_cast<std::int64_t>(n_rows) * n;
+  if (total <= 0) return;
+  add_bias_kernel<<<blocks_for(total, kThreads), kThreads, 0, stream>>>(y, bias, total, n);
+  KVSCOPE_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace kvscope::cuda

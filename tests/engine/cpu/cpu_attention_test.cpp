@@ -1,0 +1,284 @@
+// paged_attention (the CPU reference): on an fp16 cache it is llama.cpp's flash attention
+// (ggml_flash_attn.h) bit for bit whatever the block size, the order of the blocks in the
+// pool or the query chunk; on a quantized cache it is float softmax attention over the
+// dequantized keys and values. Sliding windows read only the visible keys.
+#include "cpu/cpu_attention.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "cpu/ggml_flash_attn.h"
+#include "cpu/thread_pool.h"
+#include "kv/kv_format.h"
+#include "util/error.h"
+#include "util/half.h"
+
+namespace kvscope {
+namespace {
+
+constexpr SeqId kSeq = 1;
+
+struct Case {
+  KvDtype dtype = KvDtype::F16;
+  int head_dim = 8;
+  int n_kv_heads = 2;
+  int group = 2;  // query heads per KV head
+  int block_size = 16;
+  int length = 40;  // tokens in the cache
+  int n_query = 1;  // the last n_query tokens are the queries
+  int window = 0;
+  int threads = 1;
+
+  std::string name() const {
+    return std::string(kv_dtype_name(dtype)) + " head_dim " + std::to_string(head_dim) + " group " +
+           std::to_string(group) + " block " + std::to_string(block_size) + " len " +
+           std::to_string(length) + " queries " + std::to_string(n_query) + " window " +
+           std::to_string(window);
+  }
+};
+
+std::vector<float> random_floats(std::size_t n, unsigned seed, float scale) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> d(-scale, scale);
+  std::vector<float> v(n);
+  for (float& x : v) x = d(rng);
+  return v;
+}
+
+// A cache whose test sequence owns out-of-order blocks (grown in uneven steps beside a
+// filler sequence that is freed again), with K/V of the last layer written for every token.
+struct Fixture {
+  KvCacheManager kv;
+  std::vector<float> k, v;  // [length][n_kv_heads][head_dim] as written
+
+  static KvCacheConfig config(const Case& c) {
+    KvCacheConfig cfg;
+    cfg.groups = uniform_layer_groups(2, c.dtype, c.window);
+    cfg.n_kv_heads = c.n_kv_heads;
+    cfg.head_dim = c.head_dim;
+    cfg.block_size = c.block_size;
+    cfg.max_context = 4096;
+    cfg.n_blocks = 2 * ((c.length + c.block_size - 1) / c.block_size) + 8;
+    return cfg;
+  }
+
+  explicit Fixture(const Case& c) : kv(config(c)) {
+    kv.add_sequence(kSeq);
+    kv.add_sequence(2);
+    std::mt19937 rng(static_cast<unsigned>(c.length * 131 + c.block_size));
+    const int kv_dim = c.n_kv_heads * c.head_dim;
+    k = random_floats(static_cast<std::size_t>(c.length * kv_dim), 3, 1.5f);
+    v = random_floats(static_cast<std::size_t>(c.length * kv_dim), 4, 1.0f);
+    for (int have = 0; have < c.length;) {
+      const int n = std::min<int>(c.length - have, 1 + static_cast<int>(rng() % 9));
+      kv.grow(kSeq, n);
+      for (int p = have; p < have + n; ++p) {
+        kv.write_token(kSeq, 1, p, &k[p * kv_dim], &v[p * kv_dim]);
+      }
+      have += n;
+      if (kv.can_grow(2, c.block_size) && rng() % 2) kv.grow(2, c.block_size);
+    }
+    kv.free_sequence(2);
+  }
+};
+
+// llama.cpp's kernel over a contiguous fp16 copy of the visible keys, one run per query.
+std::vector<float> expected_f16(const Case& c, const Fixture& f, const std::vector<float>& q) {
+  const int hd = c.head_dim, kv_dim = c.n_kv_heads * hd, q_dim = c.n_kv_heads * c.group * hd;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
+  std::vector<float> out(q.size());
+  for (int t = 0; t < c.n_query; ++t) {
+    const int pos = c.length - c.n_query + t;
+    const int first = static_cast<int>(f.kv.first_visible_position(0, pos));
+    for (int g = 0; g < c.n_kv_heads; ++g) {
+      std::vector<std::uint16_t> k16, v16, q16(c.group * hd), acc(c.group * hd);
+      for (int p = first; p <= pos; ++p) {
+        for (int i = 0; i < hd; ++i) {
+          k16.push_back(float_to_fp16(f.k[p * kv_dim + g * hd + i]));
+          v16.push_back(float_to_fp16(f.v[p * kv_dim + g * hd + i]));
+        }
+      }
+      std::vector<GgmlFlashHead> st(c.group);
+      const float* qg = &q[t * q_dim + g * c.group * hd];
+      for (int h = 0; h < c.group; ++h) {
+        ggml_flash_begin(qg + h * hd, hd, &q16[h * hd], &acc[h * hd], st[h]);
+      }
+      ggml_flash_keys(k16.data(), v16.data(), hd, pos - first + 1, hd, scale, q16.data(),
+                      acc.data(), st.data(), c.group);
+      for (int h = 0; h < c.group; ++h) {
+        ggml_flash_end(&acc[h * hd], st[h], hd, &out[t * q_dim + (g * c.group + h) * hd]);
+      }
+    }
+  }
+  return out;
+}
+
+// Softmax attention in double over what the cache holds (dequantized K and V). Values, and
+// F16 / Int8 keys, are kv_quantize's; int4 keys are offset int4 against the fp16 of their
+// block's first key (kv_format.h), recomputed here from the raw keys.
+std::vector<double> expected_exact(const Case& c, const Fixture& f, const std::vector<float>& q) {
+  const int hd = c.head_dim, kv_dim = c.n_kv_heads * hd, q_dim = c.n_kv_heads * c.group * hd;
+  const auto stored = [&](const std::vector<float>& src, int p) {
+    std::vector<float> x(src.begin() + p * kv_dim, src.begin() + (p + 1) * kv_dim), back(kv_dim);
+    const bool offset_int4 = &src == &f.k && c.dtype == KvDtype::Int4;
+    const int first = p / c.block_size * c.block_size;
+    for (int g = 0; g < c.n_kv_heads; ++g) {
+      if (offset_int4) {
+        std::vector<std::uint16_t> offsets(static_cast<std::size_t>(hd));
+        std::vector<std::uint8_t> data(
+            static_cast<std::size_t>(kv_data_bytes_per_vector(KvDtype::Int4, hd)));
+        std::vector<std::uint16_t> scales(
+            static_cast<std::size_t>(kv_scales_per_vector(KvSide::K, KvDtype::Int4, hd)));
+        kv_k4_set_offsets(&src[first * kv_dim + g * hd], hd, offsets.data());
+        kv_k4_quantize(&x[g * hd], offsets.data(), hd, data.data(), scales.data());
+        kv_k4_dequantize(data.data(), scales.data(), offsets.data(), hd, &back[g * hd]);
+        continue;
+      }
+      std::vector<std::uint8_t> data(
+          static_cast<std::size_t>(kv_data_bytes_per_vector(c.dtype, hd)));
+      std::vector<std::uint16_t> scales(
+          static_cast<std::size_t>(std::max<std::int64_t>(1, kv_scales_per_vector(c.dtype, hd))));
+      kv_quantize(c.dtype, &x[g * hd], hd, data.data(), scales.data());
+      kv_dequantize(c.dtype, data.data(), scales.data(), hd, &back[g * hd]);
+    }
+    return back;
+  };
+  std::vector<double> out(q.size());
+  for (int t = 0; t < c.n_query; ++t) {
+    const int pos = c.length - c.n_query + t;
+    const int first = static_cast<int>(f.kv.first_visible_position(0, pos));
+    for (int h = 0; h < c.n_kv_heads * c.group; ++h) {
+      const int g = h / c.group;
+      std::vector<double> w;
+      double mx = -1e300, sum = 0;
+      for (int p = first; p <= pos; ++p) {
+        const auto kp = stored(f.k, p);
+        double d = 0;
+        for (int i = 0; i < hd; ++i) d += double{q[t * q_dim + h * hd + i]} * kp[g * hd + i];
+        w.push_back(d / std::sqrt(static_cast<double>(hd)));
+        mx = std::max(mx, w.back());
+      }
+      for (double& x : w) sum += (x = std::exp(x - mx));
+      for (int p = first; p <= pos; ++p) {
+        const auto vp = stored(f.v, p);
+        for (int i = 0; i < hd; ++i)
+          out[t * q_dim + h * hd + i] += w[p - first] / sum * vp[g * hd + i];
+      }
+    }
+  }
+  return out;
+}
+
+std::vector<float> run(const Case& c, const Fixture& f, const std::vector<float>& q) {
+  ThreadPool pool(c.threads);
+  std::vector<float> out(q.size(), -7.0f);
+  const int n_heads = c.n_kv_heads * c.group;
+  paged_attention(pool, f.kv, kSeq, 1, {n_heads, c.n_kv_heads, c.head_dim}, c.length - c.n_query,
+                  c.n_query, q, out);
+  return out;
+}
+
+std::vector<float> queries(const Case& c) {
+  return random_floats(static_cast<std::size_t>(c.n_query * c.n_kv_heads * c.group * c.head_dim), 5,
+                       3.0f);
+}
+
+void expect_bits_equal(const std::vector<float>& got, const std::vector<float>& want,
+                       const std::string& what) {
+  ASSERT_EQ(got.size(), want.size());
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    ASSERT_EQ(std::memcmp(&got[i], &want[i], 4), 0)
+        << what << ": value " << i << " is " << got[i] << ", llama.cpp's kernel gives " << want[i];
+  }
+}
+
+TEST(CpuAttention, F16CacheIsLlamaCppFlashAttentionWhateverTheBlocks) {
+  for (const int head_dim : {8, 40, 64}) {
+    for (const int block_size : {1, 5, 16, 64}) {
+      for (const int group : {1, 2, 4}) {
+        Case c;
+        c.head_dim = head_dim;
+        c.block_size = block_size;
+        c.group = group;
+        c.length = 2 * block_size + 19;
+        c.n_query = 3;  // a prompt chunk: each token sees its own prefix
+        c.threads = 2;
+        const Fixture f(c);
+        const auto q = queries(c);
+        expect_bits_equal(run(c, f, q), expected_f16(c, f, q), c.name());
+      }
+    }
+  }
+}
+
+TEST(CpuAttention, F16CacheStaysCloseToExactAttention) {
+  Case c;
+  c.head_dim = 64;
+  c.length = 150;
+  c.n_query = 2;
+  const Fixture f(c);
+  const auto q = queries(c);
+  const auto got = run(c, f, q);
+  const auto want = expected_exact(c, f, q);
+  // the fp16 accumulator costs precision (about 1e-3 here), not correctness
+  for (std::size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], 5e-3) << i;
+}
+
+TEST(CpuAttention, QuantizedCacheIsFloatAttentionOverTheStoredValues) {
+  for (const KvDtype dtype : {KvDtype::Int8, KvDtype::Int4}) {
+    for (const int block_size : {1, 7, 16}) {
+      Case c;
+      c.dtype = dtype;
+      c.head_dim = 40;
+      c.block_size = block_size;
+      c.length = 3 * block_size + 11;
+      c.group = 3;
+      c.n_query = 4;
+      const Fixture f(c);
+      const auto q = queries(c);
+      const auto got = run(c, f, q);
+      const auto want = expected_exact(c, f, q);
+      for (std::size_t i = 0; i < got.size(); ++i) {
+        EXPECT_NEAR(got[i], want[i], 1e-5 + 1e-4 * std::abs(want[i])) << c.name() << " " << i;
+      }
+    }
+  }
+}
+
+TEST(CpuAttention, SlidingWindowReadsOnlyTheVisibleKeys) {
+  for (const KvDtype dtype : {KvDtype::F16, KvDtype::Int8, KvDtype::Int4}) {
+    Case c;
+    c.dtype = dtype;
+    c.block_size = 4;
+    c.length = 60;
+    c.window = 13;
+    c.n_query = 1;
+    const Fixture f(c);
+    const auto q = queries(c);
+    const auto got = run(c, f, q);
+    if (dtype == KvDtype::F16) {
+      expect_bits_equal(got, expected_f16(c, f, q), c.name());
+    } else {
+      const auto want = expected_exact(c, f, q);
+      for (std::size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-4) << i;
+    }
+  }
+}
+
+TEST(CpuAttention, RejectsBuffersOfTheWrongSize) {
+  Case c;
+  const Fixture f(c);
+  ThreadPool pool(1);
+  std::vector<float> q(4 * 8), out(4 * 8 - 1);
+  EXPECT_THROW(paged_attention(pool, f.kv, kSeq, 1, {4, 2, 8}, c.length - 1, 1, q, out),
+               UsageError);
+}
+
+}  // namespace
+}  // namespace kvscope

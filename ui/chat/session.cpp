@@ -1,0 +1,121 @@
+#include "chat/session.h"
+
+#include <QRandomGenerator>
+
+#include <utility>
+
+namespace kvscope::ui {
+
+ChatSession::ChatSession(ChatId id, QString title, QObject* parent)
+    : QObject(parent), id_(id), title_(std::move(title)) {}
+
+ChatRequest ChatSession::beginUserTurn(const QString& text) {
+  if (!titled_) {
+    titled_ = true;
+    title_ = text.simplified().left(40);
+    emit titleChanged(title_);
+  }
+  items_.push_back({QStringLiteral("user"), text, ChatItem::State::Done, {}});
+  items_.push_back({QStringLiteral("assistant"), {}, ChatItem::State::Streaming, {}});
+  emit itemsReset();
+  set_generating(true);
+  return request_for_last_reply();
+}
+
+std::optional<ChatRequest> ChatSession::beginRegenerate() {
+  if (generating_ || items_.size() < 2 || items_.back().role != QLatin1String("assistant")) {
+    return std::nullopt;
+  }
+  items_.back() = {QStringLiteral("assistant"), {}, ChatItem::State::Streaming, {}};
+  emit itemsReset();
+  set_generating(true);
+  return request_for_last_reply();
+}
+
+std::optional<QString> ChatSession::takeLastUserMessage() {
+  if (generating_) return std::nullopt;
+  for (qsizetype i = items_.size() - 1; i >= 0; --i) {
+    if (items_[i].role == QLatin1String("user")) {
+      QString text = items_[i].text;
+      items_.resize(i);
+      emit itemsReset();
+      return text;
+    }
+  }
+  return std::nullopt;
+}
+
+// The conversation before the (empty, streaming) last reply. Replies that failed or were
+// stopped before any text are left out; stopped replies with text stay, as the user saw them.
+ChatRequest ChatSession::request_for_last_reply() {
+  ChatRequest r;
+  r.chat = id_;
+  if (!system_prompt_.trimmed().isEmpty()) {
+    r.messages.push_back({"system", system_prompt_.toStdString()});
+  }
+  for (qsizetype i = 0; i + 1 < items_.size(); ++i) {
+    const ChatItem& item = items_[i];
+    if (item.text.isEmpty()) continue;
+    r.messages.push_back({item.role.toStdString(), item.text.toStdString()});
+  }
+  r.sampling = sampling_.params;
+  r.sampling.seed = sampling_.params.seed == 0 ? QRandomGenerator::global()->generate64()
+                                               : sampling_.params.seed + attempts_;
+  ++attempts_;
+  r.max_tokens = sampling_.max_tokens;
+  return r;
+}
+
+void ChatSession::replyStarted(qint64 prompt_tokens) {
+  prompt_tokens_ = prompt_tokens;
+  context_used_ = prompt_tokens;
+  emit contextUsedChanged(context_used_);
+}
+
+void ChatSession::appendReplyText(const QString& text, qint64 generated_tokens) {
+  if (items_.isEmpty() || items_.back().state != ChatItem::State::Streaming) return;
+  items_.back().text += text;
+  context_used_ = prompt_tokens_ + generated_tokens;
+  emit contextUsedChanged(context_used_);
+  emit lastItemChanged();
+}
+
+void ChatSession::finishReply(const ReplyFinished& result) {
+  if (items_.isEmpty() || items_.back().state != ChatItem::State::Streaming) return;
+  ChatItem& item = items_.back();
+  switch (result.reason) {
+    case FinishReason::Cancelled:
+      item.state = ChatItem::State::Stopped;
+      item.note = result.error.isEmpty() ? QStringLiteral("stopped") : result.error;
+      break;
+    case FinishReason::Error:
+      item.state = ChatItem::State::Failed;
+      item.note = result.error;
+      break;
+    case FinishReason::ContextFull:
+      item.state = ChatItem::State::Stopped;
+      item.note = QStringLiteral("context full: ") + result.error;
+      break;
+    case FinishReason::Length:
+      item.state = ChatItem::State::Done;
+      item.note = QStringLiteral("reached the reply length limit");
+      break;
+    default:
+      item.state = ChatItem::State::Done;
+      break;
+  }
+  if (result.prompt_tokens > 0) {
+    context_used_ = result.prompt_tokens + result.generated_tokens;
+    emit contextUsedChanged(context_used_);
+  }
+  emit lastItemChanged();
+  set_generating(false);
+}
+
+void ChatSession::set_generating(bool generating) {
+  if (generating_ == generating) return;
+  generating_ = generating;
+  emit generatingChanged(generating);
+}
+
+}  // namespace kvscope::ui

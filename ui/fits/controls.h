@@ -1,0 +1,93 @@
+// FitsControls: the inputs of the "What fits" page, one per question a user asks: which
+// model (a preset, or the loaded model with its exact weights), stored in which weight
+// type, K and V cache dtypes, which GPU (a preset or a custom size and bandwidth), the
+// backend (CUDA counts its context), the utilisation, the batch and the context. Every
+// change emits changed() once; inputs() reads them all as one FitsInputs.
+#pragma once
+
+#include <QWidget>
+
+#include <optional>
+#include <vector>
+
+#include "fits/catalogue.h"
+#include "plan/fits_answers.h"
+#include "worker/engine_messages.h"
+
+class QComboBox;
+class QDoubleSpinBox;
+class QFormLayout;
+
+namespace kvscope::ui {
+
+class FitsSliderSpin;
+
+class FitsControls : public QWidget {
+  Q_OBJECT
+
+ public:
+  explicit FitsControls(const FitsCatalogue& catalogue, QWidget* parent = nullptr);
+
+  FitsInputs inputs() const;
+  // Whether a model is chosen (there may be neither a preset nor a loaded model).
+  bool hasModel() const;
+  bool loadedModelSelected() const;
+
+  // See FitsPage::setLoadedModel.
+  void setLoadedModel(const std::optional<ModelInfo>& info);
+
+  QComboBox* modelBox() const { return model_; }
+  QComboBox* weightTypeBox() const { return weight_type_; }
+  QComboBox* kDtypeBox() const { return k_dtype_; }
+  QComboBox* vDtypeBox() const { return v_dtype_; }
+  QComboBox* gpuBox() const { return gpu_; }
+  QDoubleSpinBox* customMemoryGib() const { return custom_gib_; }
+  QDoubleSpinBox* bandwidthGbS() const { return bandwidth_; }
+  QComboBox* backendBox() const { return backend_; }
+  FitsSliderSpin* utilisationPercent() const { return utilisation_; }
+  FitsSliderSpin* batch() const { return batch_; }
+  FitsSliderSpin* context() const { return context_; }
+
+ signals:
+  void changed();
+
+ private:
+  struct ModelEntry {
+    QString label;
+    ModelSpec spec;
+    std::int64_t n_params = 0;
+    std::optional<WeightFootprint> exact_weights;
+    std::int64_t block_size = 16;
+    QString path;  // a loaded model's file, to tell a new load from an update
+  };
+
+  void configure_inputs();
+  void build_layout();
+  void fill_models();
+  void fill_gpus();
+  const ModelEntry* current_model() const;
+  void on_model_changed();
+  void show_weights_of(const ModelEntry* m);
+  void on_gpu_changed();
+  void emit_changed();
+
+  std::vector<ModelEntry> presets_;
+  std::optional<ModelEntry> loaded_;
+  QVector<GpuPreset> gpus_;
+  QComboBox* model_;
+  QComboBox* weight_type_;
+  QComboBox* k_dtype_;
+  QComboBox* v_dtype_;
+  QComboBox* gpu_;
+  QDoubleSpinBox* custom_gib_;
+  QDoubleSpinBox* bandwidth_;
+  QComboBox* backend_;
+  FitsSliderSpin* utilisation_;
+  FitsSliderSpin* batch_;
+  FitsSliderSpin* context_;
+  // > 0 while several controls are set at once: changed() is emitted once at the end.
+  int batching_ = 0;
+  int preset_weight_index_ = 0;  // the weight type chosen before the loaded model was
+};
+
+}  // namespace kvscope::ui

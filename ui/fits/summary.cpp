@@ -1,0 +1,165 @@
+#include "fits/summary.h"
+
+#include <QEvent>
+#include <QGridLayout>
+#include <QLabel>
+#include <QLocale>
+#include <QVBoxLayout>
+
+#include "fits/stack_bar.h"
+#include "widgets/chart_legend.h"
+#include "widgets/number_text.h"
+#include "window/app_palette.h"
+
+namespace kvscope::ui {
+
+namespace {
+
+QLabel* value_label(QWidget* parent, double scale) {
+  auto* label = new QLabel(parent);
+  QFont f = label->font();
+  f.setBold(true);
+  f.setPointSizeF(f.pointSizeF() * scale);
+  label->setFont(f);
+  label->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  return label;
+}
+
+// "2,229,614.9": one decimal, as the formula prints it, with thousands separators.
+QString tokens_per_s(double value) {
+  return QLocale(QLocale::English).toString(value, 'f', 1);
+}
+
+}  // namespace
+
+FitsSummary::FitsSummary(QWidget* parent)
+    : QWidget(parent),
+      verdict_(value_label(this, 1.35)),
+      bar_(new FitsStackBar(this)),
+      legend_(new ChartLegend(this)),
+      max_context_caption_(new QLabel(this)),
+      max_context_(value_label(this, 1.15)),
+      max_batch_caption_(new QLabel(this)),
+      max_batch_(value_label(this, 1.15)),
+      roofline_caption_(new QLabel(this)),
+      roofline_(value_label(this, 1.15)) {
+  verdict_->setWordWrap(true);
+  legend_->setAlignment(Qt::AlignLeft | Qt::AlignTop);
+  auto* numbers = new QGridLayout;
+  numbers->setHorizontalSpacing(24);
+  numbers->setVerticalSpacing(0);
+  const QList<QLabel*> captions = {max_context_caption_, max_batch_caption_, roofline_caption_};
+  const QList<QLabel*> values = {max_context_, max_batch_, roofline_};
+  for (int i = 0; i < captions.size(); ++i) {
+    captions[i]->setWordWrap(true);
+    numbers->addWidget(captions[i], 0, i, Qt::AlignBottom);
+    numbers->addWidget(values[i], 1, i, Qt::AlignTop);
+    numbers->setColumnStretch(i, 1);
+  }
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->setSpacing(4);
+  layout->addWidget(verdict_);
+  layout->addWidget(bar_);
+  layout->addWidget(legend_);
+  layout->addSpacing(4);
+  layout->addLayout(numbers);
+}
+
+void FitsSummary::setAnswers(const FitsAnswers& a, std::int64_t total_bytes) {
+  show_verdict(a);
+  if (!a.ok()) {
+    bar_->setPlan({}, total_bytes);
+    legend_->setEntries({});
+    for (QLabel* l : {max_context_, max_batch_, roofline_}) l->setText(QStringLiteral("\u2014"));
+    return;
+  }
+  bar_->setPlan(a.plan, total_bytes);
+  show_legend(a);
+  show_maxima(a);
+  show_roofline(a);
+}
+
+void FitsSummary::show_verdict(const FitsAnswers& a) {
+  const MemoryPlan& p = a.plan;
+  fits_ = a.ok() && p.fits;
+  if (!a.ok()) {
+    verdict_->setText(tr("Cannot plan: %1").arg(QString::fromStdString(a.error)));
+  } else if (!p.within_context) {
+    verdict_->setText(
+        tr("Does not fit: the context %1 exceeds the model's %2 tokens")
+            .arg(count_text(a.request.context), count_text(a.request.kv.max_context)));
+  } else if (p.fits) {
+    verdict_->setText(tr("Fits, %1 to spare").arg(bytes_text(p.margin_bytes)));
+  } else {
+    verdict_->setText(tr("Does not fit, %1 short").arg(bytes_text(-p.margin_bytes)));
+  }
+  restyle();
+}
+
+void FitsSummary::show_legend(const FitsAnswers& a) {
+  const MemoryPlan& p = a.plan;
+  QVector<LegendEntry> entries = {
+      {FitsStackBar::partColor(FitsStackBar::Weights),
+       tr("weights %1").arg(bytes_text(p.weights.bytes))},
+      {FitsStackBar::partColor(FitsStackBar::Kv),
+       tr("KV cache %1 (%2 blocks)")
+           .arg(bytes_text(p.kv.pool_bytes_needed), count_text(p.kv.blocks_per_group_needed))},
+      {FitsStackBar::partColor(FitsStackBar::Workspace),
+       tr("workspace %1").arg(bytes_text(p.workspace.total()))},
+  };
+  if (p.margin_bytes >= 0) {
+    entries.push_back({FitsStackBar::partColor(FitsStackBar::Free),
+                       tr("free %1").arg(bytes_text(p.margin_bytes))});
+  } else {
+    entries.push_back({QColor(0xd62728), tr("short %1").arg(bytes_text(-p.margin_bytes))});
+  }
+  entries.push_back({palette().color(QPalette::Mid),
+                     tr("kept back (utilisation %1%)")
+                         .arg(QString::number(a.request.budget.utilisation * 100, 'f', 0))});
+  legend_->setEntries(entries);
+}
+
+void FitsSummary::show_maxima(const FitsAnswers& a) {
+  max_context_caption_->setText(
+      a.request.batch == 1
+          ? tr("Longest context for 1 sequence")
+          : tr("Longest context for %1 sequences").arg(count_text(a.request.batch)));
+  QString context = tr("%1 tokens").arg(count_text(a.max_context.tokens));
+  if (a.max_context.limited_by_max_context) context += tr(" (the model's limit)");
+  max_context_->setText(context);
+  max_batch_caption_->setText(tr("Most sequences of %1 tokens").arg(count_text(a.request.context)));
+  max_batch_->setText(count_text(a.max_batch));
+}
+
+void FitsSummary::show_roofline(const FitsAnswers& a) {
+  if (!a.roofline) {
+    roofline_caption_->setText(tr("Decode speed limit (roofline)"));
+    roofline_->setText(tr("no bandwidth given"));
+    return;
+  }
+  const RooflineEstimate& e = *a.roofline;
+  roofline_caption_->setText(
+      tr("Decode speed limit at %1 GB/s (roofline)").arg(e.bandwidth_gb_s, 0, 'g', 6));
+  QString text = tr("%1 tokens/s").arg(tokens_per_s(e.tokens_per_s));
+  if (a.request.batch > 1) {
+    text += tr(" (%1 per sequence)").arg(tokens_per_s(e.tokens_per_s_per_sequence));
+  }
+  roofline_->setText(text);
+}
+
+void FitsSummary::changeEvent(QEvent* event) {
+  QWidget::changeEvent(event);
+  if (event->type() == QEvent::PaletteChange) restyle();
+}
+
+void FitsSummary::restyle() {
+  const bool dark = is_dark(palette());
+  const QColor good = dark ? QColor(0x6fd37a) : QColor(0x1a7f37);
+  const QColor bad = dark ? QColor(0xff7b72) : QColor(0xc62828);
+  QPalette p = verdict_->palette();
+  p.setColor(QPalette::WindowText, fits_ ? good : bad);
+  verdict_->setPalette(p);
+}
+
+}  // namespace kvscope::ui

@@ -1,0 +1,257 @@
+#include "panel/block_map_widget.h"
+
+#include <QPainter>
+
+#include <algorithm>
+
+#include "chat/colors.h"
+#include "kv/kv_format.h"
+#include "plan/units.h"
+#include "widgets/hover_tooltip.h"
+
+namespace kvscope::ui {
+namespace {
+
+constexpr int kMargin = 4;
+constexpr int kMaxCell = 16;
+constexpr int kMinCell = 3;
+
+QString layer_list(const std::vector<std::int64_t>& layers) {
+  QStringList out;
+  for (std::int64_t l : layers) out << QString::number(l);
+  return out.join(QLatin1Char(','));
+}
+
+QString dtype(KvDtype d) {
+  const std::string_view n = kv_dtype_name(d);
+  return QString::fromLatin1(n.data(), static_cast<qsizetype>(n.size()));
+}
+
+}  // namespace
+
+BlockMapWidget::BlockMapWidget(QWidget* parent) : QWidget(parent) {
+  setMouseTracking(true);
+  setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Expanding);
+}
+
+void BlockMapWidget::setFrame(const PanelFrame& frame) {
+  groups_ = frame.cache.groups;
+  block_size_ = std::max<std::int64_t>(1, frame.cache.block_size);
+  owners_ = frame.owners;
+  relayout();
+  update();
+}
+
+void BlockMapWidget::setChatNames(std::map<ChatId, QString> names) {
+  names_ = std::move(names);
+  update();
+}
+
+std::int64_t BlockMapWidget::blockCount() const {
+  std::int64_t n = 0;
+  for (const auto& g : groups_) n += g.n_blocks;
+  return n;
+}
+
+void BlockMapWidget::resizeEvent(QResizeEvent* event) {
+  QWidget::resizeEvent(event);
+  relayout();
+}
+
+// Picks the largest cell size at which every group's blocks fit one cell each; when even
+// the smallest does not fit, each group gets an equal share of rows and cells hold runs.
+void BlockMapWidget::relayout() {
+  layout_.assign(groups_.size(), {});
+  const int line = fontMetrics().height();
+  legend_ = QRect(kMargin, height() - kMargin - line, width() - 2 * kMargin, line);
+  if (groups_.empty()) return;
+  const int n_groups = static_cast<int>(groups_.size());
+  const int avail_w = std::max(1, width() - 2 * kMargin);
+  const int avail_h = std::max(1, legend_.top() - kMargin - n_groups * (line + 6));
+  int cell = kMinCell;
+  bool fits = false;
+  for (int c = kMaxCell; c >= kMinCell && !fits; --c) {
+    const int cols = std::max(1, avail_w / c);
+    std::int64_t rows = 0;
+    for (const auto& g : groups_) rows += (g.n_blocks + cols - 1) / cols;
+    if (rows * c <= avail_h) {
+      cell = c;
+      fits = true;
+    }
+  }
+  const int cols = std::max(1, avail_w / cell);
+  const int rows_each = std::max(1, avail_h / cell / n_groups);
+  int y = kMargin;
+  for (std::size_t g = 0; g < groups_.size(); ++g) {
+    GroupLayout& L = layout_[g];
+    const std::int64_t n = groups_[g].n_blocks;
+    L.cell = cell;
+    L.cols = cols;
+    L.bucket = fits ? 1
+                    : static_cast<int>(std::max<std::int64_t>(
+                          1, (n + std::int64_t{cols} * rows_each - 1) / (cols * rows_each)));
+    L.n_cells = static_cast<int>((n + L.bucket - 1) / L.bucket);
+    L.header = QRect(kMargin, y, avail_w, line);
+    L.origin = QPoint(kMargin, y + line + 2);
+    y = L.origin.y() + ((L.n_cells + cols - 1) / cols) * cell + 4;
+  }
+}
+
+BlockMapWidget::CellState BlockMapWidget::cell_state(std::size_t group, int cell) const {
+  const GroupLayout& L = layout_[group];
+  const auto& blocks = groups_[group].blocks;
+  CellState s;
+  const std::size_t first = static_cast<std::size_t>(cell) * static_cast<std::size_t>(L.bucket);
+  const std::size_t last = std::min(blocks.size(), first + static_cast<std::size_t>(L.bucket));
+  for (std::size_t i = first; i < last; ++i) {
+    const BlockInfo& b = blocks[i];
+    ++s.n;
+    if (b.is_free()) continue;
+    ++s.used;
+    if (b.is_shared()) ++s.shared;
+    if (s.owner < 0) s.owner = b.owner;
+    s.fill = static_cast<double>(b.filled_slots) / static_cast<double>(block_size_);
+  }
+  if (s.n > 1) s.fill = static_cast<double>(s.used) / s.n;
+  return s;
+}
+
+QColor BlockMapWidget::owner_color(SeqId seq) const {
+  auto it = owners_.find(seq);
+  return it != owners_.end() ? chat_color(it->second) : palette().color(QPalette::Mid);
+}
+
+QString BlockMapWidget::owner_name(SeqId seq) const {
+  auto it = owners_.find(seq);
+  if (it == owners_.end()) return tr("sequence %1").arg(seq);
+  auto name = names_.find(it->second);
+  return name != names_.end() ? tr("%1 (sequence %2)").arg(name->second).arg(seq)
+                              : tr("chat %1 (sequence %2)").arg(it->second).arg(seq);
+}
+
+QString BlockMapWidget::group_title(std::size_t g) const {
+  const LayerGroupSnapshot& s = groups_[g];
+  const QString window =
+      s.window > 0 ? tr("sliding window %1").arg(s.window) : tr("full attention");
+  return tr("Group %1 \u00b7 layers %2 \u00b7 %3 \u00b7 K %4 / V %5 \u00b7 %6 of %7 blocks used, "
+            "%8 shared")
+      .arg(g)
+      .arg(layer_list(s.layers), window, dtype(s.k_dtype), dtype(s.v_dtype))
+      .arg(s.n_used)
+      .arg(s.n_blocks)
+      .arg(s.n_shared);
+}
+
+void BlockMapWidget::paintEvent(QPaintEvent*) {
+  QPainter p(this);
+  p.fillRect(rect(), palette().color(QPalette::Base));
+  if (groups_.empty()) {
+    p.setPen(palette().color(QPalette::PlaceholderText));
+    p.drawText(rect(), Qt::AlignCenter, tr("No model loaded"));
+    return;
+  }
+  for (std::size_t g = 0; g < groups_.size(); ++g) {
+    const GroupLayout& L = layout_[g];
+    p.setPen(palette().color(QPalette::Text));
+    p.drawText(L.header, Qt::AlignLeft | Qt::AlignVCenter,
+               fontMetrics().elidedText(group_title(g), Qt::ElideRight, L.header.width()));
+    for (int c = 0; c < L.n_cells; ++c) {
+      const QRect r(L.origin.x() + (c % L.cols) * L.cell, L.origin.y() + (c / L.cols) * L.cell,
+                    L.cell - 1, L.cell - 1);
+      paint_cell(p, r, cell_state(g, c));
+    }
+  }
+  paint_legend(p);
+}
+
+void BlockMapWidget::paint_cell(QPainter& p, const QRect& r, const CellState& s) const {
+  const QColor frame = palette().color(QPalette::Mid);
+  if (s.used == 0) {
+    p.setPen(r.width() >= 5 ? QPen(frame, 1) : Qt::NoPen);
+    p.setBrush(r.width() >= 5 ? palette().color(QPalette::Base) : frame);
+    p.drawRect(r.adjusted(0, 0, -1, -1));
+    return;
+  }
+  const QColor color = owner_color(s.owner);
+  QColor faint = color;
+  faint.setAlphaF(0.3f);
+  p.fillRect(r, faint);
+  const int level = std::clamp(static_cast<int>(r.height() * s.fill + 0.5), 1, r.height());
+  p.fillRect(QRect(r.left(), r.bottom() - level + 1, r.width(), level), color);
+  if (s.shared > 0) {
+    p.fillRect(r, QBrush(palette().color(QPalette::Base), Qt::BDiagPattern));
+    p.setPen(QPen(palette().color(QPalette::Text), 1));
+    p.setBrush(Qt::NoBrush);
+    p.drawRect(r.adjusted(0, 0, -1, -1));
+  }
+}
+
+void BlockMapWidget::paint_legend(QPainter& p) const {
+  struct Entry {
+    CellState state;
+    QString text;
+  };
+  std::vector<Entry> entries;
+  for (const auto& [seq, chat] : owners_) {
+    if (entries.size() < 4) entries.push_back({{1, 0, 1, seq, 1.0}, owner_name(seq)});
+  }
+  const SeqId any = owners_.empty() ? -1 : owners_.begin()->first;
+  entries.push_back({{1, 1, 1, any, 1.0}, tr("shared")});
+  entries.push_back({{1, 0, 1, any, 0.4}, tr("partly filled")});
+  entries.push_back({{0, 0, 1, -1, 0.0}, tr("free")});
+  int x = legend_.left();
+  const int box = std::min(12, legend_.height() - 2);
+  for (const Entry& e : entries) {
+    const int text_w = fontMetrics().horizontalAdvance(e.text);
+    if (x + box + 4 + text_w > legend_.right()) break;
+    paint_cell(p, QRect(x, legend_.center().y() - box / 2, box, box), e.state);
+    p.setPen(palette().color(QPalette::Text));
+    p.drawText(QRect(x + box + 4, legend_.top(), text_w + 1, legend_.height()),
+               Qt::AlignLeft | Qt::AlignVCenter, e.text);
+    x += box + 4 + text_w + 14;
+  }
+}
+
+QString BlockMapWidget::describeAt(QPoint pos) const {
+  for (std::size_t g = 0; g < layout_.size(); ++g) {
+    const GroupLayout& L = layout_[g];
+    const QPoint d = pos - L.origin;
+    if (d.x() < 0 || d.y() < 0 || d.x() >= L.cols * L.cell) continue;
+    const int c = (d.y() / L.cell) * L.cols + d.x() / L.cell;
+    if (c >= L.n_cells) continue;
+    const LayerGroupSnapshot& s = groups_[g];
+    const QString bytes = QString::fromStdString(human_bytes(s.block_bytes));
+    if (L.bucket > 1) {
+      const CellState st = cell_state(g, c);
+      const std::int64_t first = std::int64_t{c} * L.bucket;
+      return tr("Group %1, blocks %2\u2013%3\n%4 in use, %5 shared\n%6 each")
+          .arg(g)
+          .arg(first)
+          .arg(first + st.n - 1)
+          .arg(st.used)
+          .arg(st.shared)
+          .arg(bytes);
+    }
+    const BlockInfo& b = s.blocks[static_cast<std::size_t>(c)];
+    if (b.is_free()) return tr("Group %1, block %2\nfree\n%3").arg(g).arg(b.id).arg(bytes);
+    return tr("Group %1, block %2\nowner: %3\nfilled: %4 / %5 tokens\nrefcount: %6%7\n%8")
+        .arg(g)
+        .arg(b.id)
+        .arg(owner_name(b.owner))
+        .arg(b.filled_slots)
+        .arg(block_size_)
+        .arg(b.refcount)
+        .arg(b.is_shared() ? tr(" (shared)") : QString())
+        .arg(bytes);
+  }
+  return {};
+}
+
+bool BlockMapWidget::event(QEvent* event) {
+  if (handle_hover_tooltip(this, event, [this](const QPoint& p) { return describeAt(p); })) {
+    return true;
+  }
+  return QWidget::event(event);
+}
+
+}  // namespace kvscope::ui

@@ -1,0 +1,69 @@
+// BlockMapWidget: every physical KV block of every layer group, one cell each, coloured by
+// the chat that owns it; shared blocks (refcount > 1) are hatched, a partly filled tail is
+// filled to its level, free blocks are empty frames. Hovering a cell tells its id, owner,
+// fill, refcount and bytes. When a pool has more blocks than fit, each cell stands for a
+// run of consecutive blocks (the tooltip says which and how many are in use).
+#pragma once
+
+#include <QString>
+#include <QWidget>
+
+#include <map>
+#include <vector>
+
+#include "worker/engine_messages.h"
+
+namespace kvscope::ui {
+
+class BlockMapWidget : public QWidget {
+  Q_OBJECT
+
+ public:
+  explicit BlockMapWidget(QWidget* parent = nullptr);
+
+  void setFrame(const PanelFrame& frame);
+  void setChatNames(std::map<ChatId, QString> names);
+  // The tooltip text for the cell under `pos` (empty when there is none).
+  QString describeAt(QPoint pos) const;
+  std::int64_t blockCount() const;
+
+  QSize sizeHint() const override { return {520, 220}; }
+  QSize minimumSizeHint() const override { return {200, 90}; }
+
+ protected:
+  void paintEvent(QPaintEvent* event) override;
+  void resizeEvent(QResizeEvent* event) override;
+  bool event(QEvent* event) override;
+
+ private:
+  struct GroupLayout {
+    QRect header;
+    QPoint origin;  // top-left of the first cell
+    int cols = 1;
+    int cell = 8;    // pixels per cell, gap included
+    int bucket = 1;  // blocks per cell
+    int n_cells = 0;
+  };
+  struct CellState {
+    int used = 0, shared = 0, n = 0;
+    SeqId owner = -1;
+    double fill = 1.0;  // of the one block, when a cell is one block
+  };
+
+  void relayout();
+  CellState cell_state(std::size_t group, int cell) const;
+  void paint_cell(QPainter& p, const QRect& r, const CellState& s) const;
+  void paint_legend(QPainter& p) const;
+  QColor owner_color(SeqId seq) const;
+  QString owner_name(SeqId seq) const;
+  QString group_title(std::size_t group) const;
+
+  std::vector<LayerGroupSnapshot> groups_;
+  std::int64_t block_size_ = 16;
+  std::map<SeqId, ChatId> owners_;
+  std::map<ChatId, QString> names_;
+  std::vector<GroupLayout> layout_;
+  QRect legend_;
+};
+
+}  // namespace kvscope::ui

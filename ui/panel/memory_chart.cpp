@@ -1,0 +1,104 @@
+#include "panel/memory_chart.h"
+
+#include <QAreaSeries>
+#include <QChartView>
+#include <QEvent>
+#include <QLineSeries>
+#include <QVBoxLayout>
+#include <QValueAxis>
+
+#include <algorithm>
+
+#include "plan/units.h"
+#include "widgets/chart_legend.h"
+#include "widgets/chart_style.h"
+
+namespace kvscope::ui {
+namespace {
+
+const char* const kPartNames[kMemoryParts] = {
+    QT_TRANSLATE_NOOP("MemoryChart", "weights"),      QT_TRANSLATE_NOOP("MemoryChart", "KV in use"),
+    QT_TRANSLATE_NOOP("MemoryChart", "KV pool free"), QT_TRANSLATE_NOOP("MemoryChart", "workspace"),
+    QT_TRANSLATE_NOOP("MemoryChart", "others"),       QT_TRANSLATE_NOOP("MemoryChart", "free")};
+constexpr QRgb kPartColors[kMemoryParts] = {0x4e79a7, 0xe15759, 0xf1a9a0,
+                                            0x59a14f, 0xb07aa1, 0xbab0ac};
+
+}  // namespace
+
+MemoryChart::MemoryChart(QWidget* parent)
+    : QWidget(parent),
+      view_(new QChartView(new QChart, this)),
+      legend_(new ChartLegend(this)),
+      x_(new QValueAxis),
+      y_(new QValueAxis) {
+  chart_over_legend(this, view_, legend_);
+  QChart* c = view_->chart();
+  c->setTitle(tr("Memory as the context grows"));
+  c->addAxis(x_, Qt::AlignBottom);
+  c->addAxis(y_, Qt::AlignLeft);
+  for (int p = 0; p < kMemoryParts; ++p) {
+    upper_[p] = new QLineSeries(this);
+    areas_[p] = new QAreaSeries(upper_[p], p == 0 ? nullptr : upper_[p - 1]);
+    c->addSeries(areas_[p]);
+    areas_[p]->attachAxis(x_);
+    areas_[p]->attachAxis(y_);
+  }
+  x_->setTitleText(tr("tokens in cache"));
+  x_->setLabelFormat(QStringLiteral("%.0f"));
+  x_->setTickCount(3);
+  y_->setLabelFormat(QStringLiteral("%.3g"));
+  y_->setTickCount(4);
+  areas_[kFree]->setVisible(show_free_);
+  restyle();
+}
+
+void MemoryChart::setShowFree(bool show) {
+  show_free_ = show;
+  areas_[kFree]->setVisible(show);
+}
+
+void MemoryChart::update(const PanelHistory& history) {
+  const auto& latest = history.latestMemory();
+  std::uint64_t top = 0;
+  for (int p = 0; p < (show_free_ ? kMemoryParts : kFree); ++p) top += latest[p];
+  const double gib = 1024.0 * 1024.0 * 1024.0;
+  const double unit = static_cast<double>(top) >= 4 * gib ? gib : 1024.0 * 1024.0;
+  y_->setTitleText(unit == gib ? tr("GiB") : tr("MiB"));
+  double max_x = 16;
+  for (int p = 0; p < kMemoryParts; ++p) {
+    QList<QPointF> points = history.memoryStack(p, unit);
+    if (!points.isEmpty()) max_x = std::max(max_x, points.back().x());
+    upper_[p]->replace(points);
+  }
+  x_->setRange(0, max_x);
+  y_->setRange(0, std::max(1e-6, static_cast<double>(top) / unit * 1.05));
+  update_legend(history);
+}
+
+void MemoryChart::update_legend(const PanelHistory& history) {
+  QVector<LegendEntry> entries;
+  for (int p = 0; p < kMemoryParts; ++p) {
+    const auto bytes = static_cast<std::int64_t>(history.latestMemory()[p]);
+    QString text =
+        tr(kPartNames[p]) + QLatin1Char(' ') + QString::fromStdString(human_bytes(bytes));
+    if (p == kFree && !show_free_) text += tr(" (not drawn)");
+    entries.push_back({QColor(kPartColors[p]), text});
+  }
+  legend_->setEntries(entries);
+}
+
+void MemoryChart::changeEvent(QEvent* event) {
+  QWidget::changeEvent(event);
+  if (event->type() == QEvent::PaletteChange) restyle();
+}
+
+void MemoryChart::restyle() {
+  style_chart(view_->chart(), palette());
+  for (int p = 0; p < kMemoryParts; ++p) {
+    const QColor fill(kPartColors[p]);
+    areas_[p]->setBrush(fill);
+    areas_[p]->setPen(QPen(fill.darker(130), 1));
+  }
+}
+
+}  // namespace kvscope::ui

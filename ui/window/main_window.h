@@ -1,0 +1,127 @@
+// The KVScope main window: chats on the left (sidebar and the current conversation), the
+// live KV cache panel on the right, the model in the toolbar, speed and context in the
+// status bar. It owns the EngineController and routes the worker's results to the chat
+// sessions and the panel; it never calls the engine itself.
+#pragma once
+
+#include <QMainWindow>
+#include <QString>
+
+#include <map>
+#include <optional>
+
+#include "window/load_settings.h"
+#include "worker/engine_messages.h"
+
+class QAction;
+class QLabel;
+class QMenu;
+class QProgressBar;
+class QSplitter;
+class QTabWidget;
+
+namespace kvscope::ui {
+
+class ChatPanel;
+class ChatSession;
+class ChatSidebar;
+class EngineController;
+class FitsPage;
+class GqaDemoPage;
+class KvQuantDemoPage;
+class LivePanel;
+class NoticeBar;
+
+struct AppConfig {
+  QString demo_folder;          // where the demo model is written (a cache folder)
+  BackendFactory cuda_factory;  // empty: this build has no CUDA backend
+  bool cuda_available = false;
+  QString cuda_status;  // the CUDA device's name, or why CUDA cannot be used
+};
+
+class MainWindow : public QMainWindow {
+  Q_OBJECT
+
+ public:
+  explicit MainWindow(AppConfig config, QWidget* parent = nullptr);
+  ~MainWindow() override;
+
+  // Loads `path` (empty: the demo model) with the saved load settings.
+  void openModel(const QString& path);
+  // Sends `text` in the current chat, as if typed and sent.
+  void sendMessage(const QString& text);
+  void regenerate();
+  void stopCurrent();
+  // Adds a chat (with the current chat's settings) and makes it the current one.
+  ChatSession* newChat();
+  void setPanelVisible(bool visible);
+
+  ChatSession* currentSession() const;
+  ChatPanel* chatPanel() const { return chat_panel_; }
+  LivePanel* livePanel() const { return live_panel_; }
+  QTabWidget* pages() const { return pages_; }  // Chat, What fits, Demos
+  FitsPage* fitsPage() const { return fits_; }
+  const std::optional<ModelInfo>& modelInfo() const { return model_; }
+  QString noticeText() const;
+
+ signals:
+  void modelReady(const kvscope::ui::ModelInfo& info);
+  void modelError(const QString& error);
+  void replyFinished(const kvscope::ui::ReplyFinished& result);
+  void replyText(kvscope::ui::ChatId chat, qint64 generated_tokens);
+  void speedMeasured(const kvscope::ui::SpeedSample& speed);
+
+ protected:
+  void closeEvent(QCloseEvent* event) override;
+  void dragEnterEvent(QDragEnterEvent* event) override;
+  void dropEvent(QDropEvent* event) override;
+
+ private:
+  void build_menus();
+  void build_layout();
+  QWidget* build_pages(QWidget* chat);  // main_window_pages.cpp
+  void show_model_in_pages(const std::optional<ModelInfo>& info);
+  void connect_engine();
+  void on_model_loading(const QString& what);
+  void on_model_loaded(const ModelInfo& info);
+  void on_model_failed(const QString& error);
+  void on_frame(const PanelFrame& frame);
+  ChatSession* session(ChatId chat) const;
+  void select_chat(ChatId chat);
+  void delete_chat(ChatId chat);
+  void show_open_dialog();
+  void show_sampling_dialog();
+  void remember_recent(const QString& path);
+  void rebuild_recent_menu();
+  void update_context_label();
+  void update_chat_names();
+  void set_model_ready(bool ready);
+
+  AppConfig config_;
+  EngineController* engine_;
+  LoadSettings load_settings_;
+  QVector<GpuPreset> gpus_;
+  std::optional<ModelInfo> model_;
+  QString loading_path_;
+  std::map<ChatId, ChatSession*> sessions_;
+  ChatId next_chat_ = 1;
+  ChatId current_ = 0;
+
+  NoticeBar* notice_;
+  ChatSidebar* sidebar_;
+  ChatPanel* chat_panel_;
+  LivePanel* live_panel_;
+  QSplitter* splitter_;
+  QLabel* model_label_;
+  QProgressBar* loading_bar_;
+  QLabel* speed_label_;
+  QLabel* context_label_;
+  QMenu* recent_menu_;
+  QAction* panel_action_;
+  QTabWidget* pages_ = nullptr;
+  FitsPage* fits_ = nullptr;
+  GqaDemoPage* gqa_ = nullptr;
+  KvQuantDemoPage* quant_ = nullptr;
+};
+
+}  // namespace kvscope::ui

@@ -1,0 +1,46 @@
+#include "worker/engine_controller.h"
+
+#include "worker/engine_worker.h"
+
+namespace kvscope::ui {
+
+EngineController::EngineController(const QString& demo_folder, QObject* parent) : QObject(parent) {
+  register_engine_metatypes();
+  thread_.setObjectName(QStringLiteral("kvscope-engine"));
+  worker_ = new EngineWorker(demo_folder);
+  worker_->moveToThread(&thread_);
+  connect(&thread_, &QThread::finished, worker_, &QObject::deleteLater);
+
+  constexpr auto queued = Qt::QueuedConnection;
+  connect(this, &EngineController::loadRequested, worker_, &EngineWorker::loadModel, queued);
+  connect(this, &EngineController::submitRequested, worker_, &EngineWorker::submitChat, queued);
+  connect(this, &EngineController::stopRequested, worker_, &EngineWorker::stopChat, queued);
+  connect(this, &EngineController::forgetRequested, worker_, &EngineWorker::forgetChat, queued);
+  connect(this, &EngineController::checkPlanRequested, worker_, &EngineWorker::checkPlan, queued);
+  connect(this, &EngineController::panelEnabledRequested, worker_, &EngineWorker::setPanelEnabled,
+          queued);
+
+  connect(worker_, &EngineWorker::modelLoading, this, &EngineController::modelLoading, queued);
+  connect(worker_, &EngineWorker::modelLoaded, this, &EngineController::modelLoaded, queued);
+  connect(worker_, &EngineWorker::modelFailed, this, &EngineController::modelFailed, queued);
+  connect(worker_, &EngineWorker::replyStarted, this, &EngineController::replyStarted, queued);
+  connect(worker_, &EngineWorker::replyText, this, &EngineController::replyText, queued);
+  connect(worker_, &EngineWorker::promptProgress, this, &EngineController::promptProgress, queued);
+  connect(worker_, &EngineWorker::replyFinished, this, &EngineController::replyFinished, queued);
+  connect(worker_, &EngineWorker::frameReady, this, &EngineController::frameReady, queued);
+  connect(worker_, &EngineWorker::speedMeasured, this, &EngineController::speedMeasured, queued);
+  connect(worker_, &EngineWorker::busyChanged, this, &EngineController::busyChanged, queued);
+  connect(worker_, &EngineWorker::planCheckDone, this, &EngineController::planCheckDone, queued);
+  connect(worker_, &EngineWorker::planCheckFailed, this, &EngineController::planCheckFailed,
+          queued);
+  thread_.start();
+}
+
+// The worker's pending steps are dropped with its event loop; a step already running
+// finishes first (one forward pass), then the worker and its engine are deleted there.
+EngineController::~EngineController() {
+  thread_.quit();
+  thread_.wait();
+}
+
+}  // namespace kvscope::ui

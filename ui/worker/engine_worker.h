@@ -1,0 +1,121 @@
+// EngineWorker: the one object that owns the Engine. It lives on its own QThread (see
+// EngineController) and is driven only by queued slot calls; it drives itself by posting
+// one step at a time to its own event queue, so a queued stop, submit or model switch is
+// handled between two steps, never more than one step late.
+//
+// Out of it come value types only (engine_messages.h): the text each step added to each
+// chat (complete UTF-8, merged per step), how replies end, prompt progress, a panel frame
+// at most every 100 ms (and one whenever the engine goes idle), and tokens/s about once
+// a second.
+#pragma once
+
+#include <QElapsedTimer>
+#include <QObject>
+#include <QString>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "worker/engine_messages.h"
+
+namespace kvscope::ui {
+
+class EngineWorker : public QObject {
+  Q_OBJECT
+
+ public:
+  // `demo_folder`: where the demo model is written the first time it is needed.
+  explicit EngineWorker(QString demo_folder, QObject* parent = nullptr);
+  ~EngineWorker() override;
+
+  // Minimum time between two panel frames while generating (default 100 ms; 0: a frame
+  // after every step, for tests). Call before the worker is moved to its thread.
+  void setFrameInterval(qint64 ms) { frame_interval_ms_ = ms; }
+
+ public slots:
+  // Replaces the loaded model (replies in flight end as Cancelled first). An empty path
+  // loads the demo model. Emits modelLoading, then modelLoaded or modelFailed; after a
+  // failure the model loaded before (if any) is loaded again, so the app stays usable.
+  void loadModel(const kvscope::ui::LoadRequest& request);
+  // Starts a reply for the chat (a reply already running for it is cancelled first).
+  void submitChat(const kvscope::ui::ChatRequest& request);
+  // The chat's reply ends (Cancelled) at the start of the next step; its text is kept.
+  void stopChat(kvscope::ui::ChatId chat);
+  // The chat is gone: its reply (if any) is cancelled and the cache it kept is released.
+  void forgetChat(kvscope::ui::ChatId chat);
+  // "Check against the engine" (run/plan_check.h) on the loaded engine: planCheckDone, or
+  // planCheckFailed while replies run or with no model.
+  void checkPlan();
+  // Panel frames are taken only while enabled (the panel is visible).
+  void setPanelEnabled(bool enabled);
+
+ signals:
+  void modelLoading(const QString& what);
+  void modelLoaded(const kvscope::ui::ModelInfo& info);
+  void modelFailed(const QString& error);
+  void replyStarted(kvscope::ui::ChatId chat, qint64 prompt_tokens);
+  // Text the last step added to the chat's reply; generated_tokens counts all so far.
+  void replyText(kvscope::ui::ChatId chat, const QString& text, qint64 generated_tokens);
+  void promptProgress(kvscope::ui::ChatId chat, qint64 done, qint64 total);
+  void replyFinished(const kvscope::ui::ReplyFinished& result);
+  void frameReady(const kvscope::ui::PanelFrame& frame);
+  void speedMeasured(const kvscope::ui::SpeedSample& speed);
+  void busyChanged(bool busy);
+  void planCheckDone(const kvscope::PlanCheck& check);
+  void planCheckFailed(const QString& error);
+
+ private:
+  struct Reply {
+    std::uint64_t ticket = 0;  // tells this reply's callbacks from an earlier one's
+    RequestId request = 0;
+    std::int64_t prompt_tokens = 0;
+    std::int64_t generated = 0;
+    std::int64_t progress_reported = -1;
+    std::string pending;  // text streamed during the current step, emitted after it
+    std::optional<RequestResult> result;
+  };
+
+  bool load(const LoadRequest& request);
+  void post_step();
+  void run_step();
+  void on_token(ChatId chat, std::uint64_t ticket, const TokenEvent& event);
+  void on_finish(ChatId chat, std::uint64_t ticket, const RequestResult& result);
+  void flush_replies();
+  void report_progress(ChatId chat, Reply& reply);
+  void finish_reply(ChatId chat, const Reply& reply);
+  void drop_reply(std::map<ChatId, Reply>::iterator it);
+  void abandon_all(FinishReason reason, const QString& why);
+  void emit_frame(bool force);
+  void measure_speed(bool going_idle);
+  void set_busy(bool busy);
+  ModelInfo model_info(const QString& path, bool demo) const;
+
+  QString demo_folder_;
+  std::unique_ptr<Engine> engine_;
+  std::optional<LoadRequest> last_good_;  // the last request that loaded
+  bool demo_ = false;                     // the demo model is loaded
+  std::map<ChatId, Reply> replies_;
+  // The request whose cache each chat keeps (its last reply: prompt and reply stay in the
+  // cache, so regenerating or the next turn shares them instead of running them again).
+  std::map<ChatId, RequestId> kept_;
+  std::vector<RequestId> release_after_step_;  // cancelled replies nobody will continue
+  std::uint64_t next_ticket_ = 1;
+  bool step_posted_ = false;
+  bool busy_ = false;
+  bool panel_enabled_ = true;
+  QElapsedTimer since_load_;
+  qint64 last_frame_ms_ = -1;
+  qint64 frame_interval_ms_ = 100;
+  // Throughput window: starts with the first step of a busy period.
+  QElapsedTimer speed_clock_;
+  std::int64_t speed_decode0_ = 0;
+  std::int64_t speed_prompt0_ = 0;
+  qint64 step_ns_ = 0;   // in the window, inside Engine::step()
+  qint64 frame_ns_ = 0;  // in the window, taking panel frames
+};
+
+}  // namespace kvscope::ui
