@@ -30,11 +30,40 @@ bool detect_avx2_fma_f16c() {
 #endif
 }
 
+bool detect_avx512_vnni() {
+#if KVSCOPE_X86_SIMD
+  if (!detect_avx2_fma_f16c()) return false;
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return false;
+  const bool f = (b & (1u << 16)) != 0, bw = (b & (1u << 30)) != 0, vl = (b & (1u << 31)) != 0;
+  const bool vnni = (c & (1u << 11)) != 0;
+  if (!(f && bw && vl && vnni)) return false;
+  unsigned xcr0_lo = 0, xcr0_hi = 0;
+  __asm__("xgetbv" : "=a"(xcr0_lo), "=d"(xcr0_hi) : "c"(0));
+  return (xcr0_lo & 0xE6u) == 0xE6u;  // XMM, YMM, opmask and both ZMM halves saved
+#else
+  return false;
+#endif
+}
+
 }  // namespace
 
-bool use_avx2_fma_f16c() {
+bool cpu_has_avx2_fma_f16c() {
   static const bool available = detect_avx2_fma_f16c();
-  return available && !force_portable;
+  return available;
+}
+
+bool cpu_has_avx512_vnni() {
+  static const bool available = detect_avx512_vnni();
+  return available;
+}
+
+bool use_avx2_fma_f16c() {
+  return cpu_has_avx2_fma_f16c() && !force_portable;
+}
+
+bool use_avx512_vnni() {
+  return cpu_has_avx512_vnni() && !force_portable;
 }
 
 PortableArithmeticScope::PortableArithmeticScope() : previous_(force_portable) {

@@ -17,6 +17,13 @@ namespace kvscope {
 // True when the CPU has AVX2, FMA and F16C (and the OS saves YMM registers), unless the
 // calling thread is inside a PortableArithmeticScope.
 bool use_avx2_fma_f16c();
+// True when, beyond that, it has AVX-512 F/BW/VL with VNNI (and the OS saves the AVX-512
+// state), with the same PortableArithmeticScope exception.
+bool use_avx512_vnni();
+
+// What the CPU and OS support, whatever the calling thread's scope says.
+bool cpu_has_avx2_fma_f16c();
+bool cpu_has_avx512_vnni();
 
 // Makes the calling thread use the portable versions while it lives: tests check with it
 // that both versions give identical bits.

@@ -60,11 +60,15 @@ CpuBackend::CpuBackend(const Model& model, const CpuBackendOptions& options)
     : model_(model),
       spec_(model.spec()),
       pool_(options.n_threads > 0 ? options.n_threads : ThreadPool::default_threads()),
+      matmul_(options.q8_activations),
       rope_(rope_config(model.spec(), options.context_length > 0 ? options.context_length
                                                                  : model.spec().context_length)),
       memory_total_(options.memory_total) {}
 
 std::string CpuBackend::name() const {
+  if (!matmul_.quantized_activations()) {
+    return fmt::format("CPU ({} threads, f32 activations)", pool_.size());
+  }
   return fmt::format("CPU ({} threads)", pool_.size());
 }
 
@@ -117,9 +121,10 @@ void CpuBackend::attention_block(std::int64_t layer, std::span<const SequenceChu
   const std::int64_t dim = spec_.dim, q_dim = spec_.q_dim(), kv_dim = spec_.kv_dim();
   const auto eps = static_cast<float>(spec_.norm_eps);
   rmsnorm(rows(s_.x, n_tokens, dim), w.attn_norm, eps, rows(s_.xb, n_tokens, dim));
-  matvec(pool_, w.wq, rows(s_.xb, n_tokens, dim), rows(s_.q, n_tokens, q_dim), s_.sgemm);
-  matvec(pool_, w.wk, rows(s_.xb, n_tokens, dim), rows(s_.k, n_tokens, kv_dim), s_.sgemm);
-  matvec(pool_, w.wv, rows(s_.xb, n_tokens, dim), rows(s_.v, n_tokens, kv_dim), s_.sgemm);
+  matmul_.set_input(rows(s_.xb, n_tokens, dim), dim);
+  matmul_.project(pool_, w.wq, rows(s_.q, n_tokens, q_dim), s_.sgemm);
+  matmul_.project(pool_, w.wk, rows(s_.k, n_tokens, kv_dim), s_.sgemm);
+  matmul_.project(pool_, w.wv, rows(s_.v, n_tokens, kv_dim), s_.sgemm);
   if (w.bq) add_bias(rows(s_.q, n_tokens, q_dim), w.bq);
   if (w.bk) add_bias(rows(s_.k, n_tokens, kv_dim), w.bk);
   if (w.bv) add_bias(rows(s_.v, n_tokens, kv_dim), w.bv);
@@ -146,7 +151,8 @@ void CpuBackend::attention_block(std::int64_t layer, std::span<const SequenceChu
                     {&s_.att[t * q_dim], span_len});
     t += n;
   }
-  matvec(pool_, w.wo, rows(s_.att, n_tokens, q_dim), rows(s_.proj, n_tokens, dim), s_.sgemm);
+  matmul_.set_input(rows(s_.att, n_tokens, q_dim), q_dim);
+  matmul_.project(pool_, w.wo, rows(s_.proj, n_tokens, dim), s_.sgemm);
   add_in_place(rows(s_.x, n_tokens, dim), rows(s_.proj, n_tokens, dim));
 }
 
@@ -158,12 +164,14 @@ void CpuBackend::ffn_block(std::int64_t layer, std::int64_t n_tokens) {
           rows(s_.xb, n_tokens, dim));
   const std::span<const std::uint8_t> order =
       layer == spec_.n_layers - 1 ? std::span<const std::uint8_t>(s_.sgemm_out) : s_.sgemm;
-  matvec(pool_, w.w_gate, rows(s_.xb, n_tokens, dim), rows(s_.gate, n_tokens, ffn), order);
-  matvec(pool_, w.w_up, rows(s_.xb, n_tokens, dim), rows(s_.up, n_tokens, ffn), order);
+  matmul_.set_input(rows(s_.xb, n_tokens, dim), dim);
+  matmul_.project(pool_, w.w_gate, rows(s_.gate, n_tokens, ffn), order);
+  matmul_.project(pool_, w.w_up, rows(s_.up, n_tokens, ffn), order);
   for (std::int64_t t = 0; t < n_tokens; ++t) {  // ggml's silu lanes restart at every row
     ggml_swiglu_row(&s_.gate[t * ffn], &s_.up[t * ffn], &s_.gate[t * ffn], ffn);
   }
-  matvec(pool_, w.w_down, rows(s_.gate, n_tokens, ffn), rows(s_.proj, n_tokens, dim), order);
+  matmul_.set_input(rows(s_.gate, n_tokens, ffn), ffn);
+  matmul_.project(pool_, w.w_down, rows(s_.proj, n_tokens, dim), order);
   add_in_place(rows(s_.x, n_tokens, dim), rows(s_.proj, n_tokens, dim));
 }
 
@@ -187,7 +195,8 @@ void CpuBackend::compute_logits(std::span<const SequenceChunk> chunks, std::vect
   }
   rmsnorm(s_.last, model_.weights().output_norm, static_cast<float>(spec_.norm_eps), s_.last);
   logits.resize(static_cast<std::size_t>(n_rows * model_.weights().output.rows));
-  matvec(pool_, model_.weights().output, s_.last, logits, order);
+  matmul_.set_input(s_.last, dim);
+  matmul_.project(pool_, model_.weights().output, logits, order);
 }
 
 MemoryInfo CpuBackend::memory_info(const KvCacheManager& kv) const {
@@ -198,7 +207,7 @@ MemoryInfo CpuBackend::memory_info(const KvCacheManager& kv) const {
   for (std::int64_t g = 0; g < kv.n_groups(); ++g) {
     info.kv_pool += static_cast<std::uint64_t>(kv.pool(g).n_blocks() * kv.layout(g).block_bytes());
   }
-  info.workspace = s_.bytes();
+  info.workspace = s_.bytes() + matmul_.scratch_bytes();
   const std::uint64_t used = info.weights + info.kv_pool + info.workspace;
   info.free = info.total > used ? info.total - used : 0;
   return info;

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "cpu/matmul.h"
 #include "cpu/rope.h"
 #include "cpu/thread_pool.h"
 #include "model/model.h"
@@ -20,6 +21,10 @@ struct CpuBackendOptions {
   int n_threads = 0;                // 0: ThreadPool::default_threads()
   std::int64_t context_length = 0;  // the context the engine runs at (RoPE scaling)
   std::uint64_t memory_total = 0;   // simulated device size for memory_info (0: host RAM)
+  // Activations encoded for each weight type, as llama.cpp does (8-bit codes for quantized
+  // weights, fp16/bf16 for F16/BF16): logits move by the codes' rounding. false (or
+  // KVSCOPE_Q8_ACTIVATIONS=0): float activations for every type, the exact reference path.
+  bool q8_activations = true;
 };
 
 class CpuBackend final : public Backend {
@@ -33,6 +38,7 @@ class CpuBackend final : public Backend {
   MemoryInfo memory_info(const KvCacheManager& kv) const override;
 
   int n_threads() const { return pool_.size(); }
+  bool q8_activations() const { return matmul_.quantized_activations(); }
 
  private:
   // Activations of one step, sized for the step's token count.
@@ -63,6 +69,7 @@ class CpuBackend final : public Backend {
   const Model& model_;
   const ModelSpec& spec_;
   ThreadPool pool_;
+  Matmul matmul_;
   Rope rope_;
   std::uint64_t memory_total_;
   Scratch s_;

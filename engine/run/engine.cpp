@@ -54,6 +54,7 @@ std::unique_ptr<Backend> Engine::make_backend() {
   cpu.n_threads = options_.n_threads;
   cpu.context_length = options_.context_length;
   cpu.memory_total = options_.memory_budget_bytes;
+  cpu.q8_activations = options_.q8_activations;
   return std::make_unique<CpuBackend>(*model_, cpu);
 }
 
@@ -123,7 +124,7 @@ std::int64_t Engine::kv_budget_within(const MemoryBudget& budget) const {
 }
 
 std::vector<TokenId> Engine::tokenize(std::string_view text, bool add_bos) const {
-  return tokenizer_->encode(text, add_bos);
+  return tokenizer_->encode(text, add_bos && tokenizer_->add_bos_default());
 }
 
 // A model without a template (a base model) chats in the Plain format.

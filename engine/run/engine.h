@@ -36,6 +36,9 @@ struct EngineOptions {
   std::string backend = "auto";  // "cpu", "cuda", or "auto" (cuda when it works, else cpu)
   BackendFactory cuda_factory;   // empty: this build has no CUDA backend
   int n_threads = 0;             // CPU threads (0: all cores)
+  // CPU: activations encoded per weight type as llama.cpp does (cpu/matmul.h); false, or
+  // KVSCOPE_Q8_ACTIVATIONS=0: float activations, the exact reference path.
+  bool q8_activations = true;
   KvDtype k_dtype = KvDtype::F16;
   KvDtype v_dtype = KvDtype::F16;
   std::vector<LayerGroupConfig> layer_groups;  // empty: one group, all layers, k/v dtype above
@@ -82,6 +85,8 @@ class Engine {
   TemplateFamily template_family() const { return template_family_; }
   // The format chats are rendered in: the template's family, or Plain for a base model.
   TemplateFamily chat_family() const;
+  // Ids of plain text. BOS is prepended when `add_bos` and the model's metadata asks for it
+  // (tokenizer.ggml.add_bos_token; SmolLM2 and Qwen say no), as llama.cpp does.
   std::vector<TokenId> tokenize(std::string_view text, bool add_bos) const;
   std::vector<TokenId> tokenize_chat(const std::vector<ChatMessage>& messages) const;
   // The end-of-turn strings of chat_family() (for stop_strings).

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <limits>
 #include <optional>
 #include <string_view>
@@ -12,6 +11,7 @@
 #include "backend/cuda_backend_state.h"
 #include "backend/cuda_check.h"
 #include "run/greedy.h"
+#include "util/env.h"
 #include "util/error.h"
 
 namespace kvscope {
@@ -21,14 +21,6 @@ using namespace cuda;
 namespace {
 
 constexpr auto kWorkspace = DeviceMemoryCategory::Workspace;
-
-// The environment variable's value when it turns a feature off (0, off or false).
-std::optional<std::string_view> env_turns_off(const char* name) {
-  const char* env = std::getenv(name);
-  const std::string_view v = env ? env : "";
-  if (v == "0" || v == "off" || v == "false") return v;
-  return std::nullopt;
-}
 
 // Why graphs start off ("" when they start on): the option, or KVSCOPE_CUDA_GRAPHS=0.
 std::string graphs_off_reason(const CudaBackendOptions& o) {

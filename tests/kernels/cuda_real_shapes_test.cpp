@@ -31,6 +31,7 @@ EngineOptions options_for(const std::string& backend, std::int64_t gemm_min_toke
   o.n_threads = 0;
   o.context_length = 256;
   o.kv_budget_bytes = std::uint64_t{256} << 20;
+  o.q8_activations = false;  // the CPU as the float reference
   CudaBackendOptions c;
   c.f32_weights_as_f16 = false;
   c.gemm_min_tokens = gemm_min_tokens;
@@ -111,6 +112,7 @@ TEST_P(CudaRealShapesTest, DefaultDecodeStepsStayCloseToTheCpuDecoder) {
   for (int i = 0; i < 40; ++i) tokens.push_back(3 + (i * 71) % 500);
   CpuBackendOptions cpu_options;
   cpu_options.context_length = 256;
+  cpu_options.q8_activations = false;  // the float reference
   CpuBackend cpu(*model, cpu_options);
   CudaBackendOptions cuda_options;
   cuda_options.context_length = 256;

@@ -1,0 +1,118 @@
+#include "cpu/matmul.h"
+
+#include <algorithm>
+
+#include "cpu/cpu_ops.h"
+#include "cpu/thread_pool.h"
+#include "util/env.h"
+#include "util/error.h"
+#include "util/half.h"
+
+namespace kvscope {
+
+namespace {
+
+// A chunk of rows should carry at least this many multiply-adds (~10 us of work), so the
+// ~1-5 us a dispatch costs stays small (as in cpu_ops.cpp's matvec).
+constexpr std::int64_t kMinMacsPerChunk = 32 * 1024;
+
+template <typename T>
+void grow(std::vector<T>& v, std::int64_t n) {
+  if (static_cast<std::int64_t>(v.size()) < n) v.resize(static_cast<std::size_t>(n));
+}
+
+}  // namespace
+
+Matmul::Matmul(bool quantized_activations)
+    : quantized_(quantized_activations && !env_turns_off("KVSCOPE_Q8_ACTIVATIONS")),
+      isa_(best_cpu_isa()) {}
+
+void Matmul::set_input(std::span<const float> x, std::int64_t cols) {
+  if (cols <= 0 || static_cast<std::int64_t>(x.size()) % cols != 0) {
+    throw_error<UsageError>("matmul: {} floats are not rows of {}", x.size(), cols);
+  }
+  x_ = x;
+  cols_ = cols;
+  n_tokens_ = static_cast<std::int64_t>(x.size()) / cols;
+  have_q8_ = have_f16_ = have_bf16_ = false;
+}
+
+// The input encoded for `kind`, made on first use (tokens split over the pool).
+EncodedRows Matmul::encoded(ThreadPool& pool, ActivationKind kind) {
+  const std::int64_t cols = cols_;
+  const float* x = x_.data();
+  if (kind == ActivationKind::Q8) {
+    const std::int64_t blocks = cols / kQ8BlockValues;
+    if (!have_q8_) {
+      grow(q8_, n_tokens_ * blocks);
+      Q8Block* out = q8_.data();
+      pool.parallel_for(n_tokens_, [=](std::int64_t begin, std::int64_t end) {
+        for (std::int64_t t = begin; t < end; ++t) {
+          quantize_row_q8({x + t * cols, static_cast<std::size_t>(cols)},
+                          {out + t * blocks, static_cast<std::size_t>(blocks)});
+        }
+      });
+      have_q8_ = true;
+    }
+    return {q8_.data(), blocks};
+  }
+  const bool bf16 = kind == ActivationKind::BF16;
+  std::vector<std::uint16_t>& buf = bf16 ? bf16_ : f16_;
+  bool& have = bf16 ? have_bf16_ : have_f16_;
+  if (!have) {
+    grow(buf, n_tokens_ * cols);
+    for (std::int64_t i = 0; i < n_tokens_ * cols; ++i) {
+      buf[static_cast<std::size_t>(i)] = bf16 ? float_to_bf16(x[i]) : float_to_fp16(x[i]);
+    }
+    have = true;
+  }
+  return {buf.data(), cols};
+}
+
+void Matmul::project(ThreadPool& pool, const WeightView& w, std::span<float> y,
+                     std::span<const std::uint8_t> sgemm) {
+  if (w.cols != cols_) {
+    throw_error<UsageError>("matmul: tensor {} takes {} inputs, the input rows have {}", w.name,
+                            w.cols, cols_);
+  }
+  const ActivationKind kind = activation_kind(w.type);
+  const TileDotFn dot = quantized_ ? tile_dot_fn(w.type, isa_) : nullptr;
+  if (kind == ActivationKind::F32 || dot == nullptr ||
+      (kind == ActivationKind::Q8 && cols_ % kQ8BlockValues != 0)) {
+    matvec(pool, w, x_, y, sgemm);
+    return;
+  }
+  if (!w.data) throw_error<UsageError>("matmul: tensor {} has no data", w.name);
+  const std::int64_t rows = w.rows, n_tokens = n_tokens_, cols = cols_;
+  if (static_cast<std::int64_t>(y.size()) != rows * n_tokens) {
+    throw_error<UsageError>("matmul: output of {} floats for {} tokens x {} rows of {}", y.size(),
+                            n_tokens, rows, w.name);
+  }
+  const EncodedRows x = encoded(pool, kind);
+  const std::int64_t stride = row_bytes(w.type, cols);
+  const auto* base = static_cast<const std::byte*>(w.data);
+  float* out = y.data();
+  const std::int64_t min_rows = std::max<std::int64_t>(1, kMinMacsPerChunk / (cols * n_tokens));
+  pool.parallel_for(
+      rows,
+      [=](std::int64_t begin, std::int64_t end) {
+        for (std::int64_t r = begin; r < end; ++r) {
+          const void* row = base + r * stride;
+          for (std::int64_t t = 0; t < n_tokens; t += kMaxTileTokens) {
+            const int nt = static_cast<int>(std::min<std::int64_t>(kMaxTileTokens, n_tokens - t));
+            const auto* first =
+                static_cast<const char*>(x.data) +
+                t * x.stride *
+                    (kind == ActivationKind::Q8 ? sizeof(Q8Block) : sizeof(std::uint16_t));
+            dot(row, cols, {first, x.stride}, nt, out + t * rows + r, rows);
+          }
+        }
+      },
+      min_rows);
+}
+
+std::uint64_t Matmul::scratch_bytes() const {
+  return q8_.capacity() * sizeof(Q8Block) + (f16_.capacity() + bf16_.capacity()) * 2;
+}
+
+}  // namespace kvscope
