@@ -93,18 +93,18 @@ void Matmul::project(ThreadPool& pool, const WeightView& w, std::span<float> y,
   const auto* base = static_cast<const std::byte*>(w.data);
   float* out = y.data();
   const std::int64_t min_rows = std::max<std::int64_t>(1, kMinMacsPerChunk / (cols * n_tokens));
+  const std::size_t element = kind == ActivationKind::Q8 ? sizeof(Q8Block) : sizeof(std::uint16_t);
   pool.parallel_for(
       rows,
       [=](std::int64_t begin, std::int64_t end) {
-        for (std::int64_t r = begin; r < end; ++r) {
-          const void* row = base + r * stride;
+        // tiles of up to 4 rows x 4 tokens; the rows of a tile stay in L1 while the tokens pass
+        for (std::int64_t r = begin; r < end; r += kMaxTileRows) {
+          const int nr = static_cast<int>(std::min<std::int64_t>(kMaxTileRows, end - r));
           for (std::int64_t t = 0; t < n_tokens; t += kMaxTileTokens) {
             const int nt = static_cast<int>(std::min<std::int64_t>(kMaxTileTokens, n_tokens - t));
-            const auto* first =
-                static_cast<const char*>(x.data) +
-                t * x.stride *
-                    (kind == ActivationKind::Q8 ? sizeof(Q8Block) : sizeof(std::uint16_t));
-            dot(row, cols, {first, x.stride}, nt, out + t * rows + r, rows);
+            const auto* first = static_cast<const char*>(x.data) + t * x.stride * element;
+            dot(base + r * stride, stride, nr, cols, {first, x.stride}, nt, out + t * rows + r,
+                rows);
           }
         }
       },

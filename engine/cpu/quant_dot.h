@@ -1,14 +1,15 @@
 // Dot products of stored weight rows with encoded activations, as llama.cpp's CPU backend
 // computes them: quantized weights (Q4_0 .. Q8_0, Q4_K, Q5_K, Q6_K) against 8-bit activation
 // codes (q8_activations.h) in integer multiply-adds, F16 and BF16 weights against activations
-// rounded to the same type. One row is multiplied with up to kMaxTileTokens activation rows
-// at once, so each weight block is decoded once for all of them (what makes a prompt cheaper
-// per token than decoding).
+// rounded to the same type. A call multiplies a tile of up to kMaxTileRows weight rows with
+// up to kMaxTileTokens activation rows: decoding shares each activation block among four
+// weight rows, a prompt shares each decoded weight block among four tokens (what makes a
+// prompt cheaper per token than decoding).
 //
 // Each instruction set has its own table of these kernels (portable C++, AVX2, AVX-512 VNNI).
 // They give the same bits: the integer sums are exact, and every float operation (per-lane
-// multiply-adds over 8 lanes, then one fixed reduction order) is the same in all of them, so
-// the SIMD tables are tested bit for bit against the portable one.
+// multiply-adds over 8 lanes, then one fixed reduction order) is the same in all of them and
+// for every tile shape, so the SIMD tables are tested bit for bit against the portable one.
 #pragma once
 
 #include <cstdint>
@@ -19,6 +20,7 @@
 
 namespace kvscope {
 
+inline constexpr int kMaxTileRows = 4;
 inline constexpr int kMaxTileTokens = 4;
 
 // What a weight type's rows are multiplied with.
@@ -37,10 +39,11 @@ struct EncodedRows {
   std::int64_t stride = 0;
 };
 
-// out[t * out_stride] = row · x[t] for t < n_tokens (1 .. kMaxTileTokens); n = row length in
+// out[t * out_stride + r] = row r · x[t] for r < n_rows (1 .. kMaxTileRows), t < n_tokens
+// (1 .. kMaxTileTokens). Row r starts at rows + r * row_stride bytes; n = row length in
 // values, a multiple of the type's block size (and of 32 for Q8 activations).
-using TileDotFn = void (*)(const void* row, std::int64_t n, EncodedRows x, int n_tokens, float* out,
-                           std::int64_t out_stride);
+using TileDotFn = void (*)(const void* rows, std::int64_t row_stride, int n_rows, std::int64_t n,
+                           EncodedRows x, int n_tokens, float* out, std::int64_t out_stride);
 
 enum class CpuIsa { Portable, Avx2, Avx512Vnni };
 std::string_view cpu_isa_name(CpuIsa isa);

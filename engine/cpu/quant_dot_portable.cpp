@@ -1,17 +1,16 @@
 // The portable kernels of quant_dot.h: plain C++ that does, lane for lane, what the SIMD
 // kernels (quant_dot_x86.h) do, so the two give the same bits.
 //
-// Per 32-value block i of a weight row and activation row t:
-//   p[j]      = sum_{k<4} w[4j+k] * q[4j+k]                   (8 integer lanes, exact)
-//   acc_e[j]  = fma(float(p[j]), scale[j] * d_t, acc_e[j])    (e = i % 2: two chains, so
-//                                                             one FMA need not wait for the last)
-//   off       = fma(min, s_t, off)                            (only formats with a minimum)
+// Every format is read as 32-value blocks. Per block i of weight row r and activation row t:
+//   p[j]     = sum_{k<4} w[4j+k] * q[4j+k]                 (8 integer lanes, exact)
+//   acc_c[j] = fma(float(p[j]), scale[j] * d_t, acc_c[j])  (chain c = i % 2; scale[j]: the
+//                                                           weight scale of lane j)
+//   off      = fma(min, s_t, off)                          (only formats with a minimum)
 // and at the end: out = hsum8(acc_0 + acc_1) + off. Signed formats (Q4_0, Q5_0, Q8_0, Q6_K)
-// multiply their recentred codes directly; formats with a minimum multiply the unsigned codes and
-// add min * d_t * sum(q) once per block.
+// multiply their recentred codes directly; formats with a minimum (Q4_1, Q5_1, Q4_K, Q5_K) multiply
+// the unsigned codes and add min * d_t * sum(q) once per block (s_t, kept by the activations).
 #include <cmath>
 #include <cstring>
-#include <type_traits>
 
 #include "cpu/quant_dot.h"
 #include "cpu/quant_dot_table.h"
@@ -30,7 +29,6 @@ using quants::BlockQ5_1;
 using quants::BlockQ5_K;
 using quants::BlockQ6_K;
 using quants::BlockQ8_0;
-using quants::kQK_K;
 
 // The 8 lanes of the SIMD kernels' accumulators.
 struct Lanes {
@@ -44,67 +42,16 @@ float hsum8(const Lanes& a) {
   return (t[0] + t[2]) + (t[1] + t[3]);
 }
 
-// One weight block of 32 decoded: codes w (signed, or unsigned in 0..255 when has_min) and
-// the float scale of each of the 8 lanes (4 values each).
+// One weight block of 32 decoded: codes w (signed, or unsigned when the format has a
+// minimum), the float scale of each of the 8 lanes (4 values each), the minimum.
 struct Block32 {
   int w[32];
   float scale[8];
   float min = 0.0f;
 };
 
-template <int NT>
-struct Tile {
-  Lanes acc[NT][2];
-  float off[NT] = {};
-  const Q8Block* x[NT];
-
-  Tile(EncodedRows rows) {
-    for (int t = 0; t < NT; ++t) x[t] = static_cast<const Q8Block*>(rows.data) + t * rows.stride;
-  }
-
-  void add(const Block32& b, std::int64_t index, bool has_min) {
-    for (int t = 0; t < NT; ++t) {
-      const Q8Block& a = x[t][index];
-      Lanes& chain = acc[t][index & 1];
-      for (int j = 0; j < 8; ++j) {
-        int p = 0;
-        for (int k = 0; k < 4; ++k) p += b.w[4 * j + k] * a.q[4 * j + k];
-        chain.v[j] = std::fma(static_cast<float>(p), b.scale[j] * a.d, chain.v[j]);
-      }
-      if (has_min) off[t] = std::fma(b.min, a.s, off[t]);
-    }
-  }
-
-  void store(float* out, std::int64_t out_stride) const {
-    for (int t = 0; t < NT; ++t) {
-      Lanes both;
-      for (int j = 0; j < 8; ++j) both.v[j] = acc[t][0].v[j] + acc[t][1].v[j];
-      out[t * out_stride] = hsum8(both) + off[t];
-    }
-  }
-};
-
 void fill_scale(Block32& b, float s) {
   for (float& v : b.scale) v = s;
-}
-
-// --- decoders: block (or sub-block) -> Block32 ------------------------------------------
-
-void decode(const BlockQ4_0& b, Block32& o) {
-  for (int j = 0; j < 16; ++j) {
-    o.w[j] = (b.qs[j] & 0xF) - 8;
-    o.w[j + 16] = (b.qs[j] >> 4) - 8;
-  }
-  fill_scale(o, b.d.to_float());
-}
-
-void decode(const BlockQ4_1& b, Block32& o) {
-  for (int j = 0; j < 16; ++j) {
-    o.w[j] = b.qs[j] & 0xF;
-    o.w[j + 16] = b.qs[j] >> 4;
-  }
-  fill_scale(o, b.d.to_float());
-  o.min = b.m.to_float();
 }
 
 std::uint32_t load_u32(const std::uint8_t* p) {
@@ -113,153 +60,180 @@ std::uint32_t load_u32(const std::uint8_t* p) {
   return v;
 }
 
-void decode(const BlockQ5_0& b, Block32& o) {
-  const std::uint32_t qh = load_u32(b.qh);
+// --- formats: block i of a row -> Block32 -------------------------------------------------
+
+template <class B>
+const B& block(const std::byte* row, std::int64_t i) {
+  return reinterpret_cast<const B*>(row)[i];
+}
+
+// Low nibbles are values 0..15, high nibbles 16..31; `offset` recentres them.
+void nibbles(const std::uint8_t* qs, int offset, Block32& o) {
   for (int j = 0; j < 16; ++j) {
-    o.w[j] = ((b.qs[j] & 0xF) | (((qh >> j) & 1) << 4)) - 16;
-    o.w[j + 16] = ((b.qs[j] >> 4) | (((qh >> (j + 16)) & 1) << 4)) - 16;
+    o.w[j] = (qs[j] & 0xF) - offset;
+    o.w[j + 16] = (qs[j] >> 4) - offset;
   }
-  fill_scale(o, b.d.to_float());
 }
 
-void decode(const BlockQ5_1& b, Block32& o) {
-  const std::uint32_t qh = load_u32(b.qh);
-  for (int j = 0; j < 16; ++j) {
-    o.w[j] = (b.qs[j] & 0xF) | (((qh >> j) & 1) << 4);
-    o.w[j + 16] = (b.qs[j] >> 4) | (((qh >> (j + 16)) & 1) << 4);
+// Bit j of qh (little-endian) is bit 4 of value j.
+void fifth_bits(const std::uint8_t* qh_bytes, int offset, Block32& o) {
+  const std::uint32_t qh = load_u32(qh_bytes);
+  for (int j = 0; j < 32; ++j) o.w[j] += static_cast<int>(((qh >> j) & 1u) << 4) - offset;
+}
+
+struct Q4_0 {
+  static constexpr bool kHasMin = false;
+  static void decode(const std::byte* row, std::int64_t i, Block32& o) {
+    const auto& b = block<BlockQ4_0>(row, i);
+    nibbles(b.qs, 8, o);
+    fill_scale(o, b.d.to_float());
   }
-  fill_scale(o, b.d.to_float());
-  o.min = b.m.to_float();
-}
-
-void decode(const BlockQ8_0& b, Block32& o) {
-  for (int j = 0; j < 32; ++j) o.w[j] = b.qs[j];
-  fill_scale(o, b.d.to_float());
-}
-
-// --- kernels -----------------------------------------------------------------------------
-
-template <class B, bool kHasMin, int NT>
-void legacy_tile(const void* row, std::int64_t n, EncodedRows x, float* out, std::int64_t os) {
-  const auto* blocks = static_cast<const B*>(row);
-  Tile<NT> tile(x);
-  Block32 b;
-  for (std::int64_t i = 0; i < n / 32; ++i) {
-    decode(blocks[i], b);
-    tile.add(b, i, kHasMin);
+};
+struct Q4_1 {
+  static constexpr bool kHasMin = true;
+  static void decode(const std::byte* row, std::int64_t i, Block32& o) {
+    const auto& b = block<BlockQ4_1>(row, i);
+    nibbles(b.qs, 0, o);
+    fill_scale(o, b.d.to_float());
+    o.min = b.m.to_float();
   }
-  tile.store(out, os);
-}
+};
+struct Q5_0 {
+  static constexpr bool kHasMin = false;
+  static void decode(const std::byte* row, std::int64_t i, Block32& o) {
+    const auto& b = block<BlockQ5_0>(row, i);
+    nibbles(b.qs, 0, o);
+    fifth_bits(b.qh, 16, o);
+    fill_scale(o, b.d.to_float());
+  }
+};
+struct Q5_1 {
+  static constexpr bool kHasMin = true;
+  static void decode(const std::byte* row, std::int64_t i, Block32& o) {
+    const auto& b = block<BlockQ5_1>(row, i);
+    nibbles(b.qs, 0, o);
+    fifth_bits(b.qh, 0, o);
+    fill_scale(o, b.d.to_float());
+    o.min = b.m.to_float();
+  }
+};
+struct Q8_0 {
+  static constexpr bool kHasMin = false;
+  static void decode(const std::byte* row, std::int64_t i, Block32& o) {
+    const auto& b = block<BlockQ8_0>(row, i);
+    for (int j = 0; j < 32; ++j) o.w[j] = b.qs[j];
+    fill_scale(o, b.d.to_float());
+  }
+};
 
-// Q4_K / Q5_K sub-block j (32 values) of a super-block: scale d*sc[j], min -dmin*m[j].
-template <class B, int NT>
-void k4_tile(const void* row, std::int64_t n, EncodedRows x, float* out, std::int64_t os) {
-  constexpr bool kFive = std::is_same_v<B, BlockQ5_K>;
-  const auto* blocks = static_cast<const B*>(row);
-  Tile<NT> tile(x);
-  Block32 o;
-  for (std::int64_t i = 0; i < n / kQK_K; ++i) {
-    const B& b = blocks[i];
-    const float d = b.d.to_float(), dmin = b.dmin.to_float();
-    for (int j = 0; j < 8; ++j) {
-      std::uint8_t sc = 0, m = 0;
-      quants::scale_min_k4(j, b.scales, sc, m);
-      const int c = j / 2, shift = 4 * (j % 2);
-      for (int l = 0; l < 32; ++l) {
-        int u = (b.qs[32 * c + l] >> shift) & 0xF;
-        if constexpr (kFive) u |= ((b.qh[l] >> j) & 1) << 4;
-        o.w[l] = u;
-      }
-      fill_scale(o, d * static_cast<float>(sc));
-      o.min = -(dmin * static_cast<float>(m));
-      tile.add(o, 8 * i + j, true);
+// Q4_K / Q5_K sub-block j of super-block i / 8: the (j % 2)-th nibbles of qs[32 (j/2) ..],
+// bit j of qh[0..31] for Q5_K; scale d * sc[j], minimum -dmin * m[j].
+template <class B>
+struct K4 {
+  static constexpr bool kHasMin = true;
+  static void decode(const std::byte* row, std::int64_t i, Block32& o) {
+    const auto& b = block<B>(row, i / 8);
+    const int j = static_cast<int>(i % 8);
+    std::uint8_t sc = 0, m = 0;
+    quants::scale_min_k4(j, b.scales, sc, m);
+    const std::uint8_t* qs = b.qs + 32 * (j / 2);
+    for (int l = 0; l < 32; ++l) {
+      o.w[l] = (qs[l] >> (4 * (j % 2))) & 0xF;
+      if constexpr (std::is_same_v<B, BlockQ5_K>) o.w[l] |= ((b.qh[l] >> j) & 1) << 4;
     }
+    fill_scale(o, b.d.to_float() * static_cast<float>(sc));
+    o.min = -(b.dmin.to_float() * static_cast<float>(m));
   }
-  tile.store(out, os);
-}
+};
+using Q4_K = K4<BlockQ4_K>;
+using Q5_K = K4<BlockQ5_K>;
 
-// Q6_K: 8 blocks of 32 per super-block, each with two groups of 16 (lanes 0-3, 4-7).
-template <int NT>
-void q6_K_t(const void* row, std::int64_t n, EncodedRows x, float* out, std::int64_t os) {
-  const auto* blocks = static_cast<const BlockQ6_K*>(row);
-  Tile<NT> tile(x);
-  Block32 o;
-  for (std::int64_t i = 0; i < n / kQK_K; ++i) {
-    const BlockQ6_K& b = blocks[i];
+// Q6_K block j of super-block i / 8: half h = j / 4 of 128 values, part = j % 4 takes the low
+// (part < 2) or high nibbles of ql[64h + 32 (part % 2) ..] and bits 2 part of qh[32h ..];
+// codes recentred by -32; lanes 0-3 and 4-7 are its two groups of 16 with their own scales.
+struct Q6_K {
+  static constexpr bool kHasMin = false;
+  static void decode(const std::byte* row, std::int64_t i, Block32& o) {
+    const auto& b = block<BlockQ6_K>(row, i / 8);
+    const int j = static_cast<int>(i % 8), h = j / 4, part = j % 4;
+    const std::uint8_t* ql = b.ql + 64 * h + 32 * (part % 2);
+    const std::uint8_t* qh = b.qh + 32 * h;
+    for (int l = 0; l < 32; ++l) {
+      const int lo = part < 2 ? (ql[l] & 0xF) : (ql[l] >> 4);
+      o.w[l] = (lo | (((qh[l] >> (2 * part)) & 3) << 4)) - 32;
+    }
     const float d = b.d.to_float();
-    for (int j = 0; j < 8; ++j) {
-      const int h = j / 4, part = j % 4;  // half of 128 values, quarter inside it
-      const std::uint8_t* ql = b.ql + 64 * h + 32 * (part % 2);
-      const std::uint8_t* qh = b.qh + 32 * h;
-      for (int l = 0; l < 32; ++l) {
-        const int lo = part < 2 ? (ql[l] & 0xF) : (ql[l] >> 4);
-        o.w[l] = (lo | (((qh[l] >> (2 * part)) & 3) << 4)) - 32;
+    for (int k = 0; k < 8; ++k) o.scale[k] = d * static_cast<float>(b.scales[2 * j + k / 4]);
+  }
+};
+
+// --- kernels ------------------------------------------------------------------------------
+
+// R rows one after the other, each against NT tokens, with two accumulator chains per
+// token: block i adds into chain i % 2, and the chains are summed lane by lane at the end.
+template <class F, int R, int NT>
+struct BlockKernel {
+  static void run(const std::byte* rows, std::int64_t row_stride, std::int64_t n, EncodedRows x,
+                  float* out, std::int64_t os) {
+    for (int r = 0; r < R; ++r) row(rows + r * row_stride, n, x, out + r, os);
+  }
+
+  static void row(const std::byte* w, std::int64_t n, EncodedRows x, float* out, std::int64_t os) {
+    Lanes acc[NT][2];
+    float off[NT] = {};
+    for (std::int64_t i = 0; i < n / 32; ++i) {
+      Block32 b;
+      F::decode(w, i, b);
+      for (int t = 0; t < NT; ++t) {
+        const Q8Block& a = static_cast<const Q8Block*>(x.data)[t * x.stride + i];
+        Lanes& chain = acc[t][i % 2];
+        for (int j = 0; j < 8; ++j) {
+          int p = 0;
+          for (int k = 0; k < 4; ++k) p += b.w[4 * j + k] * a.q[4 * j + k];
+          chain.v[j] = std::fma(static_cast<float>(p), b.scale[j] * a.d, chain.v[j]);
+        }
+        if (F::kHasMin) off[t] = std::fma(b.min, a.s, off[t]);
       }
-      for (int k = 0; k < 8; ++k) o.scale[k] = d * static_cast<float>(b.scales[2 * j + k / 4]);
-      tile.add(o, 8 * i + j, false);
+    }
+    for (int t = 0; t < NT; ++t) {
+      Lanes both;
+      for (int j = 0; j < 8; ++j) both.v[j] = acc[t][0].v[j] + acc[t][1].v[j];
+      out[t * os] = hsum8(both) + off[t];
     }
   }
-  tile.store(out, os);
-}
+};
 
-// F16 / BF16 rows against activations of the same type, 8 lanes.
-template <bool kBf16, int NT>
-void half_tile(const void* row, std::int64_t n, EncodedRows x, float* out, std::int64_t os) {
-  const auto* w = static_cast<const std::uint16_t*>(row);
-  auto to_float = [](std::uint16_t h) {
-    return kBf16 ? bf16_to_float(h) : quants::fp16_to_float_branchless(h);
-  };
-  for (int t = 0; t < NT; ++t) {
-    const auto* a = static_cast<const std::uint16_t*>(x.data) + t * x.stride;
-    Lanes acc;
-    std::int64_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-      for (int j = 0; j < 8; ++j) {
-        acc.v[j] = std::fma(to_float(w[i + j]), to_float(a[i + j]), acc.v[j]);
+// F16 / BF16 rows against activations of the same type: 8 lanes of multiply-adds, then the
+// values past the last whole 8 one by one.
+struct F16 {
+  static float to_float(std::uint16_t h) { return quants::fp16_to_float_branchless(h); }
+};
+struct BF16 {
+  static float to_float(std::uint16_t h) { return bf16_to_float(h); }
+};
+
+template <class F, int R, int NT>
+struct HalfKernel {
+  static void run(const std::byte* rows, std::int64_t row_stride, std::int64_t n, EncodedRows x,
+                  float* out, std::int64_t os) {
+    for (int r = 0; r < R; ++r) {
+      const auto* w = reinterpret_cast<const std::uint16_t*>(rows + r * row_stride);
+      for (int t = 0; t < NT; ++t) {
+        const auto* a = static_cast<const std::uint16_t*>(x.data) + t * x.stride;
+        Lanes acc;
+        std::int64_t i = 0;
+        for (; i + 8 <= n; i += 8) {
+          for (int j = 0; j < 8; ++j) {
+            acc.v[j] = std::fma(F::to_float(w[i + j]), F::to_float(a[i + j]), acc.v[j]);
+          }
+        }
+        float tail = 0.0f;
+        for (; i < n; ++i) tail = std::fma(F::to_float(w[i]), F::to_float(a[i]), tail);
+        out[t * os + r] = hsum8(acc) + tail;
       }
     }
-    float tail = 0.0f;
-    for (; i < n; ++i) tail = std::fma(to_float(w[i]), to_float(a[i]), tail);
-    out[t * os] = hsum8(acc) + tail;
   }
-}
-
-template <int NT>
-void q4_0_t(const void* r, std::int64_t n, EncodedRows x, float* o, std::int64_t os) {
-  legacy_tile<BlockQ4_0, false, NT>(r, n, x, o, os);
-}
-template <int NT>
-void q4_1_t(const void* r, std::int64_t n, EncodedRows x, float* o, std::int64_t os) {
-  legacy_tile<BlockQ4_1, true, NT>(r, n, x, o, os);
-}
-template <int NT>
-void q5_0_t(const void* r, std::int64_t n, EncodedRows x, float* o, std::int64_t os) {
-  legacy_tile<BlockQ5_0, false, NT>(r, n, x, o, os);
-}
-template <int NT>
-void q5_1_t(const void* r, std::int64_t n, EncodedRows x, float* o, std::int64_t os) {
-  legacy_tile<BlockQ5_1, true, NT>(r, n, x, o, os);
-}
-template <int NT>
-void q8_0_t(const void* r, std::int64_t n, EncodedRows x, float* o, std::int64_t os) {
-  legacy_tile<BlockQ8_0, false, NT>(r, n, x, o, os);
-}
-template <int NT>
-void q4_K_t(const void* r, std::int64_t n, EncodedRows x, float* o, std::int64_t os) {
-  k4_tile<BlockQ4_K, NT>(r, n, x, o, os);
-}
-template <int NT>
-void q5_K_t(const void* r, std::int64_t n, EncodedRows x, float* o, std::int64_t os) {
-  k4_tile<BlockQ5_K, NT>(r, n, x, o, os);
-}
-template <int NT>
-void f16_t(const void* r, std::int64_t n, EncodedRows x, float* o, std::int64_t os) {
-  half_tile<false, NT>(r, n, x, o, os);
-}
-template <int NT>
-void bf16_t(const void* r, std::int64_t n, EncodedRows x, float* o, std::int64_t os) {
-  half_tile<true, NT>(r, n, x, o, os);
-}
+};
 
 }  // namespace
 

@@ -4,7 +4,7 @@
 // files sets the target flags and includes this header once; nothing else includes it.
 //
 // Lane for lane the same arithmetic as quant_dot_portable.cpp (which explains it), so the
-// results are the same bits. Register shapes, per 32-value block:
+// results are the same bits. Register shapes, per 32-value block (Block32):
 //   codes  __m256i: 32 bytes, value i in byte i (unsigned u, or signed w for formats
 //                   without a minimum)
 //   p      __m256i: 8 int32 lanes, lane j = sum of values 4j .. 4j+3 times their codes
@@ -14,6 +14,7 @@
 #include <immintrin.h>
 
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
@@ -33,7 +34,6 @@ using quants::BlockQ5_1;
 using quants::BlockQ5_K;
 using quants::BlockQ6_K;
 using quants::BlockQ8_0;
-using quants::kQK_K;
 
 // lane j = sum_{k<4} u[4j+k] * s[4j+k], u unsigned, s signed; exact (no saturation for
 // the code ranges used here: u <= 31 with s, or u <= 128 after the sign trick).
@@ -85,247 +85,182 @@ inline __m256i load32(const void* p) {
   return _mm256_loadu_si256(static_cast<const __m256i*>(p));
 }
 
-template <int NT>
-struct Tile {
-  __m256 acc[NT][2];
-  float off[NT];
-  const Q8Block* x[NT];
-
-  explicit Tile(EncodedRows rows) {
-    for (int t = 0; t < NT; ++t) {
-      acc[t][0] = acc[t][1] = _mm256_setzero_ps();
-      off[t] = 0.0f;
-      x[t] = static_cast<const Q8Block*>(rows.data) + t * rows.stride;
-    }
-  }
-
-  // Block `index` (its parity picks the chain; callers pass it as a constant) with signed
-  // codes w, or unsigned codes u and a minimum.
-  template <int kChain, bool kHasMin>
-  void add(__m256i codes, __m256 scale, float min, std::int64_t index) {
-    const __m256i abs_w = kHasMin ? codes : _mm256_sign_epi8(codes, codes);
-    for (int t = 0; t < NT; ++t) {
-      const Q8Block& a = x[t][index];
-      const __m256i q = load32(a.q);
-      const __m256i p = kHasMin ? dot_u8s8(codes, q) : dot_u8s8(abs_w, _mm256_sign_epi8(q, codes));
-      const __m256 sd = _mm256_mul_ps(scale, _mm256_set1_ps(a.d));
-      acc[t][kChain] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), sd, acc[t][kChain]);
-      if (kHasMin) off[t] = std::fma(min, a.s, off[t]);
-    }
-  }
-
-  void store(float* out, std::int64_t out_stride) const {
-    for (int t = 0; t < NT; ++t) {
-      out[t * out_stride] = hsum8(_mm256_add_ps(acc[t][0], acc[t][1])) + off[t];
-    }
-  }
+// One weight block of 32 decoded (the portable file's Block32 in registers).
+struct Block32 {
+  __m256i codes;  // signed w, or unsigned u when the format has a minimum
+  __m256 scale;   // per lane
+  float min;
 };
 
-// --- legacy formats: one 32-value block, one scale ---------------------------------------
+template <class B>
+const B& block(const std::byte* row, std::int64_t i) {
+  return reinterpret_cast<const B*>(row)[i];
+}
+
+// --- formats: block i of a row -> Block32 -------------------------------------------------
 
 struct Q4_0 {
-  using Block = BlockQ4_0;
   static constexpr bool kHasMin = false;
-  static __m256i codes(const Block& b) {
-    return _mm256_sub_epi8(nibbles16(b.qs), _mm256_set1_epi8(8));
+  static Block32 decode(const std::byte* row, std::int64_t i) {
+    const auto& b = block<BlockQ4_0>(row, i);
+    return {_mm256_sub_epi8(nibbles16(b.qs), _mm256_set1_epi8(8)), _mm256_set1_ps(f16(b.d)), 0};
   }
-  static float min(const Block&) { return 0.0f; }
 };
 struct Q4_1 {
-  using Block = BlockQ4_1;
   static constexpr bool kHasMin = true;
-  static __m256i codes(const Block& b) { return nibbles16(b.qs); }
-  static float min(const Block& b) { return f16(b.m); }
+  static Block32 decode(const std::byte* row, std::int64_t i) {
+    const auto& b = block<BlockQ4_1>(row, i);
+    return {nibbles16(b.qs), _mm256_set1_ps(f16(b.d)), f16(b.m)};
+  }
 };
 struct Q5_0 {
-  using Block = BlockQ5_0;
   static constexpr bool kHasMin = false;
-  static __m256i codes(const Block& b) {
+  static Block32 decode(const std::byte* row, std::int64_t i) {
+    const auto& b = block<BlockQ5_0>(row, i);
     const __m256i u = _mm256_or_si256(nibbles16(b.qs), fifth_bits(b.qh));
-    return _mm256_sub_epi8(u, _mm256_set1_epi8(16));
+    return {_mm256_sub_epi8(u, _mm256_set1_epi8(16)), _mm256_set1_ps(f16(b.d)), 0};
   }
-  static float min(const Block&) { return 0.0f; }
 };
 struct Q5_1 {
-  using Block = BlockQ5_1;
   static constexpr bool kHasMin = true;
-  static __m256i codes(const Block& b) {
-    return _mm256_or_si256(nibbles16(b.qs), fifth_bits(b.qh));
+  static Block32 decode(const std::byte* row, std::int64_t i) {
+    const auto& b = block<BlockQ5_1>(row, i);
+    return {_mm256_or_si256(nibbles16(b.qs), fifth_bits(b.qh)), _mm256_set1_ps(f16(b.d)), f16(b.m)};
   }
-  static float min(const Block& b) { return f16(b.m); }
 };
 struct Q8_0 {
-  using Block = BlockQ8_0;
   static constexpr bool kHasMin = false;
-  static __m256i codes(const Block& b) { return load32(b.qs); }
-  static float min(const Block&) { return 0.0f; }
+  static Block32 decode(const std::byte* row, std::int64_t i) {
+    const auto& b = block<BlockQ8_0>(row, i);
+    return {load32(b.qs), _mm256_set1_ps(f16(b.d)), 0};
+  }
 };
 
-template <class F, int kChain, int NT>
-inline void add_legacy(Tile<NT>& tile, const typename F::Block& b, std::int64_t i) {
-  tile.template add<kChain, F::kHasMin>(F::codes(b), _mm256_set1_ps(f16(b.d)), F::min(b), i);
-}
-
-template <class F, int NT>
-void legacy_tile(const void* row, std::int64_t n, EncodedRows x, float* out, std::int64_t os) {
-  const auto* blocks = static_cast<const typename F::Block*>(row);
-  const std::int64_t n_blocks = n / 32;
-  Tile<NT> tile(x);
-  std::int64_t i = 0;
-  for (; i + 2 <= n_blocks; i += 2) {
-    add_legacy<F, 0>(tile, blocks[i], i);
-    add_legacy<F, 1>(tile, blocks[i + 1], i + 1);
-  }
-  if (i < n_blocks) add_legacy<F, 0>(tile, blocks[i], i);
-  tile.store(out, os);
-}
-
-// --- K formats: super-blocks of 256 ------------------------------------------------------
-
-// Q4_K / Q5_K: sub-block j = 2c + h takes the h-th nibble of qs[32c .. 32c+31] (and bit j of
-// qh[0..31] for Q5_K); scale d*sc[j], minimum -dmin*m[j].
-template <class B, int NT>
-void k4_tile(const void* row, std::int64_t n, EncodedRows x, float* out, std::int64_t os) {
-  constexpr bool kFive = std::is_same_v<B, BlockQ5_K>;
-  const auto* blocks = static_cast<const B*>(row);
-  const __m256i low4 = _mm256_set1_epi8(0x0F);
-  Tile<NT> tile(x);
-  for (std::int64_t i = 0; i < n / kQK_K; ++i) {
-    const B& b = blocks[i];
-    const float d = f16(b.d), dmin = f16(b.dmin);
-    float scale[8], min[8];
-    for (int j = 0; j < 8; ++j) {
-      std::uint8_t sc = 0, m = 0;
-      quants::scale_min_k4(j, b.scales, sc, m);
-      scale[j] = d * static_cast<float>(sc);
-      min[j] = -(dmin * static_cast<float>(m));
+// Q4_K / Q5_K sub-block j of super-block i / 8 (see the portable file).
+template <class B>
+struct K4 {
+  static constexpr bool kHasMin = true;
+  static Block32 decode(const std::byte* row, std::int64_t i) {
+    const auto& b = block<B>(row, i / 8);
+    const int j = static_cast<int>(i % 8);
+    std::uint8_t sc = 0, m = 0;
+    quants::scale_min_k4(j, b.scales, sc, m);
+    const __m256i packed = load32(b.qs + 32 * (j / 2));
+    const __m128i shift = _mm_cvtsi32_si128(4 * (j % 2));
+    __m256i u = _mm256_and_si256(_mm256_srl_epi16(packed, shift), _mm256_set1_epi8(0x0F));
+    if constexpr (std::is_same_v<B, BlockQ5_K>) {
+      const __m256i bit = _mm256_set1_epi8(static_cast<char>(1 << j));
+      const __m256i set = _mm256_cmpeq_epi8(_mm256_and_si256(load32(b.qh), bit), bit);
+      u = _mm256_or_si256(u, _mm256_and_si256(set, _mm256_set1_epi8(0x10)));
     }
-    [[maybe_unused]] __m256i qh = _mm256_setzero_si256();
-    if constexpr (kFive) qh = load32(b.qh);
-    for (int c = 0; c < 4; ++c) {
-      const __m256i packed = load32(b.qs + 32 * c);
-      __m256i u0 = _mm256_and_si256(packed, low4);
-      __m256i u1 = _mm256_and_si256(_mm256_srli_epi16(packed, 4), low4);
-      if constexpr (kFive) {
-        const __m256i b0 = _mm256_set1_epi8(static_cast<char>(1 << (2 * c)));
-        const __m256i b1 = _mm256_set1_epi8(static_cast<char>(1 << (2 * c + 1)));
-        const __m256i sixteen = _mm256_set1_epi8(0x10);
-        u0 = _mm256_or_si256(
-            u0, _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(qh, b0), b0), sixteen));
-        u1 = _mm256_or_si256(
-            u1, _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(qh, b1), b1), sixteen));
-      }
-      const int j = 2 * c;
-      tile.template add<0, true>(u0, _mm256_set1_ps(scale[j]), min[j], 8 * i + j);
-      tile.template add<1, true>(u1, _mm256_set1_ps(scale[j + 1]), min[j + 1], 8 * i + j + 1);
-    }
+    return {u, _mm256_set1_ps(f16(b.d) * static_cast<float>(sc)),
+            -(f16(b.dmin) * static_cast<float>(m))};
   }
-  tile.store(out, os);
-}
+};
+using Q4_K = K4<BlockQ4_K>;
+using Q5_K = K4<BlockQ5_K>;
 
-// Q6_K: per half of 128 values, blocks of 32 from ql[0..31] / ql[32..63] low and high
-// nibbles with 2 bits each of qh[0..31]; codes recentred by -32; lanes 0-3 and 4-7 of a
-// block are its two groups of 16 with their own scales.
-template <int NT>
-void q6_K_t(const void* row, std::int64_t n, EncodedRows x, float* out, std::int64_t os) {
-  const auto* blocks = static_cast<const BlockQ6_K*>(row);
-  const __m256i low4 = _mm256_set1_epi8(0x0F);
-  const __m256i m3 = _mm256_set1_epi8(0x03), m12 = _mm256_set1_epi8(0x0C);
-  const __m256i m48 = _mm256_set1_epi8(0x30), m32 = _mm256_set1_epi8(32);
-  Tile<NT> tile(x);
-  for (std::int64_t i = 0; i < n / kQK_K; ++i) {
-    const BlockQ6_K& b = blocks[i];
+// Q6_K block j of super-block i / 8 (see the portable file): 4 low bits from ql, 2 from qh,
+// recentred by -32; lanes 0-3 and 4-7 are its two groups of 16.
+struct Q6_K {
+  static constexpr bool kHasMin = false;
+  static Block32 decode(const std::byte* row, std::int64_t i) {
+    const auto& b = block<BlockQ6_K>(row, i / 8);
+    const int j = static_cast<int>(i % 8), h = j / 4, part = j % 4;
+    const __m256i ql = load32(b.ql + 64 * h + 32 * (part % 2));
+    const __m256i qh = load32(b.qh + 32 * h);
+    const __m256i low4 = _mm256_set1_epi8(0x0F);
+    const __m256i lo =
+        _mm256_and_si256(_mm256_srl_epi16(ql, _mm_cvtsi32_si128(part < 2 ? 0 : 4)), low4);
+    const __m256i hi =
+        _mm256_and_si256(_mm256_srl_epi16(qh, _mm_cvtsi32_si128(2 * part)), _mm256_set1_epi8(0x03));
+    const __m256i u = _mm256_or_si256(lo, _mm256_slli_epi16(hi, 4));
     const float d = f16(b.d);
-    auto scale = [&](int j) {
-      return _mm256_set_m128(_mm_set1_ps(d * static_cast<float>(b.scales[2 * j + 1])),
-                             _mm_set1_ps(d * static_cast<float>(b.scales[2 * j])));
-    };
-    for (int h = 0; h < 2; ++h) {
-      const __m256i ql0 = load32(b.ql + 64 * h), ql1 = load32(b.ql + 64 * h + 32);
-      const __m256i qh = load32(b.qh + 32 * h);
-      const __m256i w0 = _mm256_or_si256(_mm256_and_si256(ql0, low4),
-                                         _mm256_slli_epi16(_mm256_and_si256(qh, m3), 4));
-      const __m256i w1 = _mm256_or_si256(_mm256_and_si256(ql1, low4),
-                                         _mm256_slli_epi16(_mm256_and_si256(qh, m12), 2));
-      const __m256i w2 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql0, 4), low4),
-                                         _mm256_and_si256(qh, m48));
-      const __m256i w3 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql1, 4), low4),
-                                         _mm256_and_si256(_mm256_srli_epi16(qh, 2), m48));
-      const int j = 4 * h;
-      const std::int64_t at = 8 * i + j;
-      tile.template add<0, false>(_mm256_sub_epi8(w0, m32), scale(j), 0.0f, at);
-      tile.template add<1, false>(_mm256_sub_epi8(w1, m32), scale(j + 1), 0.0f, at + 1);
-      tile.template add<0, false>(_mm256_sub_epi8(w2, m32), scale(j + 2), 0.0f, at + 2);
-      tile.template add<1, false>(_mm256_sub_epi8(w3, m32), scale(j + 3), 0.0f, at + 3);
+    const __m256 scale = _mm256_set_m128(_mm_set1_ps(d * static_cast<float>(b.scales[2 * j + 1])),
+                                         _mm_set1_ps(d * static_cast<float>(b.scales[2 * j])));
+    return {_mm256_sub_epi8(u, _mm256_set1_epi8(32)), scale, 0};
+  }
+};
+
+// --- kernels ------------------------------------------------------------------------------
+
+// R rows one after the other (each row's blocks are read in order, as the hardware
+// prefetcher likes), each against NT tokens: every weight block is decoded once for the NT
+// tokens. Two accumulator chains per token (even and odd blocks), so a multiply-add need not
+// wait for the previous one.
+template <class F, int R, int NT>
+struct BlockKernel {
+  static void run(const std::byte* rows, std::int64_t row_stride, std::int64_t n, EncodedRows x,
+                  float* out, std::int64_t os) {
+    for (int r = 0; r < R; ++r) row(rows + r * row_stride, n, x, out + r, os);
+  }
+
+  template <int kChain>
+  static void add(const Block32& w, const Q8Block* xs, std::int64_t stride, std::int64_t i,
+                  __m256 (&acc)[NT][2], float (&off)[NT]) {
+    const __m256i abs_w = F::kHasMin ? w.codes : _mm256_sign_epi8(w.codes, w.codes);
+    for (int t = 0; t < NT; ++t) {
+      const Q8Block& a = xs[t * stride + i];
+      const __m256i q = load32(a.q);
+      const __m256i p =
+          F::kHasMin ? dot_u8s8(w.codes, q) : dot_u8s8(abs_w, _mm256_sign_epi8(q, w.codes));
+      acc[t][kChain] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p),
+                                       _mm256_mul_ps(w.scale, _mm256_set1_ps(a.d)), acc[t][kChain]);
+      if (F::kHasMin) off[t] = std::fma(w.min, a.s, off[t]);
     }
   }
-  tile.store(out, os);
-}
+
+  static void row(const std::byte* w, std::int64_t n, EncodedRows x, float* out, std::int64_t os) {
+    __m256 acc[NT][2];
+    float off[NT];
+    for (int t = 0; t < NT; ++t) acc[t][0] = acc[t][1] = _mm256_setzero_ps(), off[t] = 0.0f;
+    const auto* xs = static_cast<const Q8Block*>(x.data);
+    const std::int64_t n_blocks = n / 32;
+    std::int64_t i = 0;
+    for (; i + 2 <= n_blocks; i += 2) {
+      add<0>(F::decode(w, i), xs, x.stride, i, acc, off);
+      add<1>(F::decode(w, i + 1), xs, x.stride, i + 1, acc, off);
+    }
+    if (i < n_blocks) add<0>(F::decode(w, i), xs, x.stride, i, acc, off);
+    for (int t = 0; t < NT; ++t) out[t * os] = hsum8(_mm256_add_ps(acc[t][0], acc[t][1])) + off[t];
+  }
+};
 
 // --- F16 / BF16 ---------------------------------------------------------------------------
 
-inline __m256 load_f16x8(const std::uint16_t* p) {
-  return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
-}
-inline __m256 load_bf16x8(const std::uint16_t* p) {
-  const __m256i wide = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
-  return _mm256_castsi256_ps(_mm256_slli_epi32(wide, 16));
-}
-
-template <bool kBf16, int NT>
-void half_tile(const void* row, std::int64_t n, EncodedRows x, float* out, std::int64_t os) {
-  const auto* w = static_cast<const std::uint16_t*>(row);
-  auto load = [](const std::uint16_t* p) { return kBf16 ? load_bf16x8(p) : load_f16x8(p); };
-  auto to_float = [](std::uint16_t h) {
-    return kBf16 ? bf16_to_float(h) : quants::fp16_to_float_branchless(h);
-  };
-  for (int t = 0; t < NT; ++t) {
-    const auto* a = static_cast<const std::uint16_t*>(x.data) + t * x.stride;
-    __m256 acc = _mm256_setzero_ps();
-    std::int64_t i = 0;
-    for (; i + 8 <= n; i += 8) acc = _mm256_fmadd_ps(load(w + i), load(a + i), acc);
-    float tail = 0.0f;
-    for (; i < n; ++i) tail = std::fma(to_float(w[i]), to_float(a[i]), tail);
-    out[t * os] = hsum8(acc) + tail;
+struct F16 {
+  static __m256 load8(const std::uint16_t* p) {
+    return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
   }
-}
+  static float to_float(std::uint16_t h) { return quants::fp16_to_float_branchless(h); }
+};
+struct BF16 {
+  static __m256 load8(const std::uint16_t* p) {
+    const __m256i wide =
+        _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+    return _mm256_castsi256_ps(_mm256_slli_epi32(wide, 16));
+  }
+  static float to_float(std::uint16_t h) { return bf16_to_float(h); }
+};
 
-template <int NT>
-void q4_0_t(const void* r, std::int64_t n, EncodedRows x, float* o, std::int64_t os) {
-  legacy_tile<Q4_0, NT>(r, n, x, o, os);
-}
-template <int NT>
-void q4_1_t(const void* r, std::int64_t n, EncodedRows x, float* o, std::int64_t os) {
-  legacy_tile<Q4_1, NT>(r, n, x, o, os);
-}
-template <int NT>
-void q5_0_t(const void* r, std::int64_t n, EncodedRows x, float* o, std::int64_t os) {
-  legacy_tile<Q5_0, NT>(r, n, x, o, os);
-}
-template <int NT>
-void q5_1_t(const void* r, std::int64_t n, EncodedRows x, float* o, std::int64_t os) {
-  legacy_tile<Q5_1, NT>(r, n, x, o, os);
-}
-template <int NT>
-void q8_0_t(const void* r, std::int64_t n, EncodedRows x, float* o, std::int64_t os) {
-  legacy_tile<Q8_0, NT>(r, n, x, o, os);
-}
-template <int NT>
-void q4_K_t(const void* r, std::int64_t n, EncodedRows x, float* o, std::int64_t os) {
-  k4_tile<BlockQ4_K, NT>(r, n, x, o, os);
-}
-template <int NT>
-void q5_K_t(const void* r, std::int64_t n, EncodedRows x, float* o, std::int64_t os) {
-  k4_tile<BlockQ5_K, NT>(r, n, x, o, os);
-}
-template <int NT>
-void f16_t(const void* r, std::int64_t n, EncodedRows x, float* o, std::int64_t os) {
-  half_tile<false, NT>(r, n, x, o, os);
-}
-template <int NT>
-void bf16_t(const void* r, std::int64_t n, EncodedRows x, float* o, std::int64_t os) {
-  half_tile<true, NT>(r, n, x, o, os);
-}
+template <class F, int R, int NT>
+struct HalfKernel {
+  static void run(const std::byte* rows, std::int64_t row_stride, std::int64_t n, EncodedRows x,
+                  float* out, std::int64_t os) {
+    for (int r = 0; r < R; ++r) {
+      const auto* w = reinterpret_cast<const std::uint16_t*>(rows + r * row_stride);
+      for (int t = 0; t < NT; ++t) {
+        const auto* a = static_cast<const std::uint16_t*>(x.data) + t * x.stride;
+        __m256 acc = _mm256_setzero_ps();
+        std::int64_t i = 0;
+        for (; i + 8 <= n; i += 8) acc = _mm256_fmadd_ps(F::load8(w + i), F::load8(a + i), acc);
+        float tail = 0.0f;
+        for (; i < n; ++i) tail = std::fma(F::to_float(w[i]), F::to_float(a[i]), tail);
+        out[t * os + r] = hsum8(acc) + tail;
+      }
+    }
+  }
+};
 
 }  // namespace
 }  // namespace kvscope::quant_dot_detail

@@ -8,6 +8,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -80,11 +81,12 @@ Activations encode(TensorType type, std::int64_t n_tokens, std::int64_t n, std::
   return a;
 }
 
-// out[t] for t < n_tokens, one tile call of `isa`'s kernel.
-std::vector<float> tile(TensorType type, CpuIsa isa, const void* row, std::int64_t n,
-                        const Activations& a, int n_tokens) {
-  std::vector<float> out(static_cast<std::size_t>(n_tokens));
-  tile_dot_fn(type, isa)(row, n, a.rows, n_tokens, out.data(), 1);
+// out[t][r] for r < n_rows, t < n_tokens: one tile call of `isa`'s kernel on rows stored one
+// after the other.
+std::vector<float> tile(TensorType type, CpuIsa isa, const void* rows, std::int64_t n,
+                        const Activations& a, int n_tokens, int n_rows = 1) {
+  std::vector<float> out(static_cast<std::size_t>(n_tokens * n_rows));
+  tile_dot_fn(type, isa)(rows, row_bytes(type, n), n_rows, n, a.rows, n_tokens, out.data(), n_rows);
   return out;
 }
 
@@ -142,24 +144,24 @@ TEST(QuantDot, EightBitCodesStayWithinHalfACodeOfTheFloatActivations) {
   }
 }
 
-TEST(QuantDot, SimdKernelsGiveThePortableBitsForEveryTypeAndTileSize) {
+TEST(QuantDot, SimdKernelsGiveThePortableBitsForEveryTypeAndTileShape) {
   for (CpuIsa isa : kSimd) {
     if (!cpu_supports(isa)) {
       std::printf("skipping %s: this CPU does not have it\n", cpu_isa_name(isa).data());
       continue;
     }
     for (TensorType type : kTypes) {
-      // odd block counts (the two accumulator chains) and several super-blocks
+      // odd block counts and several super-blocks; F16/BF16 also a tail past the last 8
       for (std::int64_t n : {256, 768, 2816}) {
-        const std::vector<std::uint8_t> row = random_rows(type, 1, n, 23);
+        const std::vector<std::uint8_t> rows = random_rows(type, kMaxTileRows, n, 23);
         const Activations a = encode(type, kMaxTileTokens, n, 24);
-        for (int nt = 1; nt <= kMaxTileTokens; ++nt) {
-          const std::vector<float> want = tile(type, CpuIsa::Portable, row.data(), n, a, nt);
-          const std::vector<float> got = tile(type, isa, row.data(), n, a, nt);
-          for (int t = 0; t < nt; ++t) {
-            EXPECT_EQ(std::memcmp(&got[t], &want[t], sizeof(float)), 0)
-                << cpu_isa_name(isa) << " " << label(type) << " n=" << n << " tile " << nt
-                << " token " << t << ": " << got[t] << " vs " << want[t];
+        for (int nr = 1; nr <= kMaxTileRows; ++nr) {
+          for (int nt = 1; nt <= kMaxTileTokens; ++nt) {
+            const auto want = tile(type, CpuIsa::Portable, rows.data(), n, a, nt, nr);
+            const auto got = tile(type, isa, rows.data(), n, a, nt, nr);
+            EXPECT_EQ(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)), 0)
+                << cpu_isa_name(isa) << " " << label(type) << " n=" << n << " tile " << nr << "x"
+                << nt;
           }
         }
       }
@@ -167,19 +169,26 @@ TEST(QuantDot, SimdKernelsGiveThePortableBitsForEveryTypeAndTileSize) {
   }
 }
 
-TEST(QuantDot, ATileGivesEachTokenItsSingleTokenBits) {
+TEST(QuantDot, ATileGivesEachRowAndTokenItsOwnBits) {
   const std::int64_t n = 768;
   for (TensorType type : kTypes) {
-    const std::vector<std::uint8_t> row = random_rows(type, 1, n, 31);
+    const std::vector<std::uint8_t> rows = random_rows(type, kMaxTileRows, n, 31);
     const Activations a = encode(type, kMaxTileTokens, n, 32);
-    const std::vector<float> all = tile(type, best_cpu_isa(), row.data(), n, a, kMaxTileTokens);
-    for (int t = 0; t < kMaxTileTokens; ++t) {
-      Activations one = a;
-      one.rows.data = activation_kind(type) == ActivationKind::Q8
-                          ? static_cast<const void*>(a.q8.data() + t * (n / 32))
-                          : static_cast<const void*>(a.half.data() + t * n);
-      const float single = tile(type, best_cpu_isa(), row.data(), n, one, 1)[0];
-      EXPECT_EQ(std::memcmp(&single, &all[t], sizeof(float)), 0) << label(type) << " token " << t;
+    for (const auto& [nr, nt] : {std::pair{kMaxTileRows, 1}, std::pair{kMaxTileRows, 4},
+                                 std::pair{3, 3}, std::pair{1, kMaxTileTokens}}) {
+      const auto all = tile(type, best_cpu_isa(), rows.data(), n, a, nt, nr);
+      for (int r = 0; r < nr; ++r) {
+        for (int t = 0; t < nt; ++t) {
+          Activations one = a;
+          one.rows.data = activation_kind(type) == ActivationKind::Q8
+                              ? static_cast<const void*>(a.q8.data() + t * (n / 32))
+                              : static_cast<const void*>(a.half.data() + t * n);
+          const float single =
+              tile(type, best_cpu_isa(), rows.data() + r * row_bytes(type, n), n, one, 1)[0];
+          EXPECT_EQ(std::memcmp(&single, &all[t * nr + r], sizeof(float)), 0)
+              << label(type) << " tile " << nr << "x" << nt << " row " << r << " token " << t;
+        }
+      }
     }
   }
 }
