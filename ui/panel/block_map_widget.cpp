@@ -7,6 +7,7 @@
 #include "chat/colors.h"
 #include "kv/kv_format.h"
 #include "plan/units.h"
+#include "widgets/block_cell_painter.h"
 #include "widgets/hover_tooltip.h"
 
 namespace kvscope::ui {
@@ -165,21 +166,12 @@ void BlockMapWidget::paintEvent(QPaintEvent*) {
 }
 
 void BlockMapWidget::paint_cell(QPainter& p, const QRect& r, const CellState& s) const {
-  const QColor frame = palette().color(QPalette::Mid);
   if (s.used == 0) {
-    p.setPen(r.width() >= 5 ? QPen(frame, 1) : Qt::NoPen);
-    p.setBrush(r.width() >= 5 ? palette().color(QPalette::Base) : frame);
-    p.drawRect(r.adjusted(0, 0, -1, -1));
+    paint_free_cell(p, r, palette());
     return;
   }
-  const QColor color = owner_color(s.owner);
-  QColor faint = color;
-  faint.setAlphaF(0.3f);
-  p.fillRect(r, faint);
-  const int level = std::clamp(static_cast<int>(r.height() * s.fill + 0.5), 1, r.height());
-  p.fillRect(QRect(r.left(), r.bottom() - level + 1, r.width(), level), color);
-  if (s.shared > 0) {
-    p.fillRect(r, QBrush(palette().color(QPalette::Base), Qt::BDiagPattern));
+  paint_block_cell(p, r, {owner_color(s.owner), s.fill, s.shared > 0}, palette());
+  if (s.shared > 0) {  // framed, so a shared block stands out from a full one
     p.setPen(QPen(palette().color(QPalette::Text), 1));
     p.setBrush(Qt::NoBrush);
     p.drawRect(r.adjusted(0, 0, -1, -1));

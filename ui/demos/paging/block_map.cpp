@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 
+#include "widgets/block_cell_painter.h"
 #include "widgets/hover_tooltip.h"
 
 namespace kvscope::ui {
@@ -14,11 +15,6 @@ constexpr int kMargin = 6;
 constexpr int kColumnGap = 18;
 constexpr int kMaxCell = 28;
 constexpr int kMinCell = 3;
-
-QColor with_alpha(QColor c, double alpha) {
-  c.setAlphaF(static_cast<float>(alpha));
-  return c;
-}
 
 QColor external_color() {
   return QColor(0xd6, 0x27, 0x28);
@@ -178,7 +174,7 @@ void PagingBlockMap::paint_column(QPainter& p, std::size_t i) const {
   const QColor red = external_color();
   for (const SimHole& h : sim_holes(map)) {
     if (!h.external) continue;
-    fill_run(p, area, h.start, h.start + h.size, with_alpha(red, 0.18));
+    fill_run(p, area, h.start, h.start + h.size, faint(red, 0.18));
     fill_run(p, area, h.start, h.start + h.size, QBrush(red, Qt::DiagCrossPattern));
   }
   paint_spans(p, area, map);
@@ -206,8 +202,8 @@ void PagingBlockMap::paint_spans(QPainter& p, const QRect& area, const SimBlockM
     } else {
       const SpanParts sp = parts(s);
       fill_run(p, area, s.start, sp.stored_end, color);
-      fill_run(p, area, sp.stored_end, sp.needed_end, with_alpha(color, 0.38));
-      fill_run(p, area, sp.needed_end, sp.end, with_alpha(color, 0.12));
+      fill_run(p, area, sp.stored_end, sp.needed_end, faint(color, 0.38));
+      fill_run(p, area, sp.needed_end, sp.end, faint(color, 0.12));
       fill_run(p, area, sp.needed_end, sp.end, QBrush(color.darker(115), Qt::BDiagPattern));
     }
     i = j;
@@ -244,10 +240,10 @@ void PagingBlockMap::paint_legend(QPainter& p) const {
   };
   const std::vector<Entry> entries = {
       {tr("stored token"), QBrush(sample), Qt::NoBrush},
-      {tr("reserved for tokens to come"), QBrush(with_alpha(sample, 0.38)), Qt::NoBrush},
-      {tr("internal waste (never filled)"), QBrush(with_alpha(sample, 0.12)),
+      {tr("reserved for tokens to come"), QBrush(faint(sample, 0.38)), Qt::NoBrush},
+      {tr("internal waste (never filled)"), QBrush(faint(sample, 0.12)),
        QBrush(sample.darker(115), Qt::BDiagPattern)},
-      {tr("external: hole too small for the waiting request"), QBrush(with_alpha(red, 0.18)),
+      {tr("external: hole too small for the waiting request"), QBrush(faint(red, 0.18)),
        QBrush(red, Qt::DiagCrossPattern)},
       {tr("free"), QBrush(palette().color(QPalette::Base)), Qt::NoBrush},
   };

@@ -7,6 +7,7 @@
 
 #include "chat/colors.h"
 #include "sim/prefix_sharing_scenario.h"
+#include "widgets/block_cell_painter.h"
 #include "widgets/chart_style.h"
 #include "widgets/hover_tooltip.h"
 
@@ -18,11 +19,6 @@ constexpr int kMaxCellW = 160;
 constexpr int kMaxRowH = 56;
 constexpr int kMinPoolCell = 2;
 constexpr int kMaxPoolCell = 26;
-
-QColor faint(QColor c, float alpha) {
-  c.setAlphaF(alpha);
-  return c;
-}
 
 }  // namespace
 
@@ -152,19 +148,15 @@ void PrefixBlockView::paint_header(QPainter& p, const Geometry& g) const {
 
 void PrefixBlockView::paint_cell(QPainter& p, const QRect& r, const Cell& c, int sample) const {
   if (c.refcount == 0) {  // free, or not held yet
-    p.setPen(QPen(palette().color(QPalette::Mid), 1));
-    p.setBrush(Qt::NoBrush);
-    p.drawRect(r.adjusted(0, 0, -1, -1));
+    paint_free_cell(p, r, palette());
     return;
   }
   const bool shared = c.refcount > 1;
-  const QColor color = shared ? shared_color() : chat_color(sample + 1);
-  p.fillRect(r, faint(color, 0.25f));
   const double fill = static_cast<double>(c.filled) / static_cast<double>(block_size_);
-  const int w = std::clamp(static_cast<int>(r.width() * fill + 0.5), 1, r.width());
-  p.fillRect(QRect(r.left(), r.top(), w, r.height()), color);
+  // A sample's blocks run along its row, so the fill grows from the left with its tokens.
+  paint_block_cell(p, r, {shared ? shared_color() : chat_color(sample + 1), fill, shared},
+                   palette(), {.faint_alpha = 0.25, .fill_axis = Qt::Horizontal});
   if (shared) {
-    p.fillRect(r, QBrush(palette().color(QPalette::Base), Qt::BDiagPattern));
     const QString n = QStringLiteral("\u00d7%1").arg(c.refcount);
     if (r.width() >= fontMetrics().horizontalAdvance(n) + 4 &&
         r.height() >= fontMetrics().height()) {
