@@ -1,7 +1,6 @@
 #include "fits/kv_chart.h"
 
-#include <QChartView>
-#include <QEvent>
+#include <QChart>
 #include <QLabel>
 #include <QLineSeries>
 #include <QVBoxLayout>
@@ -46,22 +45,20 @@ QString dtype_text(KvDtype dtype) {
 }  // namespace
 
 FitsKvChart::FitsKvChart(QWidget* parent)
-    : QWidget(parent),
-      view_(new QChartView(new QChart, this)),
-      legend_(new ChartLegend(this)),
+    : ChartFrame(parent),
       style_key_(new QLabel(this)),
       own_(new QLineSeries(this)),
       budget_(new QLineSeries(this)),
       context_(new QLineSeries(this)),
       x_(new QValueAxis),
       y_(new QValueAxis) {
-  QVBoxLayout* layout = chart_over_legend(this, view_, legend_);
+  QVBoxLayout* layout = column();
   layout->addWidget(style_key_);
   style_key_->setAlignment(Qt::AlignHCenter);
-  style_key_->setFont(legend_->font());
+  style_key_->setFont(legend()->font());
   style_key_->setText(
       tr("K and V in f16 \u2501\u2501\u2501   int8 \u254d\u254d\u254d   int4 \u2505\u2505\u2505"));
-  QChart* c = view_->chart();
+  QChart* c = chart();
   c->setTitle(tr("KV cache vs context: attention layouts and dtypes"));
   c->addAxis(x_, Qt::AlignBottom);
   c->addAxis(y_, Qt::AlignLeft);
@@ -175,16 +172,11 @@ void FitsKvChart::update_legend() {
        true});
   entries.push_back(
       {palette().color(QPalette::Mid), tr("context %1").arg(count_text(context_tokens_)), true});
-  legend_->setEntries(entries);
-}
-
-void FitsKvChart::changeEvent(QEvent* event) {
-  QWidget::changeEvent(event);
-  if (event->type() == QEvent::PaletteChange) restyle();
+  legend()->setEntries(entries);
 }
 
 void FitsKvChart::restyle() {
-  style_chart(view_->chart(), palette());
+  ChartFrame::restyle();
   for (int l = 0; l < kLayouts; ++l) {
     for (int d = 0; d < kDtypes; ++d) {
       variantSeries(l, d)->setPen(

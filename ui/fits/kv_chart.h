@@ -7,24 +7,20 @@
 // curves are not squashed flat.
 #pragma once
 
-#include <QWidget>
-
 #include <array>
 #include <cstdint>
 #include <vector>
 
 #include "plan/kv_curves.h"
+#include "widgets/chart_frame.h"
 
-class QChartView;
 class QLabel;
 class QLineSeries;
 class QValueAxis;
 
 namespace kvscope::ui {
 
-class ChartLegend;
-
-class FitsKvChart : public QWidget {
+class FitsKvChart : public ChartFrame {
   Q_OBJECT
 
  public:
@@ -48,14 +44,11 @@ class FitsKvChart : public QWidget {
   QValueAxis* yAxis() const { return y_; }
 
  protected:
-  void changeEvent(QEvent* event) override;
+  void restyle() override;
 
  private:
-  void restyle();
   void update_legend();
 
-  QChartView* view_;
-  ChartLegend* legend_;
   QLabel* style_key_;
   QLineSeries* own_;
   std::array<QLineSeries*, kLayouts * kDtypes> variants_{};

@@ -1,9 +1,7 @@
 #include "panel/fragmentation_chart.h"
 
-#include <QChartView>
-#include <QEvent>
+#include <QChart>
 #include <QLineSeries>
-#include <QVBoxLayout>
 #include <QValueAxis>
 
 #include <algorithm>
@@ -15,15 +13,12 @@
 namespace kvscope::ui {
 
 FragmentationChart::FragmentationChart(QWidget* parent)
-    : QWidget(parent),
-      view_(new QChartView(new QChart, this)),
-      legend_(new ChartLegend(this)),
+    : ChartFrame(parent),
       paged_(new QLineSeries),
       contiguous_(new QLineSeries),
       x_(new QValueAxis),
       y_(new QValueAxis) {
-  chart_over_legend(this, view_, legend_);
-  QChart* c = view_->chart();
+  QChart* c = chart();
   c->setTitle(tr("KV slots wasted (%)"));
   c->addSeries(contiguous_);
   c->addSeries(paged_);
@@ -60,19 +55,14 @@ void FragmentationChart::update_legend(const PanelHistory& history) {
   const auto now = [](const QList<QPointF>& points) {
     return points.isEmpty() ? QString() : QStringLiteral(" %1%").arg(points.back().y(), 0, 'f', 1);
   };
-  legend_->setEntries(
+  legend()->setEntries(
       {{series_color(0), tr("paged: empty tail slots") + now(history.pagedWaste()), true},
        {series_color(1), tr("contiguous: reserved, unused") + now(history.contiguousWaste()),
         true}});
 }
 
-void FragmentationChart::changeEvent(QEvent* event) {
-  QWidget::changeEvent(event);
-  if (event->type() == QEvent::PaletteChange) restyle();
-}
-
 void FragmentationChart::restyle() {
-  style_chart(view_->chart(), palette());
+  ChartFrame::restyle();
   paged_->setPen(QPen(series_color(0), 2));
   contiguous_->setPen(QPen(series_color(1), 2, Qt::DashLine));
 }

@@ -3,19 +3,16 @@
 // context per sequence, holding the same sequences.
 #pragma once
 
-#include <QWidget>
+#include "widgets/chart_frame.h"
 
-class QChart;
-class QChartView;
 class QLineSeries;
 class QValueAxis;
 
 namespace kvscope::ui {
 
-class ChartLegend;
 class PanelHistory;
 
-class FragmentationChart : public QWidget {
+class FragmentationChart : public ChartFrame {
   Q_OBJECT
 
  public:
@@ -28,14 +25,11 @@ class FragmentationChart : public QWidget {
   QLineSeries* contiguousSeries() const { return contiguous_; }
 
  protected:
-  void changeEvent(QEvent* event) override;
+  void restyle() override;
 
  private:
-  void restyle();
   void update_legend(const PanelHistory& history);
 
-  QChartView* view_;
-  ChartLegend* legend_;
   QLineSeries* paged_;
   QLineSeries* contiguous_;
   QValueAxis* x_;

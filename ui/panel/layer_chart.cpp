@@ -3,10 +3,8 @@
 #include <QBarCategoryAxis>
 #include <QBarSeries>
 #include <QBarSet>
-#include <QChartView>
-#include <QEvent>
+#include <QChart>
 #include <QLineSeries>
-#include <QVBoxLayout>
 #include <QValueAxis>
 
 #include <algorithm>
@@ -18,9 +16,7 @@
 namespace kvscope::ui {
 
 LayerChart::LayerChart(QWidget* parent)
-    : QWidget(parent),
-      view_(new QChartView(new QChart, this)),
-      legend_(new ChartLegend(this)),
+    : ChartFrame(parent),
       bars_(new QBarSeries),
       bytes_(new QBarSet(tr("KV in use"))),
       k_error_(new QLineSeries),
@@ -28,8 +24,7 @@ LayerChart::LayerChart(QWidget* parent)
       layers_(new QBarCategoryAxis),
       bytes_axis_(new QValueAxis),
       error_axis_(new QValueAxis) {
-  chart_over_legend(this, view_, legend_);
-  QChart* c = view_->chart();
+  QChart* c = chart();
   c->setTitle(tr("Per layer: KV bytes and quantization error"));
   bars_->append(bytes_);
   k_error_->setName(tr("K error (rel. RMS %)"));
@@ -92,16 +87,11 @@ void LayerChart::update(const PanelFrame& frame) {
   error_axis_->setRange(0, max_err * 1.2);
 }
 
-void LayerChart::changeEvent(QEvent* event) {
-  QWidget::changeEvent(event);
-  if (event->type() == QEvent::PaletteChange) restyle();
-}
-
 void LayerChart::restyle() {
-  style_chart(view_->chart(), palette());
-  legend_->setEntries({{series_color(0), tr("KV bytes in use (left)")},
-                       {series_color(1), tr("K error"), true},
-                       {series_color(3), tr("V error (relative RMS %, right)"), true}});
+  ChartFrame::restyle();
+  legend()->setEntries({{series_color(0), tr("KV bytes in use (left)")},
+                        {series_color(1), tr("K error"), true},
+                        {series_color(3), tr("V error (relative RMS %, right)"), true}});
   bytes_->setColor(series_color(0));
   bytes_->setBorderColor(series_color(0).darker(130));
   k_error_->setPen(QPen(series_color(1), 2));

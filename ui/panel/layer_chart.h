@@ -3,10 +3,9 @@
 // %, from the sums the decoder records at write time).
 #pragma once
 
-#include <QWidget>
+#include "widgets/chart_frame.h"
 
 class QBarCategoryAxis;
-class QChartView;
 class QBarSeries;
 class QBarSet;
 class QLineSeries;
@@ -14,10 +13,9 @@ class QValueAxis;
 
 namespace kvscope::ui {
 
-class ChartLegend;
 struct PanelFrame;
 
-class LayerChart : public QWidget {
+class LayerChart : public ChartFrame {
   Q_OBJECT
 
  public:
@@ -30,13 +28,9 @@ class LayerChart : public QWidget {
   QLineSeries* vErrorSeries() const { return v_error_; }
 
  protected:
-  void changeEvent(QEvent* event) override;
+  void restyle() override;
 
  private:
-  void restyle();
-
-  QChartView* view_;
-  ChartLegend* legend_;
   QBarSeries* bars_;
   QBarSet* bytes_;
   QLineSeries* k_error_;

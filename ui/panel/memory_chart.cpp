@@ -1,10 +1,8 @@
 #include "panel/memory_chart.h"
 
 #include <QAreaSeries>
-#include <QChartView>
-#include <QEvent>
+#include <QChart>
 #include <QLineSeries>
-#include <QVBoxLayout>
 #include <QValueAxis>
 
 #include <algorithm>
@@ -26,13 +24,8 @@ constexpr QRgb kPartColors[kMemoryParts] = {0x4e79a7, 0xe15759, 0xf1a9a0,
 }  // namespace
 
 MemoryChart::MemoryChart(QWidget* parent)
-    : QWidget(parent),
-      view_(new QChartView(new QChart, this)),
-      legend_(new ChartLegend(this)),
-      x_(new QValueAxis),
-      y_(new QValueAxis) {
-  chart_over_legend(this, view_, legend_);
-  QChart* c = view_->chart();
+    : ChartFrame(parent), x_(new QValueAxis), y_(new QValueAxis) {
+  QChart* c = chart();
   c->setTitle(tr("Memory as the context grows"));
   c->addAxis(x_, Qt::AlignBottom);
   c->addAxis(y_, Qt::AlignLeft);
@@ -84,16 +77,11 @@ void MemoryChart::update_legend(const PanelHistory& history) {
     if (p == kFree && !show_free_) text += tr(" (not drawn)");
     entries.push_back({QColor(kPartColors[p]), text});
   }
-  legend_->setEntries(entries);
-}
-
-void MemoryChart::changeEvent(QEvent* event) {
-  QWidget::changeEvent(event);
-  if (event->type() == QEvent::PaletteChange) restyle();
+  legend()->setEntries(entries);
 }
 
 void MemoryChart::restyle() {
-  style_chart(view_->chart(), palette());
+  ChartFrame::restyle();
   for (int p = 0; p < kMemoryParts; ++p) {
     const QColor fill(kPartColors[p]);
     areas_[p]->setBrush(fill);

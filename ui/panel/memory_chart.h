@@ -4,22 +4,18 @@
 // that a small model on a big device stays readable; its value is always in the legend.
 #pragma once
 
-#include <QWidget>
-
 #include <array>
 
 #include "panel/history.h"
+#include "widgets/chart_frame.h"
 
 class QAreaSeries;
-class QChartView;
 class QLineSeries;
 class QValueAxis;
 
 namespace kvscope::ui {
 
-class ChartLegend;
-
-class MemoryChart : public QWidget {
+class MemoryChart : public ChartFrame {
   Q_OBJECT
 
  public:
@@ -32,14 +28,11 @@ class MemoryChart : public QWidget {
   QLineSeries* upperSeries(int part) const { return upper_[static_cast<std::size_t>(part)]; }
 
  protected:
-  void changeEvent(QEvent* event) override;
+  void restyle() override;
 
  private:
-  void restyle();
   void update_legend(const PanelHistory& history);
 
-  QChartView* view_;
-  ChartLegend* legend_;
   std::array<QLineSeries*, kMemoryParts> upper_{};
   std::array<QAreaSeries*, kMemoryParts> areas_{};
   QValueAxis* x_;

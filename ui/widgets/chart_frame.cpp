@@ -2,6 +2,7 @@
 
 #include <QChartView>
 #include <QEvent>
+#include <QLegend>
 #include <QVBoxLayout>
 
 #include "widgets/chart_legend.h"
@@ -9,20 +10,28 @@
 
 namespace kvscope::ui {
 
-QuantChartPanel::QuantChartPanel(QWidget* parent)
-    : QWidget(parent), view_(new QChartView(new QChart, this)), legend_(new ChartLegend(this)) {
-  chart_over_legend(this, view_, legend_);
+ChartFrame::ChartFrame(QWidget* parent)
+    : QWidget(parent),
+      view_(new QChartView(new QChart, this)),
+      legend_(new ChartLegend(this)),
+      column_(new QVBoxLayout(this)) {
+  setup_chart_view(view_);
+  view_->chart()->legend()->hide();  // legend_ replaces it: Qt's would elide every name
+  column_->setContentsMargins(0, 0, 0, 0);
+  column_->setSpacing(0);
+  column_->addWidget(view_, 1);
+  column_->addWidget(legend_);
 }
 
-QChart* QuantChartPanel::chart() const {
+QChart* ChartFrame::chart() const {
   return view_->chart();
 }
 
-void QuantChartPanel::restyle() {
+void ChartFrame::restyle() {
   style_chart(view_->chart(), palette());
 }
 
-void QuantChartPanel::changeEvent(QEvent* event) {
+void ChartFrame::changeEvent(QEvent* event) {
   QWidget::changeEvent(event);
   if (event->type() == QEvent::PaletteChange) restyle();
 }

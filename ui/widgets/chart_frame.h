@@ -1,26 +1,31 @@
-// QuantChartPanel: the frame of the quantization demo's charts: a chart view styled like
-// the live panel's (chart_style.h) with the app's wrapping legend under it, restyled
-// whenever the palette changes (light / dark).
+// ChartFrame: the base of every chart widget: a chart view styled like the live panel's
+// (chart_style.h, Qt's own legend hidden) over the app's wrapping legend, restyled whenever
+// the palette changes (light / dark). Subclasses add series and axes to chart() and
+// colour them in restyle().
 #pragma once
 
 #include <QWidget>
 
 class QChart;
 class QChartView;
+class QVBoxLayout;
 
 namespace kvscope::ui {
 
 class ChartLegend;
 
-class QuantChartPanel : public QWidget {
+class ChartFrame : public QWidget {
   Q_OBJECT
 
  public:
-  explicit QuantChartPanel(QWidget* parent = nullptr);
+  explicit ChartFrame(QWidget* parent = nullptr);
 
  protected:
   QChart* chart() const;
+  QChartView* view() const { return view_; }
   ChartLegend* legend() const { return legend_; }
+  // The margin-free column of view over legend, for widgets that add rows.
+  QVBoxLayout* column() const { return column_; }
   // Colours and fonts from the palette: style_chart() here, the series' own in overrides
   // (which call this one). Subclasses call it at the end of their constructor.
   virtual void restyle();
@@ -29,6 +34,7 @@ class QuantChartPanel : public QWidget {
  private:
   QChartView* view_;
   ChartLegend* legend_;
+  QVBoxLayout* column_;
 };
 
 }  // namespace kvscope::ui

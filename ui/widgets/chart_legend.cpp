@@ -1,12 +1,5 @@
 #include "widgets/chart_legend.h"
 
-#include <QChart>
-#include <QChartView>
-#include <QLegend>
-#include <QVBoxLayout>
-
-#include "widgets/chart_style.h"
-
 namespace kvscope::ui {
 
 ChartLegend::ChartLegend(QWidget* parent) : QLabel(parent) {
@@ -30,17 +23,6 @@ void ChartLegend::setEntries(const QVector<LegendEntry>& entries) {
   }
   const QString html = parts.join(QStringLiteral(" &nbsp; "));
   if (html != text()) setText(html);
-}
-
-QVBoxLayout* chart_over_legend(QWidget* owner, QChartView* view, ChartLegend* legend) {
-  setup_chart_view(view);
-  view->chart()->legend()->hide();
-  auto* layout = new QVBoxLayout(owner);
-  layout->setContentsMargins(0, 0, 0, 0);
-  layout->setSpacing(0);
-  layout->addWidget(view, 1);
-  layout->addWidget(legend);
-  return layout;
 }
 
 }  // namespace kvscope::ui

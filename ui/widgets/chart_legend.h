@@ -6,9 +6,6 @@
 #include <QLabel>
 #include <QVector>
 
-class QChartView;
-class QVBoxLayout;
-
 namespace kvscope::ui {
 
 struct LegendEntry {
@@ -26,10 +23,5 @@ class ChartLegend : public QLabel {
   // Rebuilds the text only when the entries changed.
   void setEntries(const QVector<LegendEntry>& entries);
 };
-
-// The panel's chart layout: `view` (setup_chart_view, Qt's own legend hidden since `legend`
-// replaces it) over `legend`, in a new margin-free layout of `owner`, returned for widgets
-// that add more rows.
-QVBoxLayout* chart_over_legend(QWidget* owner, QChartView* view, ChartLegend* legend);
 
 }  // namespace kvscope::ui

@@ -2,7 +2,6 @@
 
 #include <QChartView>
 #include <QComboBox>
-#include <QEvent>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineSeries>
@@ -55,14 +54,12 @@ QString policy_label(SimPolicy p) {
 }  // namespace
 
 PagingUtilisationChart::PagingUtilisationChart(QWidget* parent)
-    : QWidget(parent),
+    : ChartFrame(parent),
       metric_box_(new QComboBox(this)),
-      view_(new QChartView(new QChart, this)),
-      legend_(new ChartLegend(this)),
       marker_(new QLineSeries),
       x_(new QValueAxis),
       y_(new QValueAxis) {
-  QVBoxLayout* layout = chart_over_legend(this, view_, legend_);
+  QVBoxLayout* layout = column();
   metric_box_->addItem(tr("Memory holding tokens (%)"));
   metric_box_->addItem(tr("Sequences running"));
   metric_box_->addItem(tr("Requests admitted so far"));
@@ -72,7 +69,8 @@ PagingUtilisationChart::PagingUtilisationChart(QWidget* parent)
   top->addWidget(metric_box_, 1);
   layout->setSpacing(2);
   layout->insertLayout(0, top);
-  QChart* c = view_->chart();
+  setTabOrder(metric_box_, view());  // the box above the chart comes first
+  QChart* c = chart();
   c->addAxis(x_, Qt::AlignBottom);
   c->addAxis(y_, Qt::AlignLeft);
   for (std::size_t i = 0; i < lines_.size(); ++i) {
@@ -145,7 +143,7 @@ void PagingUtilisationChart::refill() {
     }
     lines_[i]->replace(points);
   }
-  legend_->setEntries(entries);
+  legend()->setEntries(entries);
   const auto [x_max, x_ticks] = round_axis(static_cast<double>(steps));
   x_->setRange(0, x_max);
   x_->setTickCount(x_ticks);
@@ -165,13 +163,8 @@ void PagingUtilisationChart::setCurrentStep(std::int64_t step) {
   marker_->replace(points);
 }
 
-void PagingUtilisationChart::changeEvent(QEvent* event) {
-  QWidget::changeEvent(event);
-  if (event->type() == QEvent::PaletteChange) restyle();
-}
-
 void PagingUtilisationChart::restyle() {
-  style_chart(view_->chart(), palette());
+  ChartFrame::restyle();
   for (std::size_t i = 0; i < lines_.size(); ++i) {
     lines_[i]->setPen(QPen(series_color(static_cast<int>(i)), 1.6));
   }

@@ -3,23 +3,19 @@
 // far; a vertical line marks the step the block map shows.
 #pragma once
 
-#include <QWidget>
-
 #include <array>
 #include <cstdint>
 
 #include "sim/simulation.h"
+#include "widgets/chart_frame.h"
 
-class QChartView;
 class QComboBox;
 class QLineSeries;
 class QValueAxis;
 
 namespace kvscope::ui {
 
-class ChartLegend;
-
-class PagingUtilisationChart : public QWidget {
+class PagingUtilisationChart : public ChartFrame {
   Q_OBJECT
 
  public:
@@ -39,16 +35,13 @@ class PagingUtilisationChart : public QWidget {
   QComboBox* metricBox() const { return metric_box_; }
 
  protected:
-  void changeEvent(QEvent* event) override;
+  void restyle() override;
 
  private:
   void refill();
-  void restyle();
   double value(const SimFrame& f) const;
 
   QComboBox* metric_box_;
-  QChartView* view_;
-  ChartLegend* legend_;
   std::array<QLineSeries*, 3> lines_{};
   QLineSeries* marker_;
   QValueAxis* x_;

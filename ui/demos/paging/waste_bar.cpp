@@ -2,10 +2,8 @@
 
 #include <QBarCategoryAxis>
 #include <QBarSet>
-#include <QChartView>
-#include <QEvent>
+#include <QChart>
 #include <QHorizontalStackedBarSeries>
-#include <QVBoxLayout>
 #include <QValueAxis>
 
 #include "widgets/chart_legend.h"
@@ -20,11 +18,7 @@ constexpr std::array<int, 4> kPartColor = {2, 0, 5, 4};
 }  // namespace
 
 PagingWasteBar::PagingWasteBar(QWidget* parent)
-    : QWidget(parent),
-      view_(new QChartView(new QChart, this)),
-      legend_(new ChartLegend(this)),
-      series_(new QHorizontalStackedBarSeries) {
-  chart_over_legend(this, view_, legend_);
+    : ChartFrame(parent), series_(new QHorizontalStackedBarSeries) {
   const std::array<QString, 4> names = {tr("stored tokens"), tr("reserved"), tr("internal"),
                                         tr("external")};
   QVector<LegendEntry> entries;
@@ -33,9 +27,9 @@ PagingWasteBar::PagingWasteBar(QWidget* parent)
     series_->append(sets_[i]);
     entries.push_back({series_color(kPartColor[i]), names[i], false});
   }
-  legend_->setEntries(entries);
+  legend()->setEntries(entries);
   series_->setBarWidth(0.6);
-  QChart* c = view_->chart();
+  QChart* c = chart();
   c->setTitle(tr("Memory taken over the run (%)"));
   c->addSeries(series_);
   auto* categories = new QBarCategoryAxis;
@@ -66,14 +60,9 @@ void PagingWasteBar::setResult(const SimulationResult* result) {
   }
 }
 
-void PagingWasteBar::changeEvent(QEvent* event) {
-  QWidget::changeEvent(event);
-  if (event->type() == QEvent::PaletteChange) restyle();
-}
-
 void PagingWasteBar::restyle() {
-  style_chart(view_->chart(), palette());
-  view_->chart()->setMargins(QMargins(2, 2, 12, 2));  // room for the last axis label, "100"
+  ChartFrame::restyle();
+  chart()->setMargins(QMargins(2, 2, 12, 2));  // room for the last axis label, "100"
   for (std::size_t i = 0; i < sets_.size(); ++i) {
     const QColor c = series_color(kPartColor[i]);
     sets_[i]->setColor(c);

@@ -3,21 +3,17 @@
 // vLLM's Figure 2. The stored part is the used-slot share.
 #pragma once
 
-#include <QWidget>
-
 #include <array>
 
 #include "sim/simulation.h"
+#include "widgets/chart_frame.h"
 
 class QBarSet;
-class QChartView;
 class QHorizontalStackedBarSeries;
 
 namespace kvscope::ui {
 
-class ChartLegend;
-
-class PagingWasteBar : public QWidget {
+class PagingWasteBar : public ChartFrame {
   Q_OBJECT
 
  public:
@@ -30,13 +26,9 @@ class PagingWasteBar : public QWidget {
   QBarSet* set(std::size_t part) const { return sets_[part]; }
 
  protected:
-  void changeEvent(QEvent* event) override;
+  void restyle() override;
 
  private:
-  void restyle();
-
-  QChartView* view_;
-  ChartLegend* legend_;
   QHorizontalStackedBarSeries* series_;
   std::array<QBarSet*, 4> sets_{};
 };

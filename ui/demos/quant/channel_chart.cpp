@@ -20,10 +20,7 @@ constexpr int kColor[] = {0, 1, 4, 3};  // series_color index of f16, int8, int4
 }  // namespace
 
 QuantChannelChart::QuantChannelChart(QWidget* parent)
-    : QuantChartPanel(parent),
-      outliers_(new QScatterSeries),
-      x_(new QValueAxis),
-      y_(new QLogValueAxis) {
+    : ChartFrame(parent), outliers_(new QScatterSeries), x_(new QValueAxis), y_(new QLogValueAxis) {
   QChart* c = chart();
   c->addAxis(x_, Qt::AlignBottom);
   c->addAxis(y_, Qt::AlignLeft);
@@ -87,7 +84,7 @@ void QuantChannelChart::setRoundTrips(const std::vector<QuantRoundTrip>& trips,
 }
 
 void QuantChannelChart::restyle() {
-  QuantChartPanel::restyle();
+  ChartFrame::restyle();
   const QString names[] = {tr("f16"), tr("int8"), tr("int4 V"), tr("int4 K (offset)")};
   QVector<LegendEntry> entries;
   for (std::size_t d = 0; d < series_.size(); ++d) {

@@ -19,7 +19,7 @@ class QValueAxis;
 
 namespace kvscope::ui {
 
-class QuantChannelChart : public QuantChartPanel {
+class QuantChannelChart : public ChartFrame {
   Q_OBJECT
 
  public:

@@ -31,7 +31,7 @@ void set_values(QBarSet* set, const QList<qreal>& values) {
 }  // namespace
 
 QuantLayerChart::QuantLayerChart(QWidget* parent)
-    : QuantChartPanel(parent),
+    : ChartFrame(parent),
       bars_(new QBarSeries),
       k_(new QBarSet(tr("K"))),
       v_(new QBarSet(tr("V"))),
@@ -98,7 +98,7 @@ void QuantLayerChart::setFrame(const PanelFrame& frame) {
 }
 
 void QuantLayerChart::restyle() {
-  QuantChartPanel::restyle();
+  ChartFrame::restyle();
   k_->setColor(series_color(1));
   k_->setBorderColor(series_color(1).darker(130));
   v_->setColor(series_color(3));

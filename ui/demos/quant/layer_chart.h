@@ -15,7 +15,7 @@ namespace kvscope::ui {
 
 struct PanelFrame;
 
-class QuantLayerChart : public QuantChartPanel {
+class QuantLayerChart : public ChartFrame {
   Q_OBJECT
 
  public:
