@@ -40,38 +40,56 @@ void unpack_5bit(const std::uint8_t* qs, const std::uint8_t* qh_bytes, int offse
   }
 }
 
-// Packs 5-bit values xi0 (value j) and xi1 (value j + 16) into qs[j] and the qh bit mask.
-void pack_5bit(int j, std::uint8_t xi0, std::uint8_t xi1, std::uint8_t* qs, std::uint32_t& qh) {
-  qs[j] = static_cast<std::uint8_t>((xi0 & 0x0F) | ((xi1 & 0x0F) << 4));
-  qh |= static_cast<std::uint32_t>((xi0 & 0x10u) >> 4) << j;
-  qh |= static_cast<std::uint32_t>((xi1 & 0x10u) >> 4) << (j + kQK / 2);
+// The inverse of unpack_nibbles (before its offset): q[j] low, q[j + 16] high.
+void pack_nibbles(const std::uint8_t* q, std::uint8_t* qs) {
+  for (int j = 0; j < kQK / 2; ++j) qs[j] = static_cast<std::uint8_t>(q[j] | (q[j + kQK / 2] << 4));
+}
+
+// The inverse of unpack_5bit (before its offset): the low 4 bits as pack_nibbles, bit 4 of
+// value j as bit j of qh.
+void pack_5bit(const std::uint8_t* q, std::uint8_t* qs, std::uint8_t* qh_bytes) {
+  std::uint32_t qh = 0;
+  for (int j = 0; j < kQK / 2; ++j) {
+    qs[j] = static_cast<std::uint8_t>((q[j] & 0x0F) | ((q[j + kQK / 2] & 0x0F) << 4));
+    qh |= static_cast<std::uint32_t>((q[j] & 0x10u) >> 4) << j;
+    qh |= static_cast<std::uint32_t>((q[j + kQK / 2] & 0x10u) >> 4) << (j + kQK / 2);
+  }
+  store_u32_le(qh_bytes, qh);
 }
 
 struct Q4_0 {
   using Block = BlockQ4_0;
   static constexpr bool kHasMin = false;
+  static constexpr int kLevels = 16;
   static void unpack(const Block& b, std::int8_t* q) { unpack_nibbles(b.qs, 8, q); }
+  static void pack(const std::uint8_t* q, Block& b) { pack_nibbles(q, b.qs); }
   static float min(const Block&) { return 0.0f; }
 };
 
 struct Q4_1 {
   using Block = BlockQ4_1;
   static constexpr bool kHasMin = true;
+  static constexpr int kLevels = 16;
   static void unpack(const Block& b, std::int8_t* q) { unpack_nibbles(b.qs, 0, q); }
+  static void pack(const std::uint8_t* q, Block& b) { pack_nibbles(q, b.qs); }
   static float min(const Block& b) { return b.m.to_float(); }
 };
 
 struct Q5_0 {
   using Block = BlockQ5_0;
   static constexpr bool kHasMin = false;
+  static constexpr int kLevels = 32;
   static void unpack(const Block& b, std::int8_t* q) { unpack_5bit(b.qs, b.qh, 16, q); }
+  static void pack(const std::uint8_t* q, Block& b) { pack_5bit(q, b.qs, b.qh); }
   static float min(const Block&) { return 0.0f; }
 };
 
 struct Q5_1 {
   using Block = BlockQ5_1;
   static constexpr bool kHasMin = true;
+  static constexpr int kLevels = 32;
   static void unpack(const Block& b, std::int8_t* q) { unpack_5bit(b.qs, b.qh, 0, q); }
+  static void pack(const std::uint8_t* q, Block& b) { pack_5bit(q, b.qs, b.qh); }
   static float min(const Block& b) { return b.m.to_float(); }
 };
 
@@ -138,6 +156,56 @@ void min_max(const float* x, float& min, float& max) {
   }
 }
 
+// 1/d, or 0 for an all-zero block (every q is then the zero point).
+float reciprocal(float d) {
+  return d != 0.0f ? 1.0f / d : 0.0f;
+}
+
+// One block's scale by ggml's rule, written into the block (d, and m for the types with a
+// min), with what the values are quantized by: 1/d and the min.
+//   symmetric (Q4_0, Q5_0): d = signed absmax / -(levels / 2), the extreme value at q = 0;
+//   with a min (Q4_1, Q5_1): d = (max - min) / (levels - 1), min at q = 0.
+struct BlockScale {
+  float id = 0.0f;
+  float min = 0.0f;
+};
+
+template <class Codec>
+BlockScale write_scale(const float* x, typename Codec::Block& y) {
+  if constexpr (Codec::kHasMin) {
+    float min = 0.0f;
+    float max = 0.0f;
+    min_max(x, min, max);
+    const float d = (max - min) / static_cast<float>(Codec::kLevels - 1);
+    y.d = Half::from_float(d);
+    y.m = Half::from_float(min);
+    return {reciprocal(d), min};
+  } else {
+    const float d = signed_absmax(x) / -static_cast<float>(Codec::kLevels / 2);
+    y.d = Half::from_float(d);
+    return {reciprocal(d), 0.0f};
+  }
+}
+
+// ggml's quantize_row_*_ref: q = (int)(x / d + levels / 2 + 0.5) for the symmetric types,
+// (int)((x - min) / d + 0.5) for the others, at most levels - 1 (reached by rounding at the
+// extreme; ggml leaves Q5_1 unclamped, where the clamp never bites).
+template <class Codec>
+void quantize_blocks(const float* x, void* dst, std::int64_t n) {
+  auto* y = static_cast<typename Codec::Block*>(dst);
+  constexpr float kRoundedZero = static_cast<float>(Codec::kLevels / 2) + 0.5f;
+  std::uint8_t q[kQK];
+  for (std::int64_t b = 0; b < n / kQK; ++b, x += kQK) {
+    const BlockScale s = write_scale<Codec>(x, y[b]);
+    for (int j = 0; j < kQK; ++j) {
+      const int level = Codec::kHasMin ? static_cast<int>((x[j] - s.min) * s.id + 0.5f)
+                                       : static_cast<int>(x[j] * s.id + kRoundedZero);
+      q[j] = static_cast<std::uint8_t>(std::min(Codec::kLevels - 1, level));
+    }
+    Codec::pack(q, y[b]);
+  }
+}
+
 }  // namespace
 
 void dequantize_q4_0(const void* src, float* dst, std::int64_t n) {
@@ -172,75 +240,17 @@ float dot_q8_0(const void* row, const float* x, std::int64_t n) {
   return dot_blocks<Q8_0>(row, x, n);
 }
 
-// d = max / -8 maps the extreme value to q = 0; the rest round with (int)(x/d + 8.5).
 void quantize_q4_0(const float* x, void* dst, std::int64_t n) {
-  auto* y = static_cast<BlockQ4_0*>(dst);
-  for (std::int64_t b = 0; b < n / kQK; ++b, x += kQK) {
-    const float d = signed_absmax(x) / -8.0f;
-    const float id = d != 0.0f ? 1.0f / d : 0.0f;
-    y[b].d = Half::from_float(d);
-    for (int j = 0; j < kQK / 2; ++j) {
-      const int xi0 = std::min(15, static_cast<int>(x[j] * id + 8.5f));
-      const int xi1 = std::min(15, static_cast<int>(x[j + kQK / 2] * id + 8.5f));
-      y[b].qs[j] = static_cast<std::uint8_t>(xi0 | (xi1 << 4));
-    }
-  }
+  quantize_blocks<Q4_0>(x, dst, n);
 }
-
 void quantize_q4_1(const float* x, void* dst, std::int64_t n) {
-  auto* y = static_cast<BlockQ4_1*>(dst);
-  for (std::int64_t b = 0; b < n / kQK; ++b, x += kQK) {
-    float min = 0.0f;
-    float max = 0.0f;
-    min_max(x, min, max);
-    const float d = (max - min) / 15.0f;
-    const float id = d != 0.0f ? 1.0f / d : 0.0f;
-    y[b].d = Half::from_float(d);
-    y[b].m = Half::from_float(min);
-    for (int j = 0; j < kQK / 2; ++j) {
-      const int xi0 = std::min(15, static_cast<int>((x[j] - min) * id + 0.5f));
-      const int xi1 = std::min(15, static_cast<int>((x[j + kQK / 2] - min) * id + 0.5f));
-      y[b].qs[j] = static_cast<std::uint8_t>(xi0 | (xi1 << 4));
-    }
-  }
+  quantize_blocks<Q4_1>(x, dst, n);
 }
-
 void quantize_q5_0(const float* x, void* dst, std::int64_t n) {
-  auto* y = static_cast<BlockQ5_0*>(dst);
-  for (std::int64_t b = 0; b < n / kQK; ++b, x += kQK) {
-    const float d = signed_absmax(x) / -16.0f;
-    const float id = d != 0.0f ? 1.0f / d : 0.0f;
-    y[b].d = Half::from_float(d);
-    std::uint32_t qh = 0;
-    for (int j = 0; j < kQK / 2; ++j) {
-      const auto xi0 = static_cast<std::uint8_t>(std::min(31, static_cast<int>(x[j] * id + 16.5f)));
-      const auto xi1 =
-          static_cast<std::uint8_t>(std::min(31, static_cast<int>(x[j + kQK / 2] * id + 16.5f)));
-      pack_5bit(j, xi0, xi1, y[b].qs, qh);
-    }
-    store_u32_le(y[b].qh, qh);
-  }
+  quantize_blocks<Q5_0>(x, dst, n);
 }
-
 void quantize_q5_1(const float* x, void* dst, std::int64_t n) {
-  auto* y = static_cast<BlockQ5_1*>(dst);
-  for (std::int64_t b = 0; b < n / kQK; ++b, x += kQK) {
-    float min = 0.0f;
-    float max = 0.0f;
-    min_max(x, min, max);
-    const float d = (max - min) / 31.0f;
-    const float id = d != 0.0f ? 1.0f / d : 0.0f;
-    y[b].d = Half::from_float(d);
-    y[b].m = Half::from_float(min);
-    std::uint32_t qh = 0;
-    for (int j = 0; j < kQK / 2; ++j) {
-      // ggml does not clamp here: (max - min) * id rounds to at most 31.
-      const auto xi0 = static_cast<std::uint8_t>((x[j] - min) * id + 0.5f);
-      const auto xi1 = static_cast<std::uint8_t>((x[j + kQK / 2] - min) * id + 0.5f);
-      pack_5bit(j, xi0, xi1, y[b].qs, qh);
-    }
-    store_u32_le(y[b].qh, qh);
-  }
+  quantize_blocks<Q5_1>(x, dst, n);
 }
 
 void quantize_q8_0(const float* x, void* dst, std::int64_t n) {
@@ -249,7 +259,7 @@ void quantize_q8_0(const float* x, void* dst, std::int64_t n) {
     float amax = 0.0f;
     for (int j = 0; j < kQK; ++j) amax = std::max(amax, std::fabs(x[j]));
     const float d = amax / 127.0f;
-    const float id = d != 0.0f ? 1.0f / d : 0.0f;
+    const float id = reciprocal(d);
     y[b].d = Half::from_float(d);
     for (int j = 0; j < kQK; ++j) y[b].qs[j] = static_cast<std::int8_t>(std::round(x[j] * id));
   }
