@@ -11,23 +11,14 @@
 
 #include <gtest/gtest.h>
 
-#include "generation_fixtures.h"
 #include "plan/memory_model.h"
 #include "plan/solvers.h"
 #include "plan/weight_footprint.h"
-#include "support/test_data.h"
+#include "support/engine_fixture.h"
 #include "util/error.h"
 
 namespace kvscope {
 namespace {
-
-using test::greedy_request;
-using test::record_into;
-using test::Recorded;
-using test::run_bounded;
-using test::small_options;
-using test::solo_run;
-using test::story_prompts;
 
 constexpr std::int64_t kChunk = 64;
 

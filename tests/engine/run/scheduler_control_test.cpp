@@ -14,21 +14,11 @@
 
 #include <gtest/gtest.h>
 
-#include "generation_fixtures.h"
-#include "run/engine.h"
-#include "support/test_data.h"
+#include "support/engine_fixture.h"
 #include "util/error.h"
 
 namespace kvscope {
 namespace {
-
-using test::greedy_request;
-using test::record_into;
-using test::Recorded;
-using test::run_bounded;
-using test::small_options;
-using test::solo_run;
-using test::story_prompts;
 
 // The cancelled request got exactly `n` tokens: its solo output's first n, with their text.
 void expect_cancelled_after(const std::string& model, const Recorded& rec, std::size_t n) {

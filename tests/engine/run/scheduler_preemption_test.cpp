@@ -8,22 +8,11 @@
 
 #include <gtest/gtest.h>
 
-#include "generation_fixtures.h"
-#include "run/engine.h"
-#include "support/test_data.h"
+#include "support/engine_fixture.h"
 #include "util/error.h"
 
 namespace kvscope {
 namespace {
-
-using test::greedy_request;
-using test::pool_of;
-using test::record_into;
-using test::Recorded;
-using test::run_bounded;
-using test::small_options;
-using test::solo_run;
-using test::story_prompts;
 
 // Prompts of 5, 12, 5 and 9 tokens: at their longest the four sequences cache 44, 81, 29
 // and 63 tokens, 15 blocks of 16 in all, 6 for the longest alone.

@@ -9,21 +9,11 @@
 
 #include <gtest/gtest.h>
 
-#include "generation_fixtures.h"
 #include "model/synthetic_model.h"
-#include "run/engine.h"
-#include "support/test_data.h"
+#include "support/engine_fixture.h"
 
 namespace kvscope {
 namespace {
-
-using test::greedy_request;
-using test::record_into;
-using test::Recorded;
-using test::run_bounded;
-using test::small_options;
-using test::solo_run;
-using test::story_prompts;
 
 constexpr std::int64_t kTokens = 60;
 

@@ -10,20 +10,10 @@
 
 #include <gtest/gtest.h>
 
-#include "generation_fixtures.h"
-#include "run/engine.h"
-#include "support/test_data.h"
+#include "support/engine_fixture.h"
 
 namespace kvscope {
 namespace {
-
-using test::greedy_request;
-using test::record_into;
-using test::Recorded;
-using test::run_bounded;
-using test::small_options;
-using test::solo_run;
-using test::story_prompts;
 
 // Different lengths, so that the requests leave the batch at different steps.
 const std::vector<std::int64_t> kMaxTokens = {40, 70, 25, 55};
