@@ -1,6 +1,5 @@
 #include "kv/kv_cache_manager.h"
 
-#include <algorithm>
 #include <utility>
 
 #include "kv/kv_slot_writer.h"
@@ -17,16 +16,16 @@ KvCacheConfig validated(KvCacheConfig config) {
 }  // namespace
 
 KvCacheManager::KvCacheManager(KvCacheConfig config)
-    : config_(validated(std::move(config))), contiguous_(ContiguousPolicy::for_config(config_)) {
+    : config_(validated(std::move(config))),
+      quant_error_(kv_config_n_layers(config_)),
+      contiguous_(ContiguousPolicy::for_config(config_)) {
   const std::int64_t n_blocks = kv_blocks_per_group(config_);
   const std::int64_t n_layers = kv_config_n_layers(config_);
   layer_group_.resize(static_cast<std::size_t>(n_layers));
   layer_in_group_.resize(static_cast<std::size_t>(n_layers));
-  quant_k_.resize(static_cast<std::size_t>(n_layers));
-  quant_v_.resize(static_cast<std::size_t>(n_layers));
   for (std::size_t g = 0; g < config_.groups.size(); ++g) {
     const KvBlockLayout layout = kv_group_layout(config_, g);
-    Group group{layout, BlockPool(n_blocks), std::nullopt};
+    Group group{layout, BlockPool(n_blocks), SlidingWindow(config_.groups[g].window), std::nullopt};
     if (config_.host_storage) group.storage.emplace(n_blocks, layout.block_bytes());
     groups_.push_back(std::move(group));
     const std::vector<std::int64_t>& layers = config_.groups[g].layers;
@@ -67,9 +66,7 @@ std::int64_t KvCacheManager::layer_in_group(std::int64_t layer) const {
 
 std::int64_t KvCacheManager::first_visible_position(std::int64_t group,
                                                     std::int64_t query_pos) const {
-  group_at(group);  // range check
-  const std::int64_t window = config_.groups[static_cast<std::size_t>(group)].window;
-  return window > 0 ? std::max<std::int64_t>(0, query_pos - window + 1) : 0;
+  return group_at(group).window.first_visible_position(query_pos);
 }
 
 // --- sequences -----------------------------------------------------------------------
@@ -117,28 +114,6 @@ std::int64_t KvCacheManager::preempted_length(SeqId seq) const {
   return seq_at(seq).preempted_length;
 }
 
-// Blocks of the table that a window no longer needs once queries start at n_tokens():
-// the query at position T sees keys >= T - window + 1, so logical blocks ending before
-// that are dropped.
-std::int64_t KvCacheManager::window_blocks_to_drop(const BlockTable& t, std::int64_t group) const {
-  const std::int64_t window = config_.groups[static_cast<std::size_t>(group)].window;
-  if (window == 0) return 0;
-  const std::int64_t keep_from = t.n_tokens() - window + 1;
-  if (keep_from <= 0) return 0;
-  return std::max<std::int64_t>(0, keep_from / t.block_size() - t.first_held());
-}
-
-// Of those, the ones no other sequence holds: they return to the free queue.
-std::int64_t KvCacheManager::window_blocks_freed(const BlockTable& t, std::int64_t group) const {
-  const BlockPool& pool = group_at(group).pool;
-  const std::int64_t drop = window_blocks_to_drop(t, group);
-  std::int64_t freed = 0;
-  for (std::int64_t i = t.first_held(); i < t.first_held() + drop; ++i) {
-    freed += pool.refcount(t.block(i)) == 1;
-  }
-  return freed;
-}
-
 std::int64_t KvCacheManager::needed_blocks(const BlockTable& t, std::int64_t group,
                                            std::int64_t n) const {
   if (n <= 0) return 0;
@@ -160,7 +135,9 @@ std::optional<KvCacheManager::Shortfall> KvCacheManager::shortfall(const Sequenc
   for (std::int64_t g = 0; g < n_groups(); ++g) {
     const BlockTable& table = s.tables[static_cast<std::size_t>(g)];
     const std::int64_t needed = needed_blocks(table, g, n);
-    const std::int64_t available = group_at(g).pool.n_free() + window_blocks_freed(table, g);
+    const Group& group = group_at(g);
+    const std::int64_t available =
+        group.pool.n_free() + group.window.blocks_freed(table, group.pool);
     if (needed > available) return Shortfall{g, needed, available};
   }
   return std::nullopt;
@@ -195,7 +172,7 @@ void KvCacheManager::grow(SeqId seq, std::int64_t n, std::vector<BlockCopy>* cop
 void KvCacheManager::grow_group(BlockTable& t, std::int64_t group, std::int64_t n,
                                 std::vector<BlockCopy>* copies) {
   Group& g = group_at(group);
-  for (std::int64_t i = window_blocks_to_drop(t, group); i > 0; --i) g.pool.release(t.drop_front());
+  for (std::int64_t i = g.window.blocks_to_drop(t); i > 0; --i) g.pool.release(t.drop_front());
 
   if (t.n_tokens() % t.block_size() != 0 && g.pool.refcount(t.tail()) > 1) {
     const BlockId src = t.tail();
@@ -235,12 +212,10 @@ bool KvCacheManager::can_truncate(SeqId seq, std::int64_t n) const {
   const Sequence& s = seq_at(seq);
   if (s.preempted) return false;
   for (std::size_t g = 0; g < s.tables.size(); ++g) {
-    // The next query (at position n) sees keys from n - window + 1: their block must be held.
     const BlockTable& t = s.tables[g];
-    const std::int64_t window = config_.groups[g].window;
-    const std::int64_t first_needed =
-        window > 0 ? std::max<std::int64_t>(0, n - window + 1) / t.block_size() : 0;
-    if (n < 0 || n > t.n_tokens() || (n > 0 && t.first_held() > first_needed)) return false;
+    if (n < 0 || n > t.n_tokens() || !groups_[g].window.holds_window_after_truncate(t, n)) {
+      return false;
+    }
   }
   return true;
 }
@@ -296,7 +271,7 @@ KvSlot KvCacheManager::slot(SeqId seq, std::int64_t group, std::int64_t pos) con
   if (block == kNoBlock) {
     throw_error<UsageError>(
         "KV cache: position {} of sequence {} was released by layer group {}'s window of {}", pos,
-        seq, group, config_.groups[static_cast<std::size_t>(group)].window);
+        seq, group, group_at(group).window.window());
   }
   return {block, pos % t.block_size()};
 }
@@ -349,25 +324,6 @@ KvUsage KvCacheManager::usage() const {
     total.n_free += u.n_free;
   }
   return total;
-}
-
-void KvCacheManager::record_quant_error(std::int64_t layer, const QuantErrorSums& k,
-                                        const QuantErrorSums& v) {
-  quant_k_[static_cast<std::size_t>(check_layer(layer))] += k;
-  quant_v_[static_cast<std::size_t>(layer)] += v;
-}
-
-void KvCacheManager::reset_quant_error() {
-  std::fill(quant_k_.begin(), quant_k_.end(), QuantErrorSums{});
-  std::fill(quant_v_.begin(), quant_v_.end(), QuantErrorSums{});
-}
-
-const QuantErrorSums& KvCacheManager::quant_error_k(std::int64_t layer) const {
-  return quant_k_[static_cast<std::size_t>(check_layer(layer))];
-}
-
-const QuantErrorSums& KvCacheManager::quant_error_v(std::int64_t layer) const {
-  return quant_v_[static_cast<std::size_t>(check_layer(layer))];
 }
 
 }  // namespace kvscope

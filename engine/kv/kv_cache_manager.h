@@ -1,7 +1,13 @@
 // The facade the scheduler and the decoder use: sequences grow, fork, are freed or
 // preempted, and every token position maps to a (block, slot) whose bytes the decoder
-// reads and writes. Underneath, per layer group: a BlockPool (refcounts, free queue), a
-// KvStorage (host bytes, optional) and one BlockTable per sequence.
+// reads and writes. It coordinates, and owns:
+//   per layer group  a BlockPool (refcounts, free queue), a KvStorage (host bytes,
+//                    optional), a SlidingWindow (which positions a query sees, which
+//                    blocks can go) and the group's KvBlockLayout;
+//   per sequence     one BlockTable per group, and its preempted state;
+//   per layer        the quantization-error sums (QuantErrorLedger);
+//   for the panel    the ContiguousPolicy a contiguous cache would follow.
+// The one rule it keeps itself is copy-on-write of a shared partial tail (below).
 //
 // Reading a key in the decoder (layer -> group g, index li inside the group):
 //   const KvBlockLayout& L = m.layout(g);
@@ -48,6 +54,8 @@
 #include "kv/kv_ids.h"
 #include "kv/kv_storage.h"
 #include "kv/quant_error.h"
+#include "kv/quant_error_ledger.h"
+#include "kv/sliding_window.h"
 
 namespace kvscope {
 
@@ -143,10 +151,12 @@ class KvCacheManager {
   KvUsage usage() const;
   KvUsage usage(std::int64_t group) const;
   // Adds a measurement for a layer (from write_token, or a device backend's own sums).
-  void record_quant_error(std::int64_t layer, const QuantErrorSums& k, const QuantErrorSums& v);
-  void reset_quant_error();
-  const QuantErrorSums& quant_error_k(std::int64_t layer) const;
-  const QuantErrorSums& quant_error_v(std::int64_t layer) const;
+  void record_quant_error(std::int64_t layer, const QuantErrorSums& k, const QuantErrorSums& v) {
+    quant_error_.record(layer, k, v);
+  }
+  void reset_quant_error() { quant_error_.reset(); }
+  const QuantErrorSums& quant_error_k(std::int64_t layer) const { return quant_error_.k(layer); }
+  const QuantErrorSums& quant_error_v(std::int64_t layer) const { return quant_error_.v(layer); }
   const ContiguousPolicy& contiguous_policy() const { return contiguous_; }
   CacheSnapshot snapshot() const;
 
@@ -154,6 +164,7 @@ class KvCacheManager {
   struct Group {
     KvBlockLayout layout;
     BlockPool pool;
+    SlidingWindow window;
     std::optional<KvStorage> storage;  // absent when a device backend holds the bytes
   };
   struct Sequence {
@@ -168,8 +179,6 @@ class KvCacheManager {
   Sequence& seq_at(SeqId seq);
   Sequence& running_seq_at(SeqId seq, const char* operation);
   std::int64_t check_layer(std::int64_t layer) const;
-  std::int64_t window_blocks_to_drop(const BlockTable& t, std::int64_t group) const;
-  std::int64_t window_blocks_freed(const BlockTable& t, std::int64_t group) const;
   struct Shortfall {
     std::int64_t group = -1;  // -1: the context length
     std::int64_t needed = 0;
@@ -188,8 +197,7 @@ class KvCacheManager {
   std::vector<std::int64_t> layer_group_;     // [n_layers] group of each model layer
   std::vector<std::int64_t> layer_in_group_;  // [n_layers] index inside that group
   std::map<SeqId, Sequence> seqs_;            // ordered: snapshots list sequences by id
-  std::vector<QuantErrorSums> quant_k_;       // [n_layers]
-  std::vector<QuantErrorSums> quant_v_;       // [n_layers]
+  QuantErrorLedger quant_error_;
   ContiguousPolicy contiguous_;
 };
 
