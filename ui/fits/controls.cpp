@@ -55,9 +55,9 @@ FitsControls::FitsControls(const FitsCatalogue& catalogue, QWidget* parent)
       custom_gib_(new QDoubleSpinBox(this)),
       bandwidth_(new QDoubleSpinBox(this)),
       backend_(new QComboBox(this)),
-      utilisation_(new FitsSliderSpin(10, 100, 90, this)),
-      batch_(new FitsSliderSpin(1, kMaxBatch, 1, this)),
-      context_(new FitsSliderSpin(1, 1, 1, this)) {
+      utilisation_(new SliderSpin(10, 100, 90, this)),
+      batch_(new SliderSpin(1, kMaxBatch, 1, this)),
+      context_(new SliderSpin(1, 1, 1, this)) {
   for (const ModelPreset& p : catalogue.models) {
     presets_.push_back({QString::fromStdString(p.name), p.spec, p.n_params, std::nullopt, 16, {}});
   }
@@ -76,8 +76,8 @@ FitsControls::FitsControls(const FitsCatalogue& catalogue, QWidget* parent)
   for (QDoubleSpinBox* box : {custom_gib_, bandwidth_}) {
     connect(box, &QDoubleSpinBox::valueChanged, this, &FitsControls::emit_changed);
   }
-  for (FitsSliderSpin* s : {utilisation_, batch_, context_}) {
-    connect(s, &FitsSliderSpin::valueChanged, this, &FitsControls::emit_changed);
+  for (SliderSpin* s : {utilisation_, batch_, context_}) {
+    connect(s, &SliderSpin::valueChanged, this, &FitsControls::emit_changed);
   }
   on_model_changed();
   on_gpu_changed();

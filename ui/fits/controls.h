@@ -20,7 +20,7 @@ class QFormLayout;
 
 namespace kvscope::ui {
 
-class FitsSliderSpin;
+class SliderSpin;
 
 class FitsControls : public QWidget {
   Q_OBJECT
@@ -44,9 +44,9 @@ class FitsControls : public QWidget {
   QDoubleSpinBox* customMemoryGib() const { return custom_gib_; }
   QDoubleSpinBox* bandwidthGbS() const { return bandwidth_; }
   QComboBox* backendBox() const { return backend_; }
-  FitsSliderSpin* utilisationPercent() const { return utilisation_; }
-  FitsSliderSpin* batch() const { return batch_; }
-  FitsSliderSpin* context() const { return context_; }
+  SliderSpin* utilisationPercent() const { return utilisation_; }
+  SliderSpin* batch() const { return batch_; }
+  SliderSpin* context() const { return context_; }
 
  signals:
   void changed();
@@ -82,9 +82,9 @@ class FitsControls : public QWidget {
   QDoubleSpinBox* custom_gib_;
   QDoubleSpinBox* bandwidth_;
   QComboBox* backend_;
-  FitsSliderSpin* utilisation_;
-  FitsSliderSpin* batch_;
-  FitsSliderSpin* context_;
+  SliderSpin* utilisation_;
+  SliderSpin* batch_;
+  SliderSpin* context_;
   // > 0 while several controls are set at once: changed() is emitted once at the end.
   int batching_ = 0;
   int preset_weight_index_ = 0;  // the weight type chosen before the loaded model was

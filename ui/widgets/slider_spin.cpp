@@ -9,7 +9,7 @@
 
 namespace kvscope::ui {
 
-FitsSliderSpin::FitsSliderSpin(int minimum, int maximum, int value, QWidget* parent)
+SliderSpin::SliderSpin(int minimum, int maximum, int value, QWidget* parent)
     : QWidget(parent), slider_(new QSlider(Qt::Horizontal, this)), spin_(new QSpinBox(this)) {
   setRange(minimum, maximum);
   setValue(value);
@@ -29,15 +29,15 @@ FitsSliderSpin::FitsSliderSpin(int minimum, int maximum, int value, QWidget* par
   });
 }
 
-int FitsSliderSpin::value() const {
+int SliderSpin::value() const {
   return spin_->value();
 }
 
-void FitsSliderSpin::setValue(int value) {
+void SliderSpin::setValue(int value) {
   spin_->setValue(value);
 }
 
-void FitsSliderSpin::setRange(int minimum, int maximum) {
+void SliderSpin::setRange(int minimum, int maximum) {
   const QSignalBlocker block(slider_);
   slider_->setRange(minimum, maximum);
   slider_->setPageStep(std::max(1, (maximum - minimum) / 16));
@@ -45,11 +45,11 @@ void FitsSliderSpin::setRange(int minimum, int maximum) {
   slider_->setValue(spin_->value());
 }
 
-void FitsSliderSpin::setSuffix(const QString& suffix) {
+void SliderSpin::setSuffix(const QString& suffix) {
   spin_->setSuffix(suffix);
 }
 
-void FitsSliderSpin::setSingleStep(int step) {
+void SliderSpin::setSingleStep(int step) {
   spin_->setSingleStep(step);
 }
 

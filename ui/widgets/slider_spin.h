@@ -1,4 +1,4 @@
-// FitsSliderSpin: a slider and a spin box that show one integer, kept in step: dragging
+// SliderSpin: a slider and a spin box that show one integer, kept in step: dragging
 // the slider updates the box and typing in the box moves the slider. valueChanged() fires
 // once per change, whichever side made it.
 #pragma once
@@ -10,11 +10,11 @@ class QSpinBox;
 
 namespace kvscope::ui {
 
-class FitsSliderSpin : public QWidget {
+class SliderSpin : public QWidget {
   Q_OBJECT
 
  public:
-  FitsSliderSpin(int minimum, int maximum, int value, QWidget* parent = nullptr);
+  SliderSpin(int minimum, int maximum, int value, QWidget* parent = nullptr);
 
   int value() const;
   void setValue(int value);  // clamped to the range

@@ -14,6 +14,7 @@
 
 #include "sim/sim_config.h"
 #include "sim/trace_presets.h"
+#include "widgets/slider_spin.h"
 
 namespace kvscope::ui {
 namespace {
@@ -47,8 +48,7 @@ PagingDemoControls::PagingDemoControls(QWidget* parent)
       seed_(spin(this, 0, 999999, 1, 70)),
       capacity_(spin(this, 64, 131072, 1024, 90)),
       max_context_(spin(this, 2, 65536, 256, 80)),
-      block_slider_(new QSlider(Qt::Horizontal, this)),
-      block_spin_(spin(this, 1, static_cast<int>(kSimMaxBlockSize), 1, 60)),
+      block_size_(new SliderSpin(1, static_cast<int>(kSimMaxBlockSize), 16, this)),
       play_(new QToolButton(this)),
       step_(new QToolButton(this)),
       restart_(new QToolButton(this)),
@@ -66,12 +66,7 @@ PagingDemoControls::PagingDemoControls(QWidget* parent)
       if (!loading_preset_) emit settingsChanged();
     });
   }
-  connect(block_slider_, &QSlider::valueChanged, block_spin_, &QSpinBox::setValue);
-  connect(block_spin_, &QSpinBox::valueChanged, this, [this](int v) {
-    const QSignalBlocker block(block_slider_);
-    block_slider_->setValue(v);
-    emit settingsChanged();
-  });
+  connect(block_size_, &SliderSpin::valueChanged, this, &PagingDemoControls::settingsChanged);
   connect(trace_, &QComboBox::currentIndexChanged, this, &PagingDemoControls::apply_preset);
   connect(play_, &QToolButton::toggled, this, [this](bool on) {
     setPlaying(on);
@@ -103,16 +98,13 @@ QWidget* PagingDemoControls::build_settings_row() {
   add_labelled(row, w, tr("&Capacity"), capacity_);
   max_context_->setToolTip(tr("Longest sequence; what reserve-max reserves for each"));
   add_labelled(row, w, tr("&Max context"), max_context_);
-  block_slider_->setRange(1, static_cast<int>(kSimMaxBlockSize));
-  block_slider_->setMinimumWidth(140);
-  block_slider_->setToolTip(tr("Paged block size, in tokens"));
-  block_spin_->setValue(16);
-  block_slider_->setValue(16);
+  block_size_->slider()->setMinimumWidth(140);
+  block_size_->slider()->setToolTip(tr("Paged block size, in tokens"));
+  block_size_->spinBox()->setMinimumWidth(60);
   auto* label = new QLabel(tr("&Block size"), w);
-  label->setBuddy(block_spin_);
+  label->setBuddy(block_size_->spinBox());
   row->addWidget(label);
-  row->addWidget(block_slider_, 1);
-  row->addWidget(block_spin_);
+  row->addWidget(block_size_, 1);
   return w;
 }
 
@@ -161,6 +153,14 @@ void PagingDemoControls::apply_preset(int index) {
   emit settingsChanged();
 }
 
+QSlider* PagingDemoControls::blockSizeSlider() const {
+  return block_size_->slider();
+}
+
+QSpinBox* PagingDemoControls::blockSizeSpin() const {
+  return block_size_->spinBox();
+}
+
 PagingSettings PagingDemoControls::settings() const {
   PagingSettings s;
   s.preset = trace_->currentText().toStdString();
@@ -168,7 +168,7 @@ PagingSettings PagingDemoControls::settings() const {
   s.seed = seed_->value();
   s.capacity = capacity_->value();
   s.max_context = max_context_->value();
-  s.block_size = block_spin_->value();
+  s.block_size = block_size_->value();
   return s;
 }
 

@@ -18,6 +18,8 @@ class QToolButton;
 
 namespace kvscope::ui {
 
+class SliderSpin;
+
 struct PagingSettings {
   std::string preset;
   std::int64_t requests = 0;
@@ -46,8 +48,8 @@ class PagingDemoControls : public QWidget {
   QSpinBox* seedSpin() const { return seed_; }
   QSpinBox* capacitySpin() const { return capacity_; }
   QSpinBox* maxContextSpin() const { return max_context_; }
-  QSlider* blockSizeSlider() const { return block_slider_; }
-  QSpinBox* blockSizeSpin() const { return block_spin_; }
+  QSlider* blockSizeSlider() const;
+  QSpinBox* blockSizeSpin() const;
   QToolButton* playButton() const { return play_; }
   QToolButton* stepButton() const { return step_; }
   QToolButton* restartButton() const { return restart_; }
@@ -72,8 +74,7 @@ class PagingDemoControls : public QWidget {
   QSpinBox* seed_;
   QSpinBox* capacity_;
   QSpinBox* max_context_;
-  QSlider* block_slider_;
-  QSpinBox* block_spin_;
+  SliderSpin* block_size_;
   QToolButton* play_;
   QToolButton* step_;
   QToolButton* restart_;
