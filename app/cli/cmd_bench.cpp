@@ -22,6 +22,7 @@
 #include "run/engine.h"
 #include "run/plan_check.h"
 #include "util/error.h"
+#include "util/stats.h"
 
 namespace kvscope::cli {
 
@@ -69,12 +70,6 @@ RooflineEstimate decode_traffic(const Engine& engine, std::int64_t n_prompt, std
   PlanRequest r = engine_plan_request(engine);
   r.context = n_prompt + n_gen / 2;
   return roofline_decode(r, bandwidth_gb_s);
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 }  // namespace

@@ -24,6 +24,7 @@
 #include "cpu/cpu_attention.h"
 #include "cpu/thread_pool.h"
 #include "util/error.h"
+#include "util/stats.h"
 
 #ifdef KVSCOPE_HAVE_CUDA
 #include "backend/cuda_device.h"
@@ -133,12 +134,6 @@ BenchOptions parse_options(const ArgParser& p) {
   o.repetitions = int_option(p, "-r", 20, 100000);
   o.threads = int_option(p, "-t", ThreadPool::default_threads(), ThreadPool::kMaxThreads);
   return o;
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 bool all_finite(const std::vector<float>& v) {

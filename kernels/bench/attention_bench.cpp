@@ -14,6 +14,7 @@
 #include "backend/step_plan.h"
 #include "run/backend.h"
 #include "util/error.h"
+#include "util/stats.h"
 
 namespace kvscope::cuda {
 
@@ -125,13 +126,6 @@ std::vector<double> time_calls(AttentionKernel kernel, DeviceStep& d, DeviceBuff
     us.push_back(1e3 * static_cast<double>(ms));
   }
   return us;
-}
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0.0;
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 // Times `kernel` and downloads its last output.

@@ -7,6 +7,7 @@
 #include <ctime>
 
 #include "chat/session.h"
+#include "util/stats.h"
 #include "window/main_window.h"
 
 namespace kvscope::ui {
@@ -16,12 +17,6 @@ double thread_cpu_seconds() {
   timespec t{};
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
   return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) / 1e9;
-}
-
-double median(QVector<double> v) {
-  if (v.isEmpty()) return 0.0;
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
 }
 
 }  // namespace
@@ -96,7 +91,7 @@ void BenchDriver::on_finished(const ReplyFinished& result) {
 }
 
 void BenchDriver::report() {
-  const double v = median(visible_), h = median(hidden_);
+  const double v = kvscope::median(visible_), h = kvscope::median(hidden_);
   std::printf("median decode tokens/s: panel visible %.1f, hidden %.1f, cost %.2f%%\n", v, h,
               h > 0 ? 100.0 * (h - v) / h : 0.0);
   const auto n = static_cast<double>(std::max<qsizetype>(1, visible_.size()));
