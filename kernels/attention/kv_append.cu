@@ -123,11 +123,6 @@ __global__ void k4_offsets_kernel(KvLayerLayout L, KvStepTables tab, const float
   for (int i = threadIdx.x; i < L.head_dim; i += blockDim.x) offsets[i] = float_to_half_bits(x[i]);
 }
 
-__device__ inline double warp_sum_double(double v) {
-  for (int o = kWarp / 2; o > 0; o /= 2) v += __shfl_xor_sync(0xffffffffu, v, o);
-  return v;
-}
-
 // The warp's vector as stored, read back element by element as attention reads it, against
 // the exact x: (x - stored)^2 and x^2 summed in double (differences in double, as
 // kv_quant_sq_error / kv_k4_sq_error take them), added to the side's two sums.
@@ -143,8 +138,8 @@ __device__ void add_error(const KvLayerLayout& L, bool is_v, const float* x,
     err += d * d;
     exact += xi * xi;
   }
-  err = warp_sum_double(err);
-  exact = warp_sum_double(exact);
+  err = warp_sum(err);
+  exact = warp_sum(exact);
   if (lane == 0) {
     atomicAdd(is_v ? &errors->v_sq_error : &errors->k_sq_error, err);
     atomicAdd(is_v ? &errors->v_sq_exact : &errors->k_sq_exact, exact);

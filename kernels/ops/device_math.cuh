@@ -14,7 +14,10 @@ namespace kvscope::cuda {
 
 inline constexpr int kWarp = 32;
 
-__device__ inline float warp_sum(float v) {
+// Sum over the warp, every lane gets it: float for the kernels' sums, double for the
+// quantization-error sums kv_append keeps.
+template <class T>
+__device__ inline T warp_sum(T v) {
   for (int o = kWarp / 2; o > 0; o /= 2) v += __shfl_xor_sync(0xffffffffu, v, o);
   return v;
 }
