@@ -25,5 +25,6 @@ int cmd_perplexity(const Args& args);
 int cmd_plan(const Args& args);
 int cmd_bench(const Args& args);
 int cmd_devices(const Args& args);
+int cmd_quantize(const Args& args);
 
 }  // namespace kvscope::cli

@@ -32,6 +32,8 @@ constexpr Command kCommands[] = {
     {"bench-attention", "paged decode attention alone: us per call and GB/s per KV dtype",
      kvscope::cli::cmd_bench_attention},
     {"devices", "list the compute backends this machine can use", kvscope::cli::cmd_devices},
+    {"quantize", "write a copy of a GGUF model with its matrices in another type",
+     kvscope::cli::cmd_quantize},
     {"simulate", "paged vs contiguous KV allocation on a request trace (no model needed)",
      kvscope::cli::cmd_simulate},
 };
