@@ -5,10 +5,11 @@
 //   p[j]     = sum_{k<4} w[4j+k] * q[4j+k]                 (8 integer lanes, exact)
 //   acc_c[j] = fma(float(p[j]), scale[j] * d_t, acc_c[j])  (chain c = i % 2; scale[j]: the
 //                                                           weight scale of lane j)
-//   off      = fma(min, s_t, off)                          (only formats with a minimum)
-// and at the end: out = hsum8(acc_0 + acc_1) + off. Signed formats (Q4_0, Q5_0, Q8_0, Q6_K)
-// multiply their recentred codes directly; formats with a minimum (Q4_1, Q5_1, Q4_K, Q5_K) multiply
-// the unsigned codes and add min * d_t * sum(q) once per block (s_t, kept by the activations).
+//   off_c    = fma(min, s_t, off_c)                        (only formats with a minimum)
+// and at the end: out = hsum8(acc_0 + acc_1) + (off_0 + off_1). Signed formats (Q4_0, Q5_0, Q8_0,
+// Q6_K) multiply their recentred codes directly; formats with a minimum (Q4_1, Q5_1, Q4_K, Q5_K)
+// multiply the unsigned codes and add min * d_t * sum(q) once per block (s_t, kept by the
+// activations).
 #include <cmath>
 #include <cstring>
 
@@ -180,7 +181,7 @@ struct BlockKernel {
 
   static void row(const std::byte* w, std::int64_t n, EncodedRows x, float* out, std::int64_t os) {
     Lanes acc[NT][2];
-    float off[NT] = {};
+    float off[NT][2] = {};
     for (std::int64_t i = 0; i < n / 32; ++i) {
       Block32 b;
       F::decode(w, i, b);
@@ -192,13 +193,13 @@ struct BlockKernel {
           for (int k = 0; k < 4; ++k) p += b.w[4 * j + k] * a.q[4 * j + k];
           chain.v[j] = std::fma(static_cast<float>(p), b.scale[j] * a.d, chain.v[j]);
         }
-        if (F::kHasMin) off[t] = std::fma(b.min, a.s, off[t]);
+        if (F::kHasMin) off[t][i % 2] = std::fma(b.min, a.s, off[t][i % 2]);
       }
     }
     for (int t = 0; t < NT; ++t) {
       Lanes both;
       for (int j = 0; j < 8; ++j) both.v[j] = acc[t][0].v[j] + acc[t][1].v[j];
-      out[t * os] = hsum8(both) + off[t];
+      out[t * os] = hsum8(both) + (off[t][0] + off[t][1]);
     }
   }
 };
