@@ -1,6 +1,7 @@
 // Google Benchmark timings of the CPU projections, so a regression shows up in numbers:
 //   BM_TileDot  one kernel call (a tile of rows x tokens) per weight type and instruction set,
-//               on rows that stay in cache: the kernel's own speed, in multiply-adds/s
+//               on rows of 576 and 4096 values that stay in cache: the kernel's own speed,
+//               in multiply-adds/s
 //   BM_Project  Matmul::project on SmolLM2's w_up shape (1536 x 576) for one token (decode,
 //               weights from memory) and 128 tokens (a prompt), 2 threads
 // Run: build/bin/kvscope_cpu_benchmarks [--benchmark_filter=q4_1]
@@ -20,10 +21,9 @@
 namespace kvscope {
 namespace {
 
-constexpr TensorType kTypes[] = {TensorType::Q4_0, TensorType::Q4_1, TensorType::Q5_0,
-                                 TensorType::Q5_1, TensorType::Q8_0, TensorType::Q4_K,
-                                 TensorType::Q5_K, TensorType::Q6_K, TensorType::F16,
-                                 TensorType::BF16};
+constexpr TensorType kTypes[] = {
+    TensorType::Q4_0, TensorType::Q4_1, TensorType::Q5_0, TensorType::Q5_1, TensorType::Q8_0,
+    TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K, TensorType::F16,  TensorType::BF16};
 
 std::vector<float> random_floats(std::int64_t n, std::uint32_t seed) {
   std::mt19937 rng(seed);
@@ -42,12 +42,12 @@ std::vector<std::uint8_t> quantized(TensorType type, std::int64_t rows, std::int
   return out;
 }
 
-void BM_TileDot(benchmark::State& state, TensorType type, CpuIsa isa, int n_rows, int n_tokens) {
+void BM_TileDot(benchmark::State& state, TensorType type, CpuIsa isa, int n_rows, int n_tokens,
+                std::int64_t n) {
   if (!cpu_supports(isa)) {
     state.SkipWithError("this CPU does not have the instruction set");
     return;
   }
-  const std::int64_t n = 2048;
   const std::vector<std::uint8_t> rows = quantized(type, n_rows, n);
   const std::vector<float> x = random_floats(n_tokens * n, 2);
   std::vector<Q8Block> q8(static_cast<std::size_t>(n_tokens * n / 32));
@@ -67,8 +67,8 @@ void BM_TileDot(benchmark::State& state, TensorType type, CpuIsa isa, int n_rows
     fn(rows.data(), row_bytes(type, n), n_rows, n, enc, n_tokens, out.data(), n_rows);
     benchmark::DoNotOptimize(out.data());
   }
-  state.counters["MAC/s"] = benchmark::Counter(
-      static_cast<double>(n * n_rows * n_tokens), benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["MAC/s"] = benchmark::Counter(static_cast<double>(n * n_rows * n_tokens),
+                                               benchmark::Counter::kIsIterationInvariantRate);
 }
 
 void BM_Project(benchmark::State& state, TensorType type, std::int64_t n_tokens) {
@@ -95,10 +95,11 @@ int register_all() {
     const std::string t(tensor_type_name(type));
     for (CpuIsa isa : {CpuIsa::Portable, CpuIsa::Avx2, CpuIsa::Avx512Vnni}) {
       const std::string i(cpu_isa_name(isa));
-      benchmark::RegisterBenchmark(("TileDot/" + t + "/" + i + "/1x1").c_str(), BM_TileDot, type,
-                                   isa, 1, 1);
-      benchmark::RegisterBenchmark(("TileDot/" + t + "/" + i + "/1x4").c_str(), BM_TileDot, type,
-                                   isa, 1, 4);
+      for (std::int64_t n : {576, 4096}) {  // SmolLM2's rows, a 7B model's
+        const std::string name = "TileDot/" + t + "/" + i + "/n" + std::to_string(n);
+        benchmark::RegisterBenchmark((name + "/1x1").c_str(), BM_TileDot, type, isa, 1, 1, n);
+        benchmark::RegisterBenchmark((name + "/1x4").c_str(), BM_TileDot, type, isa, 1, 4, n);
+      }
     }
     benchmark::RegisterBenchmark(("Project/" + t + "/decode").c_str(), BM_Project, type, 1);
     benchmark::RegisterBenchmark(("Project/" + t + "/prompt128").c_str(), BM_Project, type, 128);
