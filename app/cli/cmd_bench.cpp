@@ -19,6 +19,7 @@
 #include "cli/copy_bandwidth.h"
 #include "cli/engine_args.h"
 #include "plan/solvers.h"
+#include "run/cpu_backend.h"
 #include "run/engine.h"
 #include "run/plan_check.h"
 #include "util/error.h"
@@ -129,10 +130,16 @@ int cmd_bench(const Args& args) {
     if (const std::string graphs = cuda_graph_summary(engine.backend()); !graphs.empty()) {
       out["cuda_graphs"] = graphs;
     }
+    if (const auto* cpu = dynamic_cast<const CpuBackend*>(&engine.backend())) {
+      out["cpu_kernels"] = cpu->kernels();
+    }
     fmt::print("{}\n", out.dump(2));
   } else {
     fmt::print("model {} | backend {} | KV {}/{}\n", engine.spec().name, engine.backend().name(),
                p.get_or("-ctk", "f16"), p.get_or("-ctv", "f16"));
+    if (const auto* cpu = dynamic_cast<const CpuBackend*>(&engine.backend())) {
+      fmt::print("{}\n", cpu->kernels());
+    }
     fmt::print("pp{:<6} {:>12.1f} tokens/s (median of {})\n", n_prompt, pp_med, reps);
     fmt::print("tg{:<6} {:>12.1f} tokens/s (median of {})\n", n_gen, tg_med, reps);
     fmt::print("decode reads {:.1f} MB per token (weights {:.1f} MB, KV {:.2f} MB at {} tokens)\n",

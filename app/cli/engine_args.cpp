@@ -17,6 +17,9 @@ void declare_engine_options(ArgParser& p) {
   p.option({"--kv-budget"}, "bytes for the KV cache pool, e.g. 512MiB (default: 4 full contexts)");
   p.option({"--memory"}, "device memory to plan within, e.g. 16GiB (a simulated GPU on the CPU)");
   p.option({"-b", "--batch-size"}, "tokens per forward step / prompt chunk (default 512)");
+  p.flag({"--f32-activations"},
+         "CPU: float activations for every weight type (the exact reference path; default: "
+         "8-bit codes for quantized weights, as llama.cpp)");
 }
 
 EngineOptions engine_options(const ArgParser& p) {
@@ -34,6 +37,7 @@ EngineOptions engine_options(const ArgParser& p) {
   if (auto v = p.get("--memory"))
     o.memory_budget_bytes = static_cast<std::uint64_t>(parse_byte_size(*v, "--memory"));
   o.scheduler.max_batch_tokens = p.get_int("-b", 512);
+  o.q8_activations = !p.has("--f32-activations");
   return o;
 }
 

@@ -199,6 +199,12 @@ void CpuBackend::compute_logits(std::span<const SequenceChunk> chunks, std::vect
   matmul_.project(pool_, model_.weights().output, logits, order);
 }
 
+std::string CpuBackend::kernels() const {
+  return fmt::format("{} kernels, {}", cpu_isa_name(matmul_.isa()),
+                     matmul_.quantized_activations() ? "8-bit activations for quantized weights"
+                                                     : "f32 activations");
+}
+
 MemoryInfo CpuBackend::memory_info(const KvCacheManager& kv) const {
   MemoryInfo info;
   info.device = name();

@@ -39,6 +39,8 @@ class CpuBackend final : public Backend {
 
   int n_threads() const { return pool_.size(); }
   bool q8_activations() const { return matmul_.quantized_activations(); }
+  // What the projections run with: "AVX-512 VNNI kernels, 8-bit activations", ...
+  std::string kernels() const;
 
  private:
   // Activations of one step, sized for the step's token count.
