@@ -10,8 +10,8 @@
 #include <span>
 #include <vector>
 
+#include "kv/format/kv_format.h"
 #include "kv/kv_cache_manager.h"
-#include "kv/kv_format.h"
 #include "kv/kv_ids.h"
 
 namespace kvscope {

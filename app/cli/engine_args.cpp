@@ -1,6 +1,6 @@
 #include "cli/engine_args.h"
 
-#include "kv/kv_format.h"
+#include "kv/format/kv_format.h"
 #include "plan/units.h"
 #include "util/error.h"
 

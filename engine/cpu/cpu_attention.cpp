@@ -7,7 +7,7 @@
 
 #include "cpu/ggml_flash_attn.h"
 #include "cpu/thread_pool.h"
-#include "kv/kv_format.h"
+#include "kv/format/kv_format.h"
 #include "util/error.h"
 #include "util/half.h"
 

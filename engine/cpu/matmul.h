@@ -14,8 +14,8 @@
 #include <span>
 #include <vector>
 
-#include "cpu/q8_activations.h"
-#include "cpu/quant_dot.h"
+#include "cpu/quant_dot/q8_activations.h"
+#include "cpu/quant_dot/quant_dot.h"
 #include "model/model.h"
 
 namespace kvscope {

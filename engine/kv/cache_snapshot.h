@@ -14,9 +14,9 @@
 #include <vector>
 
 #include "kv/contiguous_policy.h"
-#include "kv/kv_format.h"
+#include "kv/format/kv_format.h"
+#include "kv/format/quant_error.h"
 #include "kv/kv_ids.h"
-#include "kv/quant_error.h"
 
 namespace kvscope {
 

@@ -14,8 +14,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "kv/kv_block_layout.h"
-#include "kv/kv_format.h"
+#include "kv/format/kv_block_layout.h"
+#include "kv/format/kv_format.h"
 
 namespace kvscope {
 

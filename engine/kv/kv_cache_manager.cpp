@@ -2,7 +2,7 @@
 
 #include <utility>
 
-#include "kv/kv_slot_writer.h"
+#include "kv/format/kv_slot_writer.h"
 #include "util/error.h"
 
 namespace kvscope {

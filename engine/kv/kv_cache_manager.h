@@ -49,12 +49,12 @@
 #include "kv/block_table.h"
 #include "kv/cache_snapshot.h"
 #include "kv/contiguous_policy.h"
-#include "kv/kv_block_layout.h"
+#include "kv/format/kv_block_layout.h"
+#include "kv/format/quant_error.h"
+#include "kv/format/quant_error_ledger.h"
 #include "kv/kv_cache_config.h"
 #include "kv/kv_ids.h"
 #include "kv/kv_storage.h"
-#include "kv/quant_error.h"
-#include "kv/quant_error_ledger.h"
 #include "kv/sliding_window.h"
 
 namespace kvscope {

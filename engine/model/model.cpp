@@ -5,7 +5,7 @@
 #include <fstream>
 #include <set>
 
-#include "model/gguf_model.h"
+#include "model/gguf/gguf_model.h"
 #include "model/hf_model.h"
 #include "util/error.h"
 

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <set>
 
-#include "model/gguf_writer.h"
+#include "model/gguf/gguf_writer.h"
 #include "model/synthetic_blocks.h"
 #include "util/error.h"
 

@@ -9,7 +9,7 @@
 #include <optional>
 #include <string>
 
-#include "kv/kv_format.h"
+#include "kv/format/kv_format.h"
 #include "model/model_spec.h"
 #include "plan/memory_model.h"
 #include "plan/solvers.h"

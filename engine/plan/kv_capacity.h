@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-#include "kv/kv_format.h"
+#include "kv/format/kv_format.h"
 #include "model/model_spec.h"
 
 namespace kvscope {

@@ -14,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-#include "kv/kv_format.h"
+#include "kv/format/kv_format.h"
 #include "plan/memory_model.h"
 
 namespace kvscope {

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <limits>
 
-#include "kv/kv_format.h"
+#include "kv/format/kv_format.h"
 #include "util/error.h"
 
 namespace kvscope {

@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "kv/kv_format.h"
+#include "kv/format/kv_format.h"
 #include "plan/units.h"
 
 namespace kvscope {

@@ -7,7 +7,7 @@
 #include <optional>
 #include <vector>
 
-#include "kv/kv_format.h"
+#include "kv/format/kv_format.h"
 #include "plan/memory_model.h"
 #include "plan/presets.h"
 

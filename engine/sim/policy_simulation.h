@@ -25,11 +25,11 @@
 #include <memory>
 #include <vector>
 
-#include "sim/request_trace.h"
 #include "sim/sim_allocator.h"
 #include "sim/sim_config.h"
 #include "sim/sim_frame.h"
 #include "sim/sim_summary.h"
+#include "sim/trace/request_trace.h"
 
 namespace kvscope {
 

@@ -8,9 +8,9 @@
 #include <cstdint>
 #include <memory>
 
-#include "sim/request_trace.h"
 #include "sim/sim_config.h"
 #include "sim/sim_frame.h"
+#include "sim/trace/request_trace.h"
 
 namespace kvscope {
 

@@ -7,10 +7,10 @@
 #include <vector>
 
 #include "sim/policy_simulation.h"
-#include "sim/request_trace.h"
 #include "sim/sim_config.h"
 #include "sim/sim_frame.h"
 #include "sim/sim_summary.h"
+#include "sim/trace/request_trace.h"
 
 namespace kvscope {
 

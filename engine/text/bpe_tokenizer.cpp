@@ -10,7 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "model/gguf_file.h"
+#include "model/gguf/gguf_file.h"
 #include "text/byte_unicode.h"
 #include "text/pretokenizer.h"
 #include "util/error.h"

@@ -6,7 +6,7 @@
 
 #include <sentencepiece_processor.h>
 
-#include "model/gguf_file.h"
+#include "model/gguf/gguf_file.h"
 #include "text/utf8_stream.h"
 #include "util/error.h"
 

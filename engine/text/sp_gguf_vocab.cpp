@@ -4,7 +4,7 @@
 #include <string_view>
 #include <unordered_map>
 
-#include "model/gguf_file.h"
+#include "model/gguf/gguf_file.h"
 #include "util/error.h"
 
 namespace kvscope {

@@ -1,6 +1,6 @@
 #include "text/tokenizer.h"
 
-#include "model/gguf_file.h"
+#include "model/gguf/gguf_file.h"
 #include "model/model.h"
 #include "text/bpe_tokenizer.h"
 #include "text/sentencepiece_tokenizer.h"

@@ -9,7 +9,7 @@
 
 #include <cstdint>
 
-#include "kv/kv_block_layout.h"
+#include "kv/format/kv_block_layout.h"
 
 namespace kvscope::cuda {
 

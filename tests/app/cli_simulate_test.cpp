@@ -10,7 +10,7 @@
 
 #include "app/cli_runner.h"
 #include "sim/simulation.h"
-#include "sim/trace_presets.h"
+#include "sim/trace/trace_presets.h"
 
 namespace kvscope::test {
 namespace {

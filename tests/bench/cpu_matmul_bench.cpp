@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "cpu/matmul.h"
-#include "cpu/q8_activations.h"
-#include "cpu/quant_dot.h"
+#include "cpu/quant_dot/q8_activations.h"
+#include "cpu/quant_dot/quant_dot.h"
 #include "cpu/thread_pool.h"
 #include "quant/tensor_type.h"
 #include "util/half.h"

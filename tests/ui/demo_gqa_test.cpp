@@ -15,7 +15,7 @@
 #include "demos/common/controls.h"
 #include "demos/gqa/diagram.h"
 #include "demos/gqa/gqa_page.h"
-#include "kv/kv_format.h"
+#include "kv/format/kv_format.h"
 #include "plan/memory_model.h"
 #include "plan/solvers.h"
 #include "widgets/number_text.h"

@@ -21,7 +21,7 @@
 #include "demos/paging/summary.h"
 #include "demos/paging/waste_bar.h"
 #include "sim/simulation.h"
-#include "sim/trace_presets.h"
+#include "sim/trace/trace_presets.h"
 #include "window/app_palette.h"
 
 namespace kvscope::ui {

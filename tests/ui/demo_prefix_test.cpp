@@ -9,7 +9,7 @@
 
 #include "demos/prefix/block_view.h"
 #include "demos/prefix/prefix_page.h"
-#include "sim/prefix_sharing_scenario.h"
+#include "sim/scenarios/prefix_sharing_scenario.h"
 #include "util/error.h"
 #include "widgets/number_text.h"
 #include "window/app_palette.h"

@@ -5,7 +5,7 @@
 #include <algorithm>
 
 #include "chat/colors.h"
-#include "kv/kv_format.h"
+#include "kv/format/kv_format.h"
 #include "plan/units.h"
 #include "widgets/block_cell_painter.h"
 #include "widgets/hover_tooltip.h"

@@ -8,7 +8,7 @@
 #include <exception>
 #include <utility>
 
-#include "kv/kv_format.h"
+#include "kv/format/kv_format.h"
 
 namespace kvscope::ui {
 

@@ -1,7 +1,7 @@
 // The quantized dot products against their own specification: the SIMD tables give the
 // portable kernels' bits, a tile of tokens gives each token's single-token bits, and the
 // result is the float dot product of the stored row with the decoded activation codes.
-#include "cpu/quant_dot.h"
+#include "cpu/quant_dot/quant_dot.h"
 
 #include <cmath>
 #include <cstring>
@@ -13,7 +13,7 @@
 
 #include <gtest/gtest.h>
 
-#include "cpu/q8_activations.h"
+#include "cpu/quant_dot/q8_activations.h"
 #include "cpu/simd_dispatch.h"
 #include "quant/tensor_type.h"
 #include "util/error.h"

@@ -1,4 +1,4 @@
-#include "kv/kv_block_layout.h"
+#include "kv/format/kv_block_layout.h"
 
 #include <cstdint>
 #include <vector>

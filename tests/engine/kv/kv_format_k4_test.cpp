@@ -10,7 +10,7 @@
 
 #include <gtest/gtest.h>
 
-#include "kv/kv_format.h"
+#include "kv/format/kv_format.h"
 #include "util/half.h"
 
 namespace kvscope {

@@ -1,4 +1,4 @@
-#include "kv/kv_format.h"
+#include "kv/format/kv_format.h"
 
 #include <cmath>
 #include <cstdint>

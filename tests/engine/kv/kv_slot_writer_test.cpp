@@ -1,7 +1,7 @@
 // Writing tokens into blocks (kv_slot_writer.h, through KvCacheManager::write_token) with
 // int4 keys: a block's slot 0 sets its K offsets, every key is stored against them, the
 // error is measured through them, and copy-on-write carries them with the block.
-#include "kv/kv_slot_writer.h"
+#include "kv/format/kv_slot_writer.h"
 
 #include <cstring>
 #include <random>
@@ -9,8 +9,8 @@
 
 #include <gtest/gtest.h>
 
+#include "kv/format/kv_format.h"
 #include "kv/kv_cache_manager.h"
-#include "kv/kv_format.h"
 #include "util/half.h"
 
 namespace kvscope {

@@ -1,4 +1,4 @@
-#include "kv/quant_error_ledger.h"
+#include "kv/format/quant_error_ledger.h"
 
 #include <gtest/gtest.h>
 

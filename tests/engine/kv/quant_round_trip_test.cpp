@@ -1,11 +1,11 @@
-#include "kv/quant_round_trip.h"
+#include "kv/format/quant_round_trip.h"
 
 #include <cstdint>
 #include <vector>
 
 #include <gtest/gtest.h>
 
-#include "kv/synthetic_kv.h"
+#include "kv/format/synthetic_kv.h"
 #include "util/error.h"
 
 namespace kvscope {

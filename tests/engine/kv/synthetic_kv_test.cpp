@@ -1,4 +1,4 @@
-#include "kv/synthetic_kv.h"
+#include "kv/format/synthetic_kv.h"
 
 #include <cmath>
 #include <cstdint>

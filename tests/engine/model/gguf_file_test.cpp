@@ -12,8 +12,8 @@
 #include <gtest/gtest.h>
 
 #include "gguf_test_files.h"
-#include "model/gguf_file.h"
-#include "model/gguf_writer.h"
+#include "model/gguf/gguf_file.h"
+#include "model/gguf/gguf_writer.h"
 #include "support/test_data.h"
 #include "util/error.h"
 

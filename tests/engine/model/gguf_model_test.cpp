@@ -1,7 +1,7 @@
 // GgufModel: tiny llama and qwen2 GGUFs written with GgufWriter (valid, and broken in one
 // way each: a missing or misshapen tensor, a wrong block count, bad head counts), and the
 // real stories260K model.
-#include "model/gguf_model.h"
+#include "model/gguf/gguf_model.h"
 
 #include <cstring>
 #include <functional>
@@ -13,7 +13,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "model/gguf_writer.h"
+#include "model/gguf/gguf_writer.h"
 #include "model/model.h"
 #include "support/test_data.h"
 #include "util/error.h"

@@ -10,7 +10,7 @@
 
 #include <gtest/gtest.h>
 
-#include "model/gguf_file.h"
+#include "model/gguf/gguf_file.h"
 #include "support/test_data.h"
 #include "util/error.h"
 

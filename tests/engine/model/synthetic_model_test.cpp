@@ -12,8 +12,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "model/gguf_file.h"
-#include "model/gguf_model.h"
+#include "model/gguf/gguf_file.h"
+#include "model/gguf/gguf_model.h"
 #include "support/test_data.h"
 #include "util/error.h"
 

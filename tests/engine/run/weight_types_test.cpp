@@ -14,8 +14,8 @@
 #include <gtest/gtest.h>
 
 #include "cpu/cpu_ops.h"
-#include "model/gguf_file.h"
-#include "model/gguf_requantize.h"
+#include "model/gguf/gguf_file.h"
+#include "model/gguf/gguf_requantize.h"
 #include "run/engine.h"
 #include "support/test_data.h"
 #include "util/error.h"

@@ -6,9 +6,9 @@
 #include <cmath>
 #include <vector>
 
-#include "sim/request_trace.h"
-#include "sim/sim_random.h"
-#include "sim/trace_presets.h"
+#include "sim/trace/request_trace.h"
+#include "sim/trace/sim_random.h"
+#include "sim/trace/trace_presets.h"
 #include "util/error.h"
 
 namespace kvscope {

@@ -11,7 +11,7 @@
 #include "sim/paged_allocator.h"
 #include "sim/policy_simulation.h"
 #include "sim/simulation.h"
-#include "sim/trace_presets.h"
+#include "sim/trace/trace_presets.h"
 #include "util/error.h"
 
 namespace kvscope {

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "model/gguf_file.h"
-#include "model/gguf_writer.h"
+#include "model/gguf/gguf_file.h"
+#include "model/gguf/gguf_writer.h"
 #include "support/test_data.h"
 #include "text/bpe_tokenizer.h"
 #include "text/byte_unicode.h"

@@ -5,8 +5,8 @@
 
 #include <gtest/gtest.h>
 
-#include "model/gguf_file.h"
-#include "model/gguf_writer.h"
+#include "model/gguf/gguf_file.h"
+#include "model/gguf/gguf_writer.h"
 #include "model/model.h"
 #include "support/test_data.h"
 #include "text/tokenizer.h"

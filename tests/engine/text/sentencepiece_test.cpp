@@ -12,7 +12,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "model/gguf_file.h"
+#include "model/gguf/gguf_file.h"
 #include "model/model.h"
 #include "support/test_data.h"
 #include "text/utf8_stream.h"

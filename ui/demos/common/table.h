@@ -8,7 +8,7 @@
 
 #include <cstdint>
 
-#include "kv/kv_format.h"
+#include "kv/format/kv_format.h"
 
 class QTableWidget;
 class QWidget;

@@ -13,7 +13,7 @@
 #include <array>
 
 #include "sim/sim_config.h"
-#include "sim/trace_presets.h"
+#include "sim/trace/trace_presets.h"
 #include "widgets/slider_spin.h"
 
 namespace kvscope::ui {

@@ -11,7 +11,7 @@
 #include "demos/paging/controls.h"
 #include "demos/paging/summary.h"
 #include "demos/paging/waste_bar.h"
-#include "sim/trace_presets.h"
+#include "sim/trace/trace_presets.h"
 #include "util/error.h"
 
 namespace kvscope::ui {

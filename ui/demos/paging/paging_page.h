@@ -13,7 +13,7 @@
 
 #include <optional>
 
-#include "sim/paging_playback.h"
+#include "sim/scenarios/paging_playback.h"
 #include "sim/simulation.h"
 
 class QLabel;

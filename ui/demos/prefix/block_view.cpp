@@ -6,7 +6,7 @@
 #include <algorithm>
 
 #include "chat/colors.h"
-#include "sim/prefix_sharing_scenario.h"
+#include "sim/scenarios/prefix_sharing_scenario.h"
 #include "widgets/block_cell_painter.h"
 #include "widgets/chart_style.h"
 #include "widgets/hover_tooltip.h"

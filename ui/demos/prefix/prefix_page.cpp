@@ -14,7 +14,7 @@
 #include "demos/common/controls.h"
 #include "demos/prefix/block_view.h"
 #include "plan/kv_footprint.h"
-#include "sim/prefix_sharing_scenario.h"
+#include "sim/scenarios/prefix_sharing_scenario.h"
 #include "widgets/number_text.h"
 
 namespace kvscope::ui {

@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "kv/quant_round_trip.h"
+#include "kv/format/quant_round_trip.h"
 #include "widgets/chart_frame.h"
 
 class QLineSeries;

@@ -15,8 +15,8 @@
 #include <optional>
 #include <vector>
 
-#include "kv/quant_round_trip.h"
-#include "kv/synthetic_kv.h"
+#include "kv/format/quant_round_trip.h"
+#include "kv/format/synthetic_kv.h"
 #include "worker/engine_messages.h"
 
 class QDoubleSpinBox;

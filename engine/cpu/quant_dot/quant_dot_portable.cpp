@@ -1,0 +1,246 @@
+// The portable kernels of quant_dot.h: plain C++ that does, lane for lane, what the SIMD
+// kernels (quant_dot_x86.h) do, so the two give the same bits.
+//
+// Every format is read as 32-value blocks. Per block i of weight row r and activation row t:
+//   p[j]     = sum_{k<4} w[4j+k] * q[4j+k]                 (8 integer lanes, exact)
+//   acc_c[j] = fma(float(p[j]), scale[j] * d_t, acc_c[j])  (chain c = i % 2; scale[j]: the
+//                                                           weight scale of lane j)
+//   off_c    = fma(min, s_t, off_c)                        (only formats with a minimum)
+// and at the end: out = hsum8(acc_0 + acc_1) + (off_0 + off_1). Signed formats (Q4_0, Q5_0, Q8_0,
+// Q6_K) multiply their recentred codes directly; formats with a minimum (Q4_1, Q5_1, Q4_K, Q5_K)
+// multiply the unsigned codes and add min * d_t * sum(q) once per block (s_t, kept by the
+// activations).
+#include <cmath>
+#include <cstring>
+
+#include "cpu/quant_dot/quant_dot.h"
+#include "cpu/quant_dot/quant_dot_table.h"
+#include "quant/quant_blocks.h"
+#include "util/half.h"
+
+namespace kvscope::quant_dot_detail {
+
+namespace {
+
+using quants::BlockQ4_0;
+using quants::BlockQ4_1;
+using quants::BlockQ4_K;
+using quants::BlockQ5_0;
+using quants::BlockQ5_1;
+using quants::BlockQ5_K;
+using quants::BlockQ6_K;
+using quants::BlockQ8_0;
+
+// The 8 lanes of the SIMD kernels' accumulators.
+struct Lanes {
+  float v[8] = {};
+};
+
+// ((a0 + a4) + (a2 + a6)) + ((a1 + a5) + (a3 + a7)): the order of hsum8 in quant_dot_x86.h.
+float hsum8(const Lanes& a) {
+  float t[4];
+  for (int k = 0; k < 4; ++k) t[k] = a.v[k] + a.v[k + 4];
+  return (t[0] + t[2]) + (t[1] + t[3]);
+}
+
+// One weight block of 32 decoded: codes w (signed, or unsigned when the format has a
+// minimum), the float scale of each of the 8 lanes (4 values each), the minimum.
+struct Block32 {
+  int w[32];
+  float scale[8];
+  float min = 0.0f;
+};
+
+void fill_scale(Block32& b, float s) {
+  for (float& v : b.scale) v = s;
+}
+
+std::uint32_t load_u32(const std::uint8_t* p) {
+  std::uint32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+
+// --- formats: block i of a row -> Block32 -------------------------------------------------
+
+template <class B>
+const B& block(const std::byte* row, std::int64_t i) {
+  return reinterpret_cast<const B*>(row)[i];
+}
+
+// Low nibbles are values 0..15, high nibbles 16..31; `offset` recentres them.
+void nibbles(const std::uint8_t* qs, int offset, Block32& o) {
+  for (int j = 0; j < 16; ++j) {
+    o.w[j] = (qs[j] & 0xF) - offset;
+    o.w[j + 16] = (qs[j] >> 4) - offset;
+  }
+}
+
+// Bit j of qh (little-endian) is bit 4 of value j.
+void fifth_bits(const std::uint8_t* qh_bytes, int offset, Block32& o) {
+  const std::uint32_t qh = load_u32(qh_bytes);
+  for (int j = 0; j < 32; ++j) o.w[j] += static_cast<int>(((qh >> j) & 1u) << 4) - offset;
+}
+
+struct Q4_0 {
+  static constexpr bool kHasMin = false;
+  static void decode(const std::byte* row, std::int64_t i, Block32& o) {
+    const auto& b = block<BlockQ4_0>(row, i);
+    nibbles(b.qs, 8, o);
+    fill_scale(o, b.d.to_float());
+  }
+};
+struct Q4_1 {
+  static constexpr bool kHasMin = true;
+  static void decode(const std::byte* row, std::int64_t i, Block32& o) {
+    const auto& b = block<BlockQ4_1>(row, i);
+    nibbles(b.qs, 0, o);
+    fill_scale(o, b.d.to_float());
+    o.min = b.m.to_float();
+  }
+};
+struct Q5_0 {
+  static constexpr bool kHasMin = false;
+  static void decode(const std::byte* row, std::int64_t i, Block32& o) {
+    const auto& b = block<BlockQ5_0>(row, i);
+    nibbles(b.qs, 0, o);
+    fifth_bits(b.qh, 16, o);
+    fill_scale(o, b.d.to_float());
+  }
+};
+struct Q5_1 {
+  static constexpr bool kHasMin = true;
+  static void decode(const std::byte* row, std::int64_t i, Block32& o) {
+    const auto& b = block<BlockQ5_1>(row, i);
+    nibbles(b.qs, 0, o);
+    fifth_bits(b.qh, 0, o);
+    fill_scale(o, b.d.to_float());
+    o.min = b.m.to_float();
+  }
+};
+struct Q8_0 {
+  static constexpr bool kHasMin = false;
+  static void decode(const std::byte* row, std::int64_t i, Block32& o) {
+    const auto& b = block<BlockQ8_0>(row, i);
+    for (int j = 0; j < 32; ++j) o.w[j] = b.qs[j];
+    fill_scale(o, b.d.to_float());
+  }
+};
+
+// Q4_K / Q5_K sub-block j of super-block i / 8: the (j % 2)-th nibbles of qs[32 (j/2) ..],
+// bit j of qh[0..31] for Q5_K; scale d * sc[j], minimum -dmin * m[j].
+template <class B>
+struct K4 {
+  static constexpr bool kHasMin = true;
+  static void decode(const std::byte* row, std::int64_t i, Block32& o) {
+    const auto& b = block<B>(row, i / 8);
+    const int j = static_cast<int>(i % 8);
+    std::uint8_t sc = 0, m = 0;
+    quants::scale_min_k4(j, b.scales, sc, m);
+    const std::uint8_t* qs = b.qs + 32 * (j / 2);
+    for (int l = 0; l < 32; ++l) {
+      o.w[l] = (qs[l] >> (4 * (j % 2))) & 0xF;
+      if constexpr (std::is_same_v<B, BlockQ5_K>) o.w[l] |= ((b.qh[l] >> j) & 1) << 4;
+    }
+    fill_scale(o, b.d.to_float() * static_cast<float>(sc));
+    o.min = -(b.dmin.to_float() * static_cast<float>(m));
+  }
+};
+using Q4_K = K4<BlockQ4_K>;
+using Q5_K = K4<BlockQ5_K>;
+
+// Q6_K block j of super-block i / 8: half h = j / 4 of 128 values, part = j % 4 takes the low
+// (part < 2) or high nibbles of ql[64h + 32 (part % 2) ..] and bits 2 part of qh[32h ..];
+// codes recentred by -32; lanes 0-3 and 4-7 are its two groups of 16 with their own scales.
+struct Q6_K {
+  static constexpr bool kHasMin = false;
+  static void decode(const std::byte* row, std::int64_t i, Block32& o) {
+    const auto& b = block<BlockQ6_K>(row, i / 8);
+    const int j = static_cast<int>(i % 8), h = j / 4, part = j % 4;
+    const std::uint8_t* ql = b.ql + 64 * h + 32 * (part % 2);
+    const std::uint8_t* qh = b.qh + 32 * h;
+    for (int l = 0; l < 32; ++l) {
+      const int lo = part < 2 ? (ql[l] & 0xF) : (ql[l] >> 4);
+      o.w[l] = (lo | (((qh[l] >> (2 * part)) & 3) << 4)) - 32;
+    }
+    const float d = b.d.to_float();
+    for (int k = 0; k < 8; ++k) o.scale[k] = d * static_cast<float>(b.scales[2 * j + k / 4]);
+  }
+};
+
+// --- kernels ------------------------------------------------------------------------------
+
+// R rows one after the other, each against NT tokens, with two accumulator chains per
+// token: block i adds into chain i % 2, and the chains are summed lane by lane at the end.
+template <class F, int R, int NT>
+struct BlockKernel {
+  static void run(const std::byte* rows, std::int64_t row_stride, std::int64_t n, EncodedRows x,
+                  float* out, std::int64_t os) {
+    for (int r = 0; r < R; ++r) row(rows + r * row_stride, n, x, out + r, os);
+  }
+
+  static void row(const std::byte* w, std::int64_t n, EncodedRows x, float* out, std::int64_t os) {
+    Lanes acc[NT][2];
+    float off[NT][2] = {};
+    for (std::int64_t i = 0; i < n / 32; ++i) {
+      Block32 b;
+      F::decode(w, i, b);
+      for (int t = 0; t < NT; ++t) {
+        const Q8Block& a = static_cast<const Q8Block*>(x.data)[t * x.stride + i];
+        Lanes& chain = acc[t][i % 2];
+        for (int j = 0; j < 8; ++j) {
+          int p = 0;
+          for (int k = 0; k < 4; ++k) p += b.w[4 * j + k] * a.q[4 * j + k];
+          chain.v[j] = std::fma(static_cast<float>(p), b.scale[j] * a.d, chain.v[j]);
+        }
+        if (F::kHasMin) off[t][i % 2] = std::fma(b.min, a.s, off[t][i % 2]);
+      }
+    }
+    for (int t = 0; t < NT; ++t) {
+      Lanes both;
+      for (int j = 0; j < 8; ++j) both.v[j] = acc[t][0].v[j] + acc[t][1].v[j];
+      out[t * os] = hsum8(both) + (off[t][0] + off[t][1]);
+    }
+  }
+};
+
+// F16 / BF16 rows against activations of the same type: 8 lanes of multiply-adds, then the
+// values past the last whole 8 one by one.
+struct F16 {
+  static float to_float(std::uint16_t h) { return quants::fp16_to_float_branchless(h); }
+};
+struct BF16 {
+  static float to_float(std::uint16_t h) { return bf16_to_float(h); }
+};
+
+template <class F, int R, int NT>
+struct HalfKernel {
+  static void run(const std::byte* rows, std::int64_t row_stride, std::int64_t n, EncodedRows x,
+                  float* out, std::int64_t os) {
+    for (int r = 0; r < R; ++r) {
+      const auto* w = reinterpret_cast<const std::uint16_t*>(rows + r * row_stride);
+      for (int t = 0; t < NT; ++t) {
+        const auto* a = static_cast<const std::uint16_t*>(x.data) + t * x.stride;
+        Lanes acc;
+        std::int64_t i = 0;
+        for (; i + 8 <= n; i += 8) {
+          for (int j = 0; j < 8; ++j) {
+            acc.v[j] = std::fma(F::to_float(w[i + j]), F::to_float(a[i + j]), acc.v[j]);
+          }
+        }
+        float tail = 0.0f;
+        for (; i < n; ++i) tail = std::fma(F::to_float(w[i]), F::to_float(a[i]), tail);
+        out[t * os + r] = hsum8(acc) + tail;
+      }
+    }
+  }
+};
+
+}  // namespace
+
+const KernelTable& portable_kernels() {
+  static const KernelTable table = KVSCOPE_KERNEL_TABLE;
+  return table;
+}
+
+}  // namespace kvscope::quant_dot_detail

@@ -1,0 +1,202 @@
+// GGUF metadata values: type names, and decoding a value from the file's bytes with every
+// length and count checked against the bytes that remain before anything is allocated.
+#include <limits>
+
+#include "model/gguf/gguf_file.h"
+#include "model/gguf/gguf_value_reader.h"
+#include "util/error.h"
+
+namespace kvscope {
+
+std::string_view gguf_type_name(GgufType type) {
+  switch (type) {
+    case GgufType::UINT8:
+      return "uint8";
+    case GgufType::INT8:
+      return "int8";
+    case GgufType::UINT16:
+      return "uint16";
+    case GgufType::INT16:
+      return "int16";
+    case GgufType::UINT32:
+      return "uint32";
+    case GgufType::INT32:
+      return "int32";
+    case GgufType::FLOAT32:
+      return "float32";
+    case GgufType::BOOL:
+      return "bool";
+    case GgufType::STRING:
+      return "string";
+    case GgufType::ARRAY:
+      return "array";
+    case GgufType::UINT64:
+      return "uint64";
+    case GgufType::INT64:
+      return "int64";
+    case GgufType::FLOAT64:
+      return "float64";
+  }
+  return "unknown";
+}
+
+bool GgufValue::is_integer() const {
+  switch (type) {
+    case GgufType::UINT8:
+    case GgufType::INT8:
+    case GgufType::UINT16:
+    case GgufType::INT16:
+    case GgufType::UINT32:
+    case GgufType::INT32:
+    case GgufType::UINT64:
+    case GgufType::INT64:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool GgufValue::is_float() const {
+  return type == GgufType::FLOAT32 || type == GgufType::FLOAT64;
+}
+
+std::size_t GgufValue::array_size() const {
+  const auto* array = std::get_if<Array>(&value);
+  return type == GgufType::ARRAY && array != nullptr ? array->size() : 0;
+}
+
+// " (-1 as a signed count)" for counts that only make sense as a negative int64.
+std::string signed_hint(std::uint64_t count) {
+  if (count <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) return {};
+  return fmt::format(" ({} as a signed count)", static_cast<std::int64_t>(count));
+}
+
+// A length-prefixed string; the length is checked against what remains before reading.
+std::string_view read_gguf_string(ByteReader& r, std::string_view what) {
+  const std::uint64_t at = r.pos();
+  const auto len = r.read<std::uint64_t>(what);
+  if (len > r.remaining()) {
+    throw_error<ModelError>("{} {}{} at offset {} runs past end of file ({} bytes remain)", what,
+                            len, signed_hint(len), at, r.remaining());
+  }
+  return r.read_bytes(len, what);
+}
+
+GgufType read_gguf_type(ByteReader& r, std::string_view what) {
+  const auto raw = r.read<std::uint32_t>(what);
+  if (raw > static_cast<std::uint32_t>(GgufType::FLOAT64)) {
+    throw_error<ModelError>("unknown {} {} at offset {}", what, raw, r.pos() - 4);
+  }
+  return static_cast<GgufType>(raw);
+}
+
+namespace {
+
+// Each element becomes a GgufValue (~48 bytes); the largest real arrays (vocabularies,
+// merges) hold well under a million entries.
+constexpr std::uint64_t kMaxArrayElements = std::uint64_t{1} << 24;
+// Hostile nesting must not recurse the stack away.
+constexpr int kMaxArrayDepth = 8;
+
+// Bytes the smallest value of `type` takes (strings: the length; arrays: type and count).
+std::uint64_t min_value_bytes(GgufType type) {
+  switch (type) {
+    case GgufType::UINT8:
+    case GgufType::INT8:
+    case GgufType::BOOL:
+      return 1;
+    case GgufType::UINT16:
+    case GgufType::INT16:
+      return 2;
+    case GgufType::UINT32:
+    case GgufType::INT32:
+    case GgufType::FLOAT32:
+      return 4;
+    case GgufType::UINT64:
+    case GgufType::INT64:
+    case GgufType::FLOAT64:
+    case GgufType::STRING:
+      return 8;
+    case GgufType::ARRAY:
+      return 12;
+  }
+  return 1;
+}
+
+GgufValue::Array read_array(ByteReader& r, GgufType elem, int depth) {
+  if (depth >= kMaxArrayDepth) {
+    throw_error<ModelError>("arrays nested more than {} deep", kMaxArrayDepth);
+  }
+  const std::uint64_t at = r.pos();
+  const auto count = r.read<std::uint64_t>("array length");
+  if (count > kMaxArrayElements) {
+    throw_error<ModelError>("array length {}{} at offset {} exceeds the limit of {} elements",
+                            count, signed_hint(count), at, kMaxArrayElements);
+  }
+  if (count > r.remaining() / min_value_bytes(elem)) {
+    throw_error<ModelError>(
+        "array of {} {} at offset {} runs past end of file (needs at least {} bytes, {} remain)",
+        count, gguf_type_name(elem), at, count * min_value_bytes(elem), r.remaining());
+  }
+  GgufValue::Array array;
+  array.reserve(count);
+  for (std::uint64_t i = 0; i < count; ++i) array.push_back(read_gguf_value(r, elem, depth + 1));
+  return array;
+}
+
+}  // namespace
+
+GgufValue read_gguf_value(ByteReader& r, GgufType type, int depth) {
+  GgufValue v;
+  v.type = type;
+  switch (type) {
+    case GgufType::UINT8:
+      v.value = std::uint64_t{r.read<std::uint8_t>("uint8 value")};
+      break;
+    case GgufType::INT8:
+      v.value = std::int64_t{r.read<std::int8_t>("int8 value")};
+      break;
+    case GgufType::UINT16:
+      v.value = std::uint64_t{r.read<std::uint16_t>("uint16 value")};
+      break;
+    case GgufType::INT16:
+      v.value = std::int64_t{r.read<std::int16_t>("int16 value")};
+      break;
+    case GgufType::UINT32:
+      v.value = std::uint64_t{r.read<std::uint32_t>("uint32 value")};
+      break;
+    case GgufType::INT32:
+      v.value = std::int64_t{r.read<std::int32_t>("int32 value")};
+      break;
+    case GgufType::UINT64:
+      v.value = r.read<std::uint64_t>("uint64 value");
+      break;
+    case GgufType::INT64:
+      v.value = r.read<std::int64_t>("int64 value");
+      break;
+    case GgufType::FLOAT32:
+      v.value = double{r.read<float>("float32 value")};
+      break;
+    case GgufType::FLOAT64:
+      v.value = r.read<double>("float64 value");
+      break;
+    case GgufType::BOOL: {
+      const auto b = r.read<std::uint8_t>("bool value");
+      if (b > 1) {
+        throw_error<ModelError>("bool value {} at offset {} is not 0 or 1", b, r.pos() - 1);
+      }
+      v.value = b == 1;
+      break;
+    }
+    case GgufType::STRING:
+      v.value = std::string(read_gguf_string(r, "string length"));
+      break;
+    case GgufType::ARRAY:
+      v.array_type = read_gguf_type(r, "array element type");
+      v.value = read_array(r, v.array_type, depth);
+      break;
+  }
+  return v;
+}
+
+}  // namespace kvscope
