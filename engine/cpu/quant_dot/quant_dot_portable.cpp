@@ -22,14 +22,8 @@ namespace kvscope::quant_dot_detail {
 
 namespace {
 
-using quants::BlockQ4_0;
-using quants::BlockQ4_1;
-using quants::BlockQ4_K;
-using quants::BlockQ5_0;
-using quants::BlockQ5_1;
-using quants::BlockQ5_K;
-using quants::BlockQ6_K;
-using quants::BlockQ8_0;
+// The ggml block layouts (quant/quant_blocks.h) by their own names.
+using namespace quants;  // NOLINT(google-build-using-namespace)
 
 // The 8 lanes of the SIMD kernels' accumulators.
 struct Lanes {

@@ -2,13 +2,12 @@
 // prompt, greedy decoding must give exactly llama.cpp's 64 ids, and every top-5
 // log-probability must agree to 1e-3 — whatever the block size, the prefill chunking, or a
 // fork half-way (prefix sharing must not change a logit).
-#include <fstream>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
+#include "engine/run/reference_cases.h"
 #include "run/engine.h"
 #include "support/test_data.h"
 
@@ -17,32 +16,7 @@ namespace {
 
 constexpr double kLogprobTolerance = 1e-3;
 
-struct Case {
-  std::string prompt;
-  std::vector<TokenId> prompt_ids;
-  std::vector<TokenId> greedy_ids;
-  std::vector<std::vector<std::pair<TokenId, double>>> top;  // [step][5]
-};
-
-std::vector<Case> load_cases(const std::string& path) {
-  std::ifstream in(path);
-  const auto j = nlohmann::json::parse(in);
-  std::vector<Case> cases;
-  for (const auto& c : j.at("cases")) {
-    Case k;
-    k.prompt = c.at("prompt").get<std::string>();
-    k.prompt_ids = c.at("prompt_ids").get<std::vector<TokenId>>();
-    k.greedy_ids = c.at("greedy_ids").get<std::vector<TokenId>>();
-    for (const auto& s : c.at("steps")) {
-      std::vector<std::pair<TokenId, double>> top;
-      for (const auto& t : s.at("top"))
-        top.emplace_back(t.at(0).get<TokenId>(), t.at(1).get<double>());
-      k.top.push_back(top);
-    }
-    cases.push_back(std::move(k));
-  }
-  return cases;
-}
+using Case = test::ReferenceCase;
 
 struct Generated {
   std::vector<TokenId> ids;
@@ -61,15 +35,15 @@ GenerationRequest greedy(const std::vector<TokenId>& prompt) {
 // Checks ids and top-5 log-probabilities of a run against the reference case.
 void expect_matches(const Case& c, const Generated& run, const std::string& what) {
   ASSERT_EQ(run.ids, c.greedy_ids) << what << ": greedy ids differ for \"" << c.prompt << "\"";
-  ASSERT_EQ(run.events.size(), c.top.size()) << what;
+  ASSERT_EQ(run.events.size(), c.steps.size()) << what;
   double worst = 0;
-  for (std::size_t s = 0; s < c.top.size(); ++s) {
+  for (std::size_t s = 0; s < c.steps.size(); ++s) {
     const auto& got = run.events[s].top;
-    ASSERT_EQ(got.size(), c.top[s].size()) << what << " step " << s;
+    ASSERT_EQ(got.size(), c.steps[s].top.size()) << what << " step " << s;
     for (std::size_t k = 0; k < got.size(); ++k) {
-      EXPECT_EQ(got[k].first, c.top[s][k].first) << what << " step " << s << " rank " << k;
-      worst = std::max(worst, std::abs(got[k].second - c.top[s][k].second));
-      EXPECT_NEAR(got[k].second, c.top[s][k].second, kLogprobTolerance)
+      EXPECT_EQ(got[k].first, c.steps[s].top[k].first) << what << " step " << s << " rank " << k;
+      worst = std::max(worst, std::abs(got[k].second - c.steps[s].top[k].second));
+      EXPECT_NEAR(got[k].second, c.steps[s].top[k].second, kLogprobTolerance)
           << what << " step " << s << " rank " << k << " token " << got[k].first;
     }
   }
@@ -95,7 +69,7 @@ TEST_P(ReferenceTest, GreedyIdsAndTopLogprobsMatchLlamaCpp) {
   options.n_threads = 2;
   options.block_size = GetParam();
   Engine engine(model, options);
-  for (const Case& c : load_cases(reference)) {
+  for (const Case& c : test::load_reference_cases(reference)) {
     ASSERT_EQ(engine.tokenize(c.prompt, true), c.prompt_ids) << c.prompt;
     expect_matches(c, generate(engine, c), "block size " + std::to_string(GetParam()));
   }
@@ -110,7 +84,8 @@ TEST(Reference, ChunkedPrefillGivesTheSameOutput) {
   options.backend = "cpu";
   options.scheduler.max_batch_tokens = 2;  // prompts of 5+ tokens go in chunks of 2
   Engine engine(model, options);
-  for (const Case& c : load_cases(reference)) expect_matches(c, generate(engine, c), "chunked");
+  for (const Case& c : test::load_reference_cases(reference))
+    expect_matches(c, generate(engine, c), "chunked");
 }
 
 TEST(Reference, ForkHalfWayContinuesIdenticallyToTheParent) {
@@ -120,7 +95,7 @@ TEST(Reference, ForkHalfWayContinuesIdenticallyToTheParent) {
   options.backend = "cpu";
   options.block_size = 16;
   Engine engine(model, options);
-  for (const Case& c : load_cases(reference)) {
+  for (const Case& c : test::load_reference_cases(reference)) {
     Generated parent, child;
     RequestId parent_id = 0;
     bool forked = false;

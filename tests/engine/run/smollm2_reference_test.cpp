@@ -12,14 +12,13 @@
 // lost minimum, a mis-decoded block) moves every step by whole nats.
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include "cpu/cpu_ops.h"
+#include "engine/run/reference_cases.h"
 #include "run/engine.h"
 #include "support/test_data.h"
 
@@ -32,36 +31,8 @@ constexpr double kMaxTolerance = 1.0;
 constexpr double kMarginForIds =
     0.5;  // greedy ids must agree where llama.cpp's top-2 margin exceeds this
 
-struct Step {
-  TokenId id = -1;
-  std::vector<std::pair<TokenId, double>> top;  // [5], best first
-  double margin() const { return top[0].second - top[1].second; }
-};
-
-struct Case {
-  std::string prompt;
-  std::vector<TokenId> prompt_ids;
-  std::vector<Step> steps;
-};
-
-std::vector<Case> load_cases(const std::string& path) {
-  std::ifstream in(path);
-  const auto j = nlohmann::json::parse(in);
-  std::vector<Case> cases;
-  for (const auto& c : j.at("cases")) {
-    Case k;
-    k.prompt = c.at("prompt").get<std::string>();
-    k.prompt_ids = c.at("prompt_ids").get<std::vector<TokenId>>();
-    for (const auto& s : c.at("steps")) {
-      Step step;
-      step.id = s.at("id").get<TokenId>();
-      for (const auto& t : s.at("top")) step.top.emplace_back(t.at(0), t.at(1));
-      k.steps.push_back(std::move(step));
-    }
-    cases.push_back(std::move(k));
-  }
-  return cases;
-}
+using Step = test::ReferenceStep;
+using Case = test::ReferenceCase;
 
 EngineOptions cpu_options() {
   EngineOptions o;
@@ -99,7 +70,7 @@ TEST(SmolLM2Reference, PromptsTokenizeWithoutBosAsTheFileSays) {
   KVSCOPE_REQUIRE_SHARED(model, "models/SmolLM2-135M-Instruct.Q4_1.gguf");
   KVSCOPE_REQUIRE_SHARED(reference, "reference/smollm2-greedy.json");
   Engine engine(model, cpu_options());
-  for (const Case& c : load_cases(reference)) {
+  for (const Case& c : test::load_reference_cases(reference)) {
     EXPECT_EQ(engine.tokenize(c.prompt, true), c.prompt_ids) << c.prompt;
   }
 }
@@ -111,7 +82,7 @@ TEST(SmolLM2Reference, TeacherForcedLogprobsAgreeWithLlamaCppAtEveryStep) {
   KVSCOPE_REQUIRE_SHARED(reference, "reference/smollm2-greedy.json");
   Engine engine(model, cpu_options());
   const auto vocab = static_cast<std::size_t>(engine.spec().vocab_size);
-  for (const Case& c : load_cases(reference)) {
+  for (const Case& c : test::load_reference_cases(reference)) {
     std::vector<TokenId> tokens = c.prompt_ids;
     for (std::size_t s = 0; s + 1 < c.steps.size(); ++s) tokens.push_back(c.steps[s].id);
     std::vector<float> logits = engine.evaluate(tokens);
@@ -132,7 +103,7 @@ TEST(SmolLM2Reference, GreedyDecodeFollowsLlamaCppUntilANearTie) {
   KVSCOPE_REQUIRE_SHARED(model, "models/SmolLM2-135M-Instruct.Q4_1.gguf");
   KVSCOPE_REQUIRE_SHARED(reference, "reference/smollm2-greedy.json");
   Engine engine(model, cpu_options());
-  for (const Case& c : load_cases(reference)) {
+  for (const Case& c : test::load_reference_cases(reference)) {
     GenerationRequest r;
     r.prompt = c.prompt_ids;
     r.max_tokens = static_cast<std::int64_t>(c.steps.size());
