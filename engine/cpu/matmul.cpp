@@ -70,10 +70,14 @@ EncodedRows Matmul::encoded(ThreadPool& pool, ActivationKind kind) {
 }
 
 void Matmul::project(ThreadPool& pool, const WeightView& w, std::span<float> y,
-                     std::span<const std::uint8_t> sgemm) {
+                     std::span<const std::uint8_t> sgemm, const InterleavedMatrix* grouped) {
   if (w.cols != cols_) {
     throw_error<UsageError>("matmul: tensor {} takes {} inputs, the input rows have {}", w.name,
                             w.cols, cols_);
+  }
+  if (grouped && quantized_ && static_cast<std::int64_t>(y.size()) == w.rows * n_tokens_) {
+    project_grouped(pool, *grouped, y);
+    return;
   }
   const ActivationKind kind = activation_kind(w.type);
   const TileDotFn dot = quantized_ ? tile_dot_fn(w.type, isa_) : nullptr;
@@ -109,6 +113,39 @@ void Matmul::project(ThreadPool& pool, const WeightView& w, std::span<float> y,
         }
       },
       min_rows);
+}
+
+// Groups of 8 rows split over the pool; each group against the tokens 4 at a time. A last
+// group of fewer than 8 rows writes through a small buffer.
+void Matmul::project_grouped(ThreadPool& pool, const InterleavedMatrix& w, std::span<float> y) {
+  const InterleavedDotFn dot = interleaved_dot_fn(w.type(), isa_);
+  const EncodedRows x = encoded(pool, ActivationKind::Q8);
+  const std::int64_t rows = w.rows(), n_tokens = n_tokens_, n_blocks = w.cols() / 32;
+  float* out = y.data();
+  const std::int64_t min_groups =
+      std::max<std::int64_t>(1, kMinMacsPerChunk / (w.cols() * n_tokens * kInterleavedRows));
+  pool.parallel_for(
+      w.n_groups(),
+      [=, &w](std::int64_t begin, std::int64_t end) {
+        float partial[kMaxTileTokens * kInterleavedRows];
+        for (std::int64_t g = begin; g < end; ++g) {
+          const std::int64_t row0 = g * kInterleavedRows;
+          const std::int64_t valid = std::min<std::int64_t>(kInterleavedRows, rows - row0);
+          for (std::int64_t t = 0; t < n_tokens; t += kMaxTileTokens) {
+            const int nt = static_cast<int>(std::min<std::int64_t>(kMaxTileTokens, n_tokens - t));
+            const EncodedRows xt{static_cast<const Q8Block*>(x.data) + t * x.stride, x.stride};
+            if (valid == kInterleavedRows) {
+              dot(w.group(g), n_blocks, xt, nt, out + t * rows + row0, rows);
+              continue;
+            }
+            dot(w.group(g), n_blocks, xt, nt, partial, kInterleavedRows);
+            for (int i = 0; i < nt; ++i) {
+              std::copy_n(partial + i * kInterleavedRows, valid, out + (t + i) * rows + row0);
+            }
+          }
+        }
+      },
+      min_groups);
 }
 
 std::uint64_t Matmul::scratch_bytes() const {

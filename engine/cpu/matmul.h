@@ -14,6 +14,7 @@
 #include <span>
 #include <vector>
 
+#include "cpu/quant_dot/interleaved.h"
 #include "cpu/quant_dot/q8_activations.h"
 #include "cpu/quant_dot/quant_dot.h"
 #include "model/model.h"
@@ -37,15 +38,19 @@ class Matmul {
   void set_input(std::span<const float> x, std::int64_t cols);
 
   // y [n_tokens][w.rows] = x W^T for the current input (w.cols must equal its cols). `sgemm`
-  // is matvec's per-token summation order flag for F32 weights (cpu_ops.h).
+  // is matvec's per-token summation order flag for F32 weights (cpu_ops.h). With `grouped`
+  // (W re-laid in 8-row groups, interleaved.h) and quantized activations on, the grouped
+  // kernels run instead of the row-at-a-time ones.
   void project(ThreadPool& pool, const WeightView& w, std::span<float> y,
-               std::span<const std::uint8_t> sgemm = {});
+               std::span<const std::uint8_t> sgemm = {},
+               const InterleavedMatrix* grouped = nullptr);
 
   // Bytes of the encoding buffers (part of the backend's workspace).
   std::uint64_t scratch_bytes() const;
 
  private:
   EncodedRows encoded(ThreadPool& pool, ActivationKind kind);
+  void project_grouped(ThreadPool& pool, const InterleavedMatrix& w, std::span<float> y);
 
   bool quantized_;
   CpuIsa isa_;

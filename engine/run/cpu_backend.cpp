@@ -9,6 +9,7 @@
 #include "cpu/cpu_attention.h"
 #include "cpu/cpu_ops.h"
 #include "cpu/ggml_compat.h"
+#include "util/env.h"
 #include "util/error.h"
 
 namespace kvscope {
@@ -63,7 +64,26 @@ CpuBackend::CpuBackend(const Model& model, const CpuBackendOptions& options)
       matmul_(options.q8_activations),
       rope_(rope_config(model.spec(), options.context_length > 0 ? options.context_length
                                                                  : model.spec().context_length)),
-      memory_total_(options.memory_total) {}
+      memory_total_(options.memory_total) {
+  if (options.interleave_weights && matmul_.quantized_activations() &&
+      !env_turns_off("KVSCOPE_CPU_INTERLEAVE")) {
+    interleave_weights();
+  }
+}
+
+void CpuBackend::interleave_weights() {
+  auto copy = [this](const WeightView& w) -> std::unique_ptr<InterleavedMatrix> {
+    if (!w || !can_interleave(w.type) || w.cols % 32 != 0) return nullptr;
+    auto m = std::make_unique<InterleavedMatrix>(w);
+    grouped_bytes_ += m->bytes();
+    return m;
+  };
+  for (const LayerWeights& w : model_.weights().layers) {
+    grouped_.push_back({copy(w.wq), copy(w.wk), copy(w.wv), copy(w.wo), copy(w.w_gate),
+                        copy(w.w_up), copy(w.w_down)});
+  }
+  grouped_output_ = copy(model_.weights().output);
+}
 
 std::string CpuBackend::name() const {
   if (!matmul_.quantized_activations()) {
@@ -122,9 +142,10 @@ void CpuBackend::attention_block(std::int64_t layer, std::span<const SequenceChu
   const auto eps = static_cast<float>(spec_.norm_eps);
   rmsnorm(rows(s_.x, n_tokens, dim), w.attn_norm, eps, rows(s_.xb, n_tokens, dim));
   matmul_.set_input(rows(s_.xb, n_tokens, dim), dim);
-  matmul_.project(pool_, w.wq, rows(s_.q, n_tokens, q_dim), s_.sgemm);
-  matmul_.project(pool_, w.wk, rows(s_.k, n_tokens, kv_dim), s_.sgemm);
-  matmul_.project(pool_, w.wv, rows(s_.v, n_tokens, kv_dim), s_.sgemm);
+  const GroupedLayer* g = grouped_.empty() ? nullptr : &grouped_[layer];
+  matmul_.project(pool_, w.wq, rows(s_.q, n_tokens, q_dim), s_.sgemm, g ? g->wq.get() : nullptr);
+  matmul_.project(pool_, w.wk, rows(s_.k, n_tokens, kv_dim), s_.sgemm, g ? g->wk.get() : nullptr);
+  matmul_.project(pool_, w.wv, rows(s_.v, n_tokens, kv_dim), s_.sgemm, g ? g->wv.get() : nullptr);
   if (w.bq) add_bias(rows(s_.q, n_tokens, q_dim), w.bq);
   if (w.bk) add_bias(rows(s_.k, n_tokens, kv_dim), w.bk);
   if (w.bv) add_bias(rows(s_.v, n_tokens, kv_dim), w.bv);
@@ -152,7 +173,7 @@ void CpuBackend::attention_block(std::int64_t layer, std::span<const SequenceChu
     t += n;
   }
   matmul_.set_input(rows(s_.att, n_tokens, q_dim), q_dim);
-  matmul_.project(pool_, w.wo, rows(s_.proj, n_tokens, dim), s_.sgemm);
+  matmul_.project(pool_, w.wo, rows(s_.proj, n_tokens, dim), s_.sgemm, g ? g->wo.get() : nullptr);
   add_in_place(rows(s_.x, n_tokens, dim), rows(s_.proj, n_tokens, dim));
 }
 
@@ -165,13 +186,16 @@ void CpuBackend::ffn_block(std::int64_t layer, std::int64_t n_tokens) {
   const std::span<const std::uint8_t> order =
       layer == spec_.n_layers - 1 ? std::span<const std::uint8_t>(s_.sgemm_out) : s_.sgemm;
   matmul_.set_input(rows(s_.xb, n_tokens, dim), dim);
-  matmul_.project(pool_, w.w_gate, rows(s_.gate, n_tokens, ffn), order);
-  matmul_.project(pool_, w.w_up, rows(s_.up, n_tokens, ffn), order);
+  const GroupedLayer* g = grouped_.empty() ? nullptr : &grouped_[layer];
+  matmul_.project(pool_, w.w_gate, rows(s_.gate, n_tokens, ffn), order,
+                  g ? g->w_gate.get() : nullptr);
+  matmul_.project(pool_, w.w_up, rows(s_.up, n_tokens, ffn), order, g ? g->w_up.get() : nullptr);
   for (std::int64_t t = 0; t < n_tokens; ++t) {  // ggml's silu lanes restart at every row
     ggml_swiglu_row(&s_.gate[t * ffn], &s_.up[t * ffn], &s_.gate[t * ffn], ffn);
   }
   matmul_.set_input(rows(s_.gate, n_tokens, ffn), ffn);
-  matmul_.project(pool_, w.w_down, rows(s_.proj, n_tokens, dim), order);
+  matmul_.project(pool_, w.w_down, rows(s_.proj, n_tokens, dim), order,
+                  g ? g->w_down.get() : nullptr);
   add_in_place(rows(s_.x, n_tokens, dim), rows(s_.proj, n_tokens, dim));
 }
 
@@ -196,7 +220,7 @@ void CpuBackend::compute_logits(std::span<const SequenceChunk> chunks, std::vect
   rmsnorm(s_.last, model_.weights().output_norm, static_cast<float>(spec_.norm_eps), s_.last);
   logits.resize(static_cast<std::size_t>(n_rows * model_.weights().output.rows));
   matmul_.set_input(s_.last, dim);
-  matmul_.project(pool_, model_.weights().output, logits, order);
+  matmul_.project(pool_, model_.weights().output, logits, order, grouped_output_.get());
 }
 
 std::string CpuBackend::kernels() const {
@@ -213,7 +237,8 @@ MemoryInfo CpuBackend::memory_info(const KvCacheManager& kv) const {
   for (std::int64_t g = 0; g < kv.n_groups(); ++g) {
     info.kv_pool += static_cast<std::uint64_t>(kv.pool(g).n_blocks() * kv.layout(g).block_bytes());
   }
-  info.workspace = s_.bytes() + matmul_.scratch_bytes();
+  // the 8-row-group copies of the quantized weights are host memory beside the mapped file
+  info.workspace = s_.bytes() + matmul_.scratch_bytes() + grouped_bytes_;
   const std::uint64_t used = info.weights + info.kv_pool + info.workspace;
   info.free = info.total > used ? info.total - used : 0;
   return info;

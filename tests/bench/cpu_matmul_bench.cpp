@@ -3,15 +3,18 @@
 //               on rows of 576 and 4096 values that stay in cache: the kernel's own speed,
 //               in multiply-adds/s
 //   BM_Project  Matmul::project on SmolLM2's w_up shape (1536 x 576) for one token (decode,
-//               weights from memory) and 128 tokens (a prompt), 2 threads
+//               weights from memory) and 128 tokens (a prompt), 2 threads; row by row, and
+//               in 8-row groups where the type has them
 // Run: build/bin/kvscope_cpu_benchmarks [--benchmark_filter=q4_1]
 #include <benchmark/benchmark.h>
 
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "cpu/matmul.h"
+#include "cpu/quant_dot/interleaved.h"
 #include "cpu/quant_dot/q8_activations.h"
 #include "cpu/quant_dot/quant_dot.h"
 #include "cpu/thread_pool.h"
@@ -71,17 +74,19 @@ void BM_TileDot(benchmark::State& state, TensorType type, CpuIsa isa, int n_rows
                                                benchmark::Counter::kIsIterationInvariantRate);
 }
 
-void BM_Project(benchmark::State& state, TensorType type, std::int64_t n_tokens) {
+void BM_Project(benchmark::State& state, TensorType type, std::int64_t n_tokens, bool grouped) {
   const std::int64_t rows = 1536, cols = 576;
   const std::vector<std::uint8_t> data = quantized(type, rows, cols);
   const WeightView w{"bench.w_up", type, rows, cols, data.data()};
+  std::unique_ptr<InterleavedMatrix> groups;
+  if (grouped) groups = std::make_unique<InterleavedMatrix>(w);
   const std::vector<float> x = random_floats(n_tokens * cols, 3);
   std::vector<float> y(static_cast<std::size_t>(n_tokens * rows));
   ThreadPool pool(2);
   Matmul mm(true);
   for (auto _ : state) {
     mm.set_input(x, cols);  // encodes again on first use, as every step does
-    mm.project(pool, w, y);
+    mm.project(pool, w, y, {}, groups.get());
     benchmark::DoNotOptimize(y.data());
   }
   state.counters["tokens/s"] = benchmark::Counter(static_cast<double>(n_tokens),
@@ -101,8 +106,12 @@ int register_all() {
         benchmark::RegisterBenchmark((name + "/1x4").c_str(), BM_TileDot, type, isa, 1, 4, n);
       }
     }
-    benchmark::RegisterBenchmark(("Project/" + t + "/decode").c_str(), BM_Project, type, 1);
-    benchmark::RegisterBenchmark(("Project/" + t + "/prompt128").c_str(), BM_Project, type, 128);
+    for (const bool grouped : {false, true}) {
+      if (grouped && !can_interleave(type)) continue;
+      const std::string p = "Project/" + t + (grouped ? "/8-row groups" : "");
+      benchmark::RegisterBenchmark((p + "/decode").c_str(), BM_Project, type, 1, grouped);
+      benchmark::RegisterBenchmark((p + "/prompt128").c_str(), BM_Project, type, 128, grouped);
+    }
   }
   return 0;
 }

@@ -45,6 +45,11 @@ struct EncodedRows {
 using TileDotFn = void (*)(const void* rows, std::int64_t row_stride, int n_rows, std::int64_t n,
                            EncodedRows x, int n_tokens, float* out, std::int64_t out_stride);
 
+// out[t * out_stride + r] = row r of one interleaved group (interleaved.h) · x[t], for
+// r < 8 and t < n_tokens (1 .. kMaxTileTokens); n_blocks = cols / 32.
+using InterleavedDotFn = void (*)(const std::uint8_t* group, std::int64_t n_blocks, EncodedRows x,
+                                  int n_tokens, float* out, std::int64_t out_stride);
+
 enum class CpuIsa { Portable, Avx2, Avx512Vnni };
 std::string_view cpu_isa_name(CpuIsa isa);
 
@@ -61,6 +66,7 @@ namespace quant_dot_detail {
 // Per-ISA tables, indexed by the kernels' own type order (see quant_dot.cpp).
 struct KernelTable {
   TileDotFn q4_0, q4_1, q5_0, q5_1, q8_0, q4_K, q5_K, q6_K, f16, bf16;
+  InterleavedDotFn interleaved_q4_0, interleaved_q4_1, interleaved_q8_0;
 };
 const KernelTable& portable_kernels();
 const KernelTable* avx2_kernels();        // nullptr when not compiled in (non-x86 builds)

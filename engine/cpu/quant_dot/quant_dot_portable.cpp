@@ -230,6 +230,55 @@ struct HalfKernel {
   }
 };
 
+// 8 interleaved rows (interleaved.h) against NT tokens: lane r of every sum is row r.
+template <class F, int NT>
+struct InterleavedKernel {
+  static constexpr bool kEightBit = std::is_same_v<F, Q8_0>;
+  static constexpr int kCodeBytes = kEightBit ? 256 : 128;
+  static constexpr int kBlockBytes = (F::kHasMin ? 32 : 16) + kCodeBytes;
+
+  static void run(const std::uint8_t* group, std::int64_t n_blocks, EncodedRows x, float* out,
+                  std::int64_t os) {
+    float acc[NT][8] = {}, off[NT][8] = {};
+    for (std::int64_t b = 0; b < n_blocks; ++b) {
+      const std::uint8_t* blk = group + b * kBlockBytes;
+      const std::uint8_t* codes = blk + (F::kHasMin ? 32 : 16);
+      float d[8], min[8];
+      for (int r = 0; r < 8; ++r) {
+        d[r] = fp16_to_float(static_cast<std::uint16_t>(blk[2 * r] | (blk[2 * r + 1] << 8)));
+        min[r] = F::kHasMin ? fp16_to_float(static_cast<std::uint16_t>(blk[16 + 2 * r] |
+                                                                       (blk[17 + 2 * r] << 8)))
+                            : -8.0f * d[r];
+      }
+      for (int t = 0; t < NT; ++t) {
+        const Q8Block& a = static_cast<const Q8Block*>(x.data)[t * x.stride + b];
+        for (int r = 0; r < 8; ++r) {
+          int p = 0;
+          if constexpr (kEightBit) {
+            for (int g = 0; g < 8; ++g) {
+              for (int k = 0; k < 4; ++k) {
+                p += static_cast<std::int8_t>(codes[(g * 8 + r) * 4 + k]) * a.q[4 * g + k];
+              }
+            }
+          } else {
+            for (int g = 0; g < 4; ++g) {
+              for (int k = 0; k < 4; ++k) {
+                const std::uint8_t c = codes[(g * 8 + r) * 4 + k];
+                p += (c & 0xF) * a.q[4 * g + k] + (c >> 4) * a.q[16 + 4 * g + k];
+              }
+            }
+          }
+          acc[t][r] = std::fma(static_cast<float>(p), d[r] * a.d, acc[t][r]);
+          if (!kEightBit) off[t][r] = std::fma(min[r], a.s, off[t][r]);
+        }
+      }
+    }
+    for (int t = 0; t < NT; ++t) {
+      for (int r = 0; r < 8; ++r) out[t * os + r] = acc[t][r] + off[t][r];
+    }
+  }
+};
+
 }  // namespace
 
 const KernelTable& portable_kernels() {

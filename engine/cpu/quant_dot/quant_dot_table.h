@@ -1,7 +1,8 @@
 // Builds a quant_dot_detail::KernelTable from what every kernel file defines in its own
 // anonymous namespace: the format structs Q4_0 .. Q6_K, F16, BF16, and
-//   BlockKernel<Format, R, NT>::run  (quantized formats, per 32-value block)
-//   HalfKernel<Format, R, NT>::run   (F16 / BF16)
+//   BlockKernel<Format, R, NT>::run        (quantized formats, per 32-value block)
+//   HalfKernel<Format, R, NT>::run         (F16 / BF16)
+//   InterleavedKernel<Format, NT>::run     (8-row groups of Q4_0, Q4_1, Q8_0: interleaved.h)
 // each computing an R-row x NT-token tile. run_tile picks the instantiated shape for a call:
 // one token, 1 to 4 rows (decode: four rows share each activation block), or 2 to 4 tokens on
 // pairs of rows (prompts: each decoded weight block serves every token of the tile).
@@ -51,6 +52,22 @@ void run_tile(const void* rows, std::int64_t row_stride, int n_rows, std::int64_
   }
 }
 
+// Calls K<NT>::run for the tile's token count.
+template <template <int> class K>
+void run_group(const std::uint8_t* group, std::int64_t n_blocks, EncodedRows x, int n_tokens,
+               float* out, std::int64_t out_stride) {
+  switch (n_tokens) {
+    case 1:
+      return K<1>::run(group, n_blocks, x, out, out_stride);
+    case 2:
+      return K<2>::run(group, n_blocks, x, out, out_stride);
+    case 3:
+      return K<3>::run(group, n_blocks, x, out, out_stride);
+    default:
+      return K<4>::run(group, n_blocks, x, out, out_stride);
+  }
+}
+
 }  // namespace kvscope::quant_dot_detail
 
 // The kernel of format F as a template over the tile shape, for run_tile.
@@ -62,10 +79,19 @@ void run_tile(const void* rows, std::int64_t row_stride, int n_rows, std::int64_
         KVSCOPE_TILE_FN(BlockKernel, Q5_0), KVSCOPE_TILE_FN(BlockKernel, Q5_1), \
         KVSCOPE_TILE_FN(BlockKernel, Q8_0), KVSCOPE_TILE_FN(BlockKernel, Q4_K), \
         KVSCOPE_TILE_FN(BlockKernel, Q5_K), KVSCOPE_TILE_FN(BlockKernel, Q6_K), \
-        KVSCOPE_TILE_FN(HalfKernel, F16), KVSCOPE_TILE_FN(HalfKernel, BF16)     \
+        KVSCOPE_TILE_FN(HalfKernel, F16), KVSCOPE_TILE_FN(HalfKernel, BF16),    \
+        &run_group<GroupShape<InterleavedKernel, Q4_0>::template Of>,           \
+        &run_group<GroupShape<InterleavedKernel, Q4_1>::template Of>,           \
+        &run_group<GroupShape<InterleavedKernel, Q8_0>::template Of>            \
   }
 
 namespace kvscope::quant_dot_detail {
+// Binds the interleaved kernel to a format, leaving the token count open (for run_group).
+template <template <class, int> class Kernel, class F>
+struct GroupShape {
+  template <int NT>
+  using Of = Kernel<F, NT>;
+};
 // Binds a kernel template to a format, leaving the tile shape open (for run_tile).
 template <template <class, int, int> class Kernel, class F>
 struct TileShape {

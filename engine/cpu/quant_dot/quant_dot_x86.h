@@ -268,5 +268,84 @@ struct HalfKernel {
   }
 };
 
+// --- 8 interleaved rows (interleaved.h) ----------------------------------------------------
+
+// sum += the dot products of 4 codes per lane with 4 activation bytes broadcast to all lanes.
+inline __m256i dot_add(__m256i sum, __m256i u, __m256i s) {
+#if KVSCOPE_QDOT_VNNI
+  return _mm256_dpbusd_epi32(sum, u, s);
+#else
+  return _mm256_add_epi32(sum, dot_u8s8(u, s));
+#endif
+}
+
+inline __m256i broadcast4(const std::int8_t* q) {
+  std::int32_t v;
+  std::memcpy(&v, q, 4);
+  return _mm256_set1_epi32(v);
+}
+
+// Lane r of every register is row r. Q4_0 and Q4_1 keep unsigned nibbles (Q4_0's -8 d is its
+// minimum), Q8_0 signed bytes (the sign trick, no minimum).
+template <class F, int NT>
+struct InterleavedKernel {
+  static constexpr bool kEightBit = std::is_same_v<F, Q8_0>;
+  static constexpr int kCodeBytes = kEightBit ? 256 : 128;
+  static constexpr int kBlockBytes = (F::kHasMin ? 32 : 16) + kCodeBytes;
+
+  static void run(const std::uint8_t* group, std::int64_t n_blocks, EncodedRows x, float* out,
+                  std::int64_t os) {
+    __m256 acc[NT], off[NT];
+#pragma GCC unroll 4
+    for (int t = 0; t < NT; ++t) acc[t] = off[t] = _mm256_setzero_ps();
+    const auto* xs = static_cast<const Q8Block*>(x.data);
+    const __m256i low4 = _mm256_set1_epi8(0x0F);
+    for (std::int64_t b = 0; b < n_blocks; ++b) {
+      const std::uint8_t* blk = group + b * kBlockBytes;
+      const std::uint8_t* codes = blk + (F::kHasMin ? 32 : 16);
+      const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk)));
+      __m256 min = _mm256_mul_ps(_mm256_set1_ps(-8.0f), d);
+      if constexpr (F::kHasMin) {
+        min = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 16)));
+      }
+      const Q8Block* a[NT];
+      __m256i p[NT];
+#pragma GCC unroll 4
+      for (int t = 0; t < NT; ++t) a[t] = &xs[t * x.stride + b], p[t] = _mm256_setzero_si256();
+      if constexpr (kEightBit) {
+#pragma GCC unroll 8
+        for (int g = 0; g < 8; ++g) {
+          const __m256i w = load32(codes + 32 * g);
+          const __m256i abs_w = _mm256_sign_epi8(w, w);
+#pragma GCC unroll 4
+          for (int t = 0; t < NT; ++t) {
+            p[t] = dot_add(p[t], abs_w, _mm256_sign_epi8(broadcast4(a[t]->q + 4 * g), w));
+          }
+        }
+      } else {
+#pragma GCC unroll 4
+        for (int g = 0; g < 4; ++g) {
+          const __m256i packed = load32(codes + 32 * g);
+          const __m256i lo = _mm256_and_si256(packed, low4);
+          const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(packed, 4), low4);
+#pragma GCC unroll 4
+          for (int t = 0; t < NT; ++t) {
+            p[t] = dot_add(p[t], lo, broadcast4(a[t]->q + 4 * g));
+            p[t] = dot_add(p[t], hi, broadcast4(a[t]->q + 16 + 4 * g));
+          }
+        }
+      }
+#pragma GCC unroll 4
+      for (int t = 0; t < NT; ++t) {
+        acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p[t]),
+                                 _mm256_mul_ps(d, _mm256_set1_ps(a[t]->d)), acc[t]);
+        if (!kEightBit) off[t] = _mm256_fmadd_ps(min, _mm256_set1_ps(a[t]->s), off[t]);
+      }
+    }
+#pragma GCC unroll 4
+    for (int t = 0; t < NT; ++t) _mm256_storeu_ps(out + t * os, _mm256_add_ps(acc[t], off[t]));
+  }
+};
+
 }  // namespace
 }  // namespace kvscope::quant_dot_detail

@@ -1,0 +1,96 @@
+#include "cpu/quant_dot/interleaved.h"
+
+#include <cstring>
+
+#include "quant/quant_blocks.h"
+#include "util/error.h"
+
+namespace kvscope {
+
+namespace {
+
+// Bytes of one 32-value block of a group: scales, minimums, codes.
+std::int64_t group_block_bytes(TensorType type) {
+  switch (type) {
+    case TensorType::Q4_0:
+      return 16 + 128;
+    case TensorType::Q4_1:
+      return 32 + 128;
+    case TensorType::Q8_0:
+      return 16 + 256;
+    default:
+      return 0;
+  }
+}
+
+// Copies block b of row r (of a group) into its places in the group's block `out`: the
+// scale (and minimum), and its code bytes 4 at a time. The stored 4-bit codes already pair
+// value j (low nibble) with value 16 + j (high), the layout the kernels read.
+void place(TensorType type, const std::byte* src, int r, std::uint8_t* out) {
+  using namespace quants;  // NOLINT(google-build-using-namespace)
+  std::uint8_t* d = out + 2 * r;
+  if (type == TensorType::Q8_0) {
+    const auto& b = *reinterpret_cast<const BlockQ8_0*>(src);
+    std::memcpy(d, b.d.bytes, 2);
+    for (int g = 0; g < 8; ++g) std::memcpy(out + 16 + (g * 8 + r) * 4, b.qs + 4 * g, 4);
+    return;
+  }
+  const bool has_min = type == TensorType::Q4_1;
+  const std::uint8_t* qs = nullptr;
+  if (has_min) {
+    const auto& b = *reinterpret_cast<const BlockQ4_1*>(src);
+    std::memcpy(d, b.d.bytes, 2);
+    std::memcpy(out + 16 + 2 * r, b.m.bytes, 2);
+    qs = b.qs;
+  } else {
+    const auto& b = *reinterpret_cast<const BlockQ4_0*>(src);
+    std::memcpy(d, b.d.bytes, 2);
+    qs = b.qs;
+  }
+  std::uint8_t* codes = out + (has_min ? 32 : 16);
+  for (int g = 0; g < 4; ++g) std::memcpy(codes + (g * 8 + r) * 4, qs + 4 * g, 4);
+}
+
+}  // namespace
+
+bool can_interleave(TensorType type) {
+  return group_block_bytes(type) > 0;
+}
+
+InterleavedMatrix::InterleavedMatrix(const WeightView& w)
+    : type_(w.type), rows_(w.rows), cols_(w.cols), block_bytes_(group_block_bytes(w.type)) {
+  if (!can_interleave(w.type) || w.cols % 32 != 0 || !w.data) {
+    throw_error<UsageError>("interleave: tensor {} ({} x {} {}) has no interleaved layout", w.name,
+                            w.rows, w.cols, tensor_type_name(w.type));
+  }
+  const std::int64_t n_blocks = cols_ / 32;
+  const std::int64_t src_block = tensor_type_info(type_).block_bytes;
+  bytes_.assign(static_cast<std::size_t>(n_groups() * group_bytes()), 0);  // padding rows: 0
+  for (std::int64_t row = 0; row < rows_; ++row) {
+    const auto* src = static_cast<const std::byte*>(w.row(row));
+    std::uint8_t* group = bytes_.data() + (row / kInterleavedRows) * group_bytes();
+    const int r = static_cast<int>(row % kInterleavedRows);
+    for (std::int64_t b = 0; b < n_blocks; ++b) {
+      place(type_, src + b * src_block, r, group + b * block_bytes_);
+    }
+  }
+}
+
+InterleavedDotFn interleaved_dot_fn(TensorType type, CpuIsa isa) {
+  const quant_dot_detail::KernelTable* table = &quant_dot_detail::portable_kernels();
+  if (isa == CpuIsa::Avx2) table = quant_dot_detail::avx2_kernels();
+  if (isa == CpuIsa::Avx512Vnni) table = quant_dot_detail::avx512vnni_kernels();
+  if (table == nullptr) return nullptr;
+  switch (type) {
+    case TensorType::Q4_0:
+      return table->interleaved_q4_0;
+    case TensorType::Q4_1:
+      return table->interleaved_q4_1;
+    case TensorType::Q8_0:
+      return table->interleaved_q8_0;
+    default:
+      return nullptr;
+  }
+}
+
+}  // namespace kvscope
