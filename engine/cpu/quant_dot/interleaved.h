@@ -29,6 +29,13 @@ namespace kvscope {
 
 inline constexpr int kInterleavedRows = 8;
 
+// One 32-value block of a group: scales (and minimums), then the codes.
+template <bool kEightBit, bool kHasMin>
+struct GroupBlock {
+  static constexpr int kCodeOffset = kHasMin ? 32 : 16;
+  static constexpr int kBytes = kCodeOffset + (kEightBit ? 256 : 128);
+};
+
 // Whether `type` has an interleaved layout (Q4_0, Q4_1, Q8_0).
 bool can_interleave(TensorType type);
 

@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "cpu/quant_dot/interleaved.h"
 #include "cpu/quant_dot/quant_dot.h"
 #include "cpu/quant_dot/quant_dot_table.h"
 #include "quant/quant_blocks.h"
@@ -234,15 +235,14 @@ struct HalfKernel {
 template <class F, int NT>
 struct InterleavedKernel {
   static constexpr bool kEightBit = std::is_same_v<F, Q8_0>;
-  static constexpr int kCodeBytes = kEightBit ? 256 : 128;
-  static constexpr int kBlockBytes = (F::kHasMin ? 32 : 16) + kCodeBytes;
+  using Layout = GroupBlock<kEightBit, F::kHasMin>;
 
   static void run(const std::uint8_t* group, std::int64_t n_blocks, EncodedRows x, float* out,
                   std::int64_t os) {
     float acc[NT][8] = {}, off[NT][8] = {};
     for (std::int64_t b = 0; b < n_blocks; ++b) {
-      const std::uint8_t* blk = group + b * kBlockBytes;
-      const std::uint8_t* codes = blk + (F::kHasMin ? 32 : 16);
+      const std::uint8_t* blk = group + b * Layout::kBytes;
+      const std::uint8_t* codes = blk + Layout::kCodeOffset;
       float d[8], min[8];
       for (int r = 0; r < 8; ++r) {
         d[r] = fp16_to_float(static_cast<std::uint16_t>(blk[2 * r] | (blk[2 * r + 1] << 8)));

@@ -19,6 +19,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "cpu/quant_dot/interleaved.h"
 #include "cpu/quant_dot/quant_dot.h"
 #include "quant/quant_blocks.h"
 #include "util/half.h"
@@ -290,8 +291,7 @@ inline __m256i broadcast4(const std::int8_t* q) {
 template <class F, int NT>
 struct InterleavedKernel {
   static constexpr bool kEightBit = std::is_same_v<F, Q8_0>;
-  static constexpr int kCodeBytes = kEightBit ? 256 : 128;
-  static constexpr int kBlockBytes = (F::kHasMin ? 32 : 16) + kCodeBytes;
+  using Layout = GroupBlock<kEightBit, F::kHasMin>;
 
   static void run(const std::uint8_t* group, std::int64_t n_blocks, EncodedRows x, float* out,
                   std::int64_t os) {
@@ -301,8 +301,8 @@ struct InterleavedKernel {
     const auto* xs = static_cast<const Q8Block*>(x.data);
     const __m256i low4 = _mm256_set1_epi8(0x0F);
     for (std::int64_t b = 0; b < n_blocks; ++b) {
-      const std::uint8_t* blk = group + b * kBlockBytes;
-      const std::uint8_t* codes = blk + (F::kHasMin ? 32 : 16);
+      const std::uint8_t* blk = group + b * Layout::kBytes;
+      const std::uint8_t* codes = blk + Layout::kCodeOffset;
       const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk)));
       __m256 min = _mm256_mul_ps(_mm256_set1_ps(-8.0f), d);
       if constexpr (F::kHasMin) {

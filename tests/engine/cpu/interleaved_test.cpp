@@ -5,7 +5,6 @@
 
 #include <cmath>
 #include <cstring>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -14,6 +13,7 @@
 #include "cpu/matmul.h"
 #include "cpu/quant_dot/q8_activations.h"
 #include "cpu/thread_pool.h"
+#include "engine/cpu/random_weights.h"
 #include "util/error.h"
 
 namespace kvscope {
@@ -21,27 +21,11 @@ namespace {
 
 constexpr TensorType kTypes[] = {TensorType::Q4_0, TensorType::Q4_1, TensorType::Q8_0};
 
-std::vector<float> random_floats(std::int64_t n, std::uint32_t seed, float scale) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> dist(0.0f, scale);
-  std::vector<float> v(static_cast<std::size_t>(n));
-  for (float& x : v) x = dist(rng);
-  return v;
-}
-
-struct Stored {
-  std::vector<std::uint8_t> bytes;
-  WeightView view;
-};
+using test::random_floats;
+using Stored = test::StoredWeight;
 
 Stored stored(TensorType type, std::int64_t rows, std::int64_t cols, std::uint32_t seed) {
-  Stored s;
-  const std::vector<float> f = random_floats(rows * cols, seed, 0.05f);
-  const std::int64_t rb = row_bytes(type, cols);
-  s.bytes.resize(static_cast<std::size_t>(rows * rb));
-  for (std::int64_t r = 0; r < rows; ++r) quantize_row(type, &f[r * cols], &s.bytes[r * rb], cols);
-  s.view = WeightView{"test.weight", type, rows, cols, s.bytes.data()};
-  return s;
+  return test::stored_weight(type, rows, cols, seed);
 }
 
 std::vector<Q8Block> activations(std::int64_t n_tokens, std::int64_t cols, std::uint32_t seed) {

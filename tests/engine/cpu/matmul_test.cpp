@@ -5,40 +5,24 @@
 #include "cpu/matmul.h"
 
 #include <cstring>
-#include <random>
 #include <vector>
 
 #include <gtest/gtest.h>
 
 #include "cpu/cpu_ops.h"
 #include "cpu/thread_pool.h"
+#include "engine/cpu/random_weights.h"
 #include "quant/tensor_type.h"
 #include "util/error.h"
 
 namespace kvscope {
 namespace {
 
-std::vector<float> random_floats(std::int64_t n, std::uint32_t seed, float scale) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> dist(0.0f, scale);
-  std::vector<float> v(static_cast<std::size_t>(n));
-  for (float& x : v) x = dist(rng);
-  return v;
-}
-
-struct StoredWeight {
-  std::vector<std::uint8_t> bytes;
-  WeightView view;
-};
+using test::random_floats;
+using test::StoredWeight;
 
 StoredWeight stored(TensorType type, std::int64_t rows, std::int64_t cols, std::uint32_t seed) {
-  StoredWeight w;
-  const std::vector<float> f = random_floats(rows * cols, seed, 0.05f);
-  const std::int64_t rb = row_bytes(type, cols);
-  w.bytes.resize(static_cast<std::size_t>(rows * rb));
-  for (std::int64_t r = 0; r < rows; ++r) quantize_row(type, &f[r * cols], &w.bytes[r * rb], cols);
-  w.view = WeightView{"test.weight", type, rows, cols, w.bytes.data()};
-  return w;
+  return test::stored_weight(type, rows, cols, seed);
 }
 
 bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {

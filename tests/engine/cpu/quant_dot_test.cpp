@@ -6,7 +6,6 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
-#include <random>
 #include <string>
 #include <utility>
 #include <vector>
@@ -15,6 +14,7 @@
 
 #include "cpu/quant_dot/q8_activations.h"
 #include "cpu/simd_dispatch.h"
+#include "engine/cpu/random_weights.h"
 #include "quant/tensor_type.h"
 #include "util/error.h"
 #include "util/half.h"
@@ -27,23 +27,12 @@ constexpr TensorType kTypes[] = {
     TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K, TensorType::F16,  TensorType::BF16};
 constexpr CpuIsa kSimd[] = {CpuIsa::Avx2, CpuIsa::Avx512Vnni};
 
-std::vector<float> random_floats(std::int64_t n, std::uint32_t seed, float scale = 1.0f) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> dist(0.0f, scale);
-  std::vector<float> v(static_cast<std::size_t>(n));
-  for (float& x : v) x = dist(rng);
-  return v;
-}
+using test::random_floats;
 
 // `rows` stored rows of `n` values of `type`, quantized from random floats.
 std::vector<std::uint8_t> random_rows(TensorType type, std::int64_t rows, std::int64_t n,
                                       std::uint32_t seed) {
-  const std::vector<float> w = random_floats(rows * n, seed, 0.05f);
-  std::vector<std::uint8_t> out(static_cast<std::size_t>(rows * row_bytes(type, n)));
-  for (std::int64_t r = 0; r < rows; ++r) {
-    quantize_row(type, &w[r * n], &out[r * row_bytes(type, n)], n);
-  }
-  return out;
+  return test::stored_weight(type, rows, n, seed).bytes;
 }
 
 // The activations of `n_tokens` rows encoded for `type`, kept alive with their view.
