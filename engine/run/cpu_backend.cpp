@@ -11,6 +11,7 @@
 #include "cpu/ggml_compat.h"
 #include "util/env.h"
 #include "util/error.h"
+#include "util/mapped_file.h"
 
 namespace kvscope {
 
@@ -76,6 +77,8 @@ void CpuBackend::interleave_weights() {
     if (!w || !can_interleave(w.type) || w.cols % 32 != 0) return nullptr;
     auto m = std::make_unique<InterleavedMatrix>(w);
     grouped_bytes_ += m->bytes();
+    // the original rows are not read again (embedding lookups fault in the few they need)
+    advise_pages_unneeded(w.data, static_cast<std::size_t>(w.rows * w.row_bytes()));
     return m;
   };
   for (const LayerWeights& w : model_.weights().layers) {

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <utility>
 
@@ -59,6 +60,18 @@ void MappedFile::release() noexcept {
   if (data_ != nullptr) ::munmap(const_cast<std::uint8_t*>(data_), size_);
   data_ = nullptr;
   size_ = 0;
+}
+
+void advise_pages_unneeded(const void* p, std::size_t n) noexcept {
+#ifdef MADV_PAGEOUT
+  const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const auto begin = (reinterpret_cast<std::uintptr_t>(p) + page - 1) / page * page;
+  const auto end = (reinterpret_cast<std::uintptr_t>(p) + n) / page * page;
+  if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_PAGEOUT);
+#else
+  (void)p;
+  (void)n;
+#endif
 }
 
 }  // namespace kvscope

@@ -9,6 +9,12 @@
 
 namespace kvscope {
 
+// Tells the OS that the whole pages inside [p, p + n) will not be read for a while, so it may
+// reclaim them (MADV_PAGEOUT, Linux 5.4+). Only a hint: the bytes stay readable, a file page
+// is read again on the next access, and nothing happens where the OS does not support it.
+// For weights copied into another layout, so the mapped originals stop counting as resident.
+void advise_pages_unneeded(const void* p, std::size_t n) noexcept;
+
 class MappedFile {
  public:
   // Maps `path` read-only; throws ModelError naming the path and the OS reason on failure.
