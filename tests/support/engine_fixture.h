@@ -1,11 +1,11 @@
 // What every Engine and scheduler test on the real model starts from: the generation
 // fixtures (engines with a small context, greedy requests, the recorder, solo outputs:
-// engine/run/generation_fixtures.h), the shared-data lookup, and their names brought into
+// support/generation_fixtures.h), the shared-data lookup, and their names brought into
 // namespace kvscope so that a test's own anonymous namespace uses them unqualified.
 #pragma once
 
-#include "engine/run/generation_fixtures.h"
 #include "run/engine.h"
+#include "support/generation_fixtures.h"
 #include "support/test_data.h"
 
 namespace kvscope {

@@ -6,11 +6,11 @@
 
 #include <gtest/gtest.h>
 
-#include "generation_fixtures.h"
 #include "plan/memory_model.h"
 #include "plan/weight_footprint.h"
 #include "run/cpu_backend.h"
 #include "run/engine.h"
+#include "support/generation_fixtures.h"
 #include "support/test_data.h"
 #include "util/error.h"
 

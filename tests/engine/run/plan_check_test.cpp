@@ -4,21 +4,11 @@
 
 #include <gtest/gtest.h>
 
-#include "generation_fixtures.h"
-#include "run/engine.h"
-#include "support/test_data.h"
+#include "support/engine_fixture.h"
 #include "util/error.h"
 
 namespace kvscope {
 namespace {
-
-using test::greedy_request;
-using test::pool_of;
-using test::record_into;
-using test::Recorded;
-using test::run_bounded;
-using test::small_options;
-using test::story_prompts;
 
 void expect_agreement(const PlanCheck& c, const char* what) {
   EXPECT_TRUE(c.agrees()) << what;

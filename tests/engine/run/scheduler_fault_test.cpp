@@ -12,7 +12,7 @@
 
 #include <gtest/gtest.h>
 
-#include "generation_fixtures.h"
+#include "support/generation_fixtures.h"
 #include "wrapped_scheduler.h"
 
 namespace kvscope {

@@ -11,12 +11,12 @@
 
 #include <gtest/gtest.h>
 
-#include "generation_fixtures.h"
 #include "kv/kv_cache_manager.h"
 #include "model/model.h"
 #include "plan/kv_footprint.h"
 #include "run/cpu_backend.h"
 #include "run/scheduler.h"
+#include "support/generation_fixtures.h"
 #include "support/test_data.h"
 
 namespace kvscope::test {
