@@ -174,21 +174,33 @@ void paged_attention(ThreadPool& pool, const KvCacheManager& kv, SeqId seq, std:
   const bool f16 = lv.L.k_dtype == KvDtype::F16 && lv.L.v_dtype == KvDtype::F16;
   const std::int64_t group = shape.n_heads / shape.n_kv_heads;
   const float scale = 1.0f / std::sqrt(static_cast<float>(hd));  // llama.cpp's kq_scale
-  // one work item per (token, kv head); heads of a group are adjacent in q: [n_heads][hd]
-  pool.parallel_for(n_tokens * shape.n_kv_heads, [&](std::int64_t begin, std::int64_t end) {
+  // One work item per (token, KV head, part of its query heads). Decoding has few (3 KV heads
+  // for SmolLM2): the heads of a group are then split into parts so every thread has work.
+  // A head's arithmetic does not depend on the others of its group, so results are the same;
+  // each part reads the group's K and V once.
+  const std::int64_t items = n_tokens * shape.n_kv_heads;
+  const std::int64_t want = 2 * static_cast<std::int64_t>(pool.size());
+  const std::int64_t parts = items >= want ? 1 : std::min(group, (want + items - 1) / items);
+  const std::int64_t part_heads = (group + parts - 1) / parts;
+  pool.parallel_for(items * parts, [&](std::int64_t begin, std::int64_t end) {
     Scratch s;
     for (std::int64_t item = begin; item < end; ++item) {
-      const std::int64_t t = item / shape.n_kv_heads;
-      const std::int64_t kvh = item % shape.n_kv_heads;
-      const float* qt = q.data() + t * q_dim + kvh * group * hd;
-      float* ot = out.data() + t * q_dim + kvh * group * hd;
+      const std::int64_t t = item / (shape.n_kv_heads * parts);
+      const std::int64_t kvh = item / parts % shape.n_kv_heads;
+      const std::int64_t h0 = item % parts * part_heads;
+      const std::int64_t n_heads = std::min(part_heads, group - h0);
+      if (n_heads <= 0) continue;
+      // heads of a group are adjacent in q and out: [n_heads][hd]
+      const std::int64_t first = t * q_dim + (kvh * group + h0) * hd;
+      const float* qt = q.data() + first;
+      float* ot = out.data() + first;
       if (f16) {
-        attend_f16(lv, kvh, group, start_pos + t, scale, qt, ot, s);
+        attend_f16(lv, kvh, n_heads, start_pos + t, scale, qt, ot, s);
         continue;
       }
-      s.q_scaled.resize(static_cast<std::size_t>(group * hd));
-      for (std::int64_t i = 0; i < group * hd; ++i) s.q_scaled[i] = qt[i] * scale;
-      attend_float(lv, kvh, group, start_pos + t, s.q_scaled.data(), ot, s);
+      s.q_scaled.resize(static_cast<std::size_t>(n_heads * hd));
+      for (std::int64_t i = 0; i < n_heads * hd; ++i) s.q_scaled[i] = qt[i] * scale;
+      attend_float(lv, kvh, n_heads, start_pos + t, s.q_scaled.data(), ot, s);
     }
   });
 }

@@ -217,6 +217,27 @@ TEST(CpuAttention, F16CacheIsLlamaCppFlashAttentionWhateverTheBlocks) {
   }
 }
 
+// Decoding one token has few (token, KV head) items, so the heads of a group are split over
+// the threads; a head's result must not depend on how its group was split.
+TEST(CpuAttention, SplittingAGroupsHeadsOverThreadsChangesNoBit) {
+  for (const KvDtype dtype : {KvDtype::F16, KvDtype::Int8, KvDtype::Int4}) {
+    Case c;
+    c.dtype = dtype;
+    c.head_dim = 64;
+    c.n_kv_heads = 1;
+    c.group = 6;
+    c.length = 70;
+    c.n_query = 1;
+    const Fixture f(c);
+    const auto q = queries(c);
+    c.threads = 1;  // two parts of 3 heads
+    const auto two_parts = run(c, f, q);
+    c.threads = 3;  // six parts of 1 head
+    expect_bits_equal(run(c, f, q), two_parts, c.name());
+    if (dtype == KvDtype::F16) expect_bits_equal(two_parts, expected_f16(c, f, q), c.name());
+  }
+}
+
 TEST(CpuAttention, F16CacheStaysCloseToExactAttention) {
   Case c;
   c.head_dim = 64;
