@@ -76,7 +76,9 @@ void CpuBackend::interleave_weights() {
   auto copy = [this](const WeightView& w) -> std::unique_ptr<InterleavedMatrix> {
     if (!w || !can_interleave(w.type) || w.cols % 32 != 0) return nullptr;
     auto m = std::make_unique<InterleavedMatrix>(w);
-    grouped_bytes_ += m->bytes();
+    // a group block is the 8 rows' blocks re-laid, byte for byte as large: only the padding
+    // rows of a short last group add to what the file's pages held
+    grouped_padding_bytes_ += m->bytes() - static_cast<std::uint64_t>(w.rows * w.row_bytes());
     // the original rows are not read again (embedding lookups fault in the few they need)
     advise_pages_unneeded(w.data, static_cast<std::size_t>(w.rows * w.row_bytes()));
     return m;
@@ -240,8 +242,9 @@ MemoryInfo CpuBackend::memory_info(const KvCacheManager& kv) const {
   for (std::int64_t g = 0; g < kv.n_groups(); ++g) {
     info.kv_pool += static_cast<std::uint64_t>(kv.pool(g).n_blocks() * kv.layout(g).block_bytes());
   }
-  // the 8-row-group copies of the quantized weights are host memory beside the mapped file
-  info.workspace = s_.bytes() + matmul_.scratch_bytes() + grouped_bytes_;
+  // The 8-row-group copies stand in for the mapped pages of the weights they re-lay (those are
+  // given back to the OS), so they count as weights; their padding rows as workspace.
+  info.workspace = s_.bytes() + matmul_.scratch_bytes() + grouped_padding_bytes_;
   const std::uint64_t used = info.weights + info.kv_pool + info.workspace;
   info.free = info.total > used ? info.total - used : 0;
   return info;

@@ -27,8 +27,9 @@ struct CpuBackendOptions {
   bool q8_activations = true;
   // With q8_activations: Q4_0, Q4_1 and Q8_0 matrices are copied once, at construction, into
   // 8-row groups (cpu/quant_dot/interleaved.h), which the dot products read about three
-  // times faster; the copy is host memory the size of those weights. false, or
-  // KVSCOPE_CPU_INTERLEAVE=0: the rows are read where the file maps them.
+  // times faster; the copy is as large as those weights, whose mapped pages are then given
+  // back to the OS. false, or KVSCOPE_CPU_INTERLEAVE=0: the rows are read where the file maps
+  // them.
   bool interleave_weights = true;
 };
 
@@ -88,7 +89,7 @@ class CpuBackend final : public Backend {
   Scratch s_;
   std::vector<GroupedLayer> grouped_;  // [n_layers] (empty: none)
   std::unique_ptr<InterleavedMatrix> grouped_output_;
-  std::uint64_t grouped_bytes_ = 0;
+  std::uint64_t grouped_padding_bytes_ = 0;  // rows added to fill the last groups
 };
 
 }  // namespace kvscope
