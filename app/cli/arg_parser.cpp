@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <charconv>
+#include <cmath>
 #include <cstdio>
 
 #include <fmt/format.h>
@@ -90,24 +91,31 @@ std::string ArgParser::required(const std::string& name) const {
   return *v;
 }
 
-std::int64_t ArgParser::get_int(const std::string& name, std::int64_t fallback) const {
+std::int64_t ArgParser::get_int(const std::string& name, std::int64_t fallback, std::int64_t lo,
+                                std::int64_t hi) const {
   auto v = get(name);
   if (!v) return fallback;
   std::int64_t out = 0;
   auto [ptr, ec] = std::from_chars(v->data(), v->data() + v->size(), out);
   if (ec != std::errc() || ptr != v->data() + v->size()) {
-    throw_error<UsageError>("option {}: '{}' is not an integer", name, *v);
+    throw_error<UsageError>("option {}: '{}' is not an integer in {}..{}", name, *v, lo, hi);
+  }
+  if (out < lo || out > hi) {
+    throw_error<UsageError>("option {}: {} is outside {}..{}", name, out, lo, hi);
   }
   return out;
 }
 
-double ArgParser::get_double(const std::string& name, double fallback) const {
+double ArgParser::get_double(const std::string& name, double fallback, double lo, double hi) const {
   auto v = get(name);
   if (!v) return fallback;
   double out = 0;
   auto [ptr, ec] = std::from_chars(v->data(), v->data() + v->size(), out);
-  if (ec != std::errc() || ptr != v->data() + v->size()) {
-    throw_error<UsageError>("option {}: '{}' is not a number", name, *v);
+  if (ec != std::errc() || ptr != v->data() + v->size() || !std::isfinite(out)) {
+    throw_error<UsageError>("option {}: '{}' is not a number in {}..{}", name, *v, lo, hi);
+  }
+  if (out < lo || out > hi) {
+    throw_error<UsageError>("option {}: {} is outside {}..{}", name, out, lo, hi);
   }
   return out;
 }

@@ -26,8 +26,11 @@ class ArgParser {
   std::optional<std::string> get(const std::string& name) const;
   std::string get_or(const std::string& name, const std::string& fallback) const;
   std::string required(const std::string& name) const;
-  std::int64_t get_int(const std::string& name, std::int64_t fallback) const;
-  double get_double(const std::string& name, double fallback) const;
+  // A numeric option's value (`fallback` when absent). Every numeric option states the range
+  // it accepts: a value outside [lo, hi] is a UsageError naming the option and the range.
+  std::int64_t get_int(const std::string& name, std::int64_t fallback, std::int64_t lo,
+                       std::int64_t hi) const;
+  double get_double(const std::string& name, double fallback, double lo, double hi) const;
   const std::vector<std::string>& positional() const { return positional_; }
   std::string help() const;
 

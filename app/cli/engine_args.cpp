@@ -26,17 +26,16 @@ EngineOptions engine_options(const ArgParser& p) {
   EngineOptions o;
   o.backend = p.get_or("--backend", "auto");
   o.cuda_factory = cuda_backend_factory();
-  o.n_threads = static_cast<int>(p.get_int("-t", 0));
-  if (o.n_threads < 0) throw_error<UsageError>("option -t: {} threads", o.n_threads);
-  o.context_length = p.get_int("-c", 0);
+  o.n_threads = static_cast<int>(p.get_int("-t", 0, 0, 4096));      // 0: all cores
+  o.context_length = p.get_int("-c", 0, 0, std::int64_t{1} << 30);  // 0: the model's
   o.k_dtype = parse_kv_dtype(p.get_or("-ctk", "f16"));
   o.v_dtype = parse_kv_dtype(p.get_or("-ctv", "f16"));
-  o.block_size = p.get_int("--block-size", 16);
+  o.block_size = p.get_int("--block-size", 16, 1, 4096);
   if (auto v = p.get("--kv-budget"))
     o.kv_budget_bytes = static_cast<std::uint64_t>(parse_byte_size(*v, "--kv-budget"));
   if (auto v = p.get("--memory"))
     o.memory_budget_bytes = static_cast<std::uint64_t>(parse_byte_size(*v, "--memory"));
-  o.scheduler.max_batch_tokens = p.get_int("-b", 512);
+  o.scheduler.max_batch_tokens = p.get_int("-b", 512, 1, std::int64_t{1} << 20);
   o.q8_activations = !p.has("--f32-activations");
   return o;
 }

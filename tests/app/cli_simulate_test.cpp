@@ -87,12 +87,13 @@ TEST(CliSimulate, BadOptionsEndInOneClearLine) {
   expect_one_error_line(run_cli({"simulate", "--trace", "poems"}),
                         "unknown trace 'poems' (known: chat, api-burst, long-documents)");
   expect_one_error_line(run_cli({"simulate", "--trace", "chat", "--block-size", "0"}),
-                        "block size 0");
+                        "option --block-size: 0 is outside 1..256");
   expect_one_error_line(run_cli({"simulate", "--trace", "chat", "--block-size", "300"}),
-                        "block size 300");
+                        "option --block-size: 300 is outside 1..256");
   expect_one_error_line(run_cli({"simulate", "--trace", "chat", "--capacity", "1000"}),
                         "max context 2048 exceeds the capacity of 1000");
-  expect_one_error_line(run_cli({"simulate", "--trace", "chat", "--requests", "0"}), "0 requests");
+  expect_one_error_line(run_cli({"simulate", "--trace", "chat", "--requests", "0"}),
+                        "option --requests: 0 is outside 1..1000000");
   expect_one_error_line(run_cli({"simulate", "--trace", "chat", "--seed", "-1"}), "--seed");
   expect_one_error_line(run_cli({"simulate", "--trace", "chat", "--capacity", "lots"}),
                         "--capacity");

@@ -125,6 +125,27 @@ TEST(Cli, BadOptionsAreOneClearLine) {
   expect_clean_error(run_cli({"run", "-m", model, "-p", "hi", "--backend", "tpu"}), "tpu");
 }
 
+// Every numeric option states its range; a value outside it is one clear line naming the
+// option and the range, never a crash (perplexity -c 1 used to divide by zero).
+TEST(Cli, NumericOptionsOutsideTheirRangeNameTheOptionAndTheRange) {
+  KVSCOPE_REQUIRE_SHARED(model, "models/stories260K.gguf");
+  expect_clean_error(run_cli({"run", "-m", model, "-p", "hi", "-t", "-2"}),
+                     "option -t: -2 is outside 0..4096");
+  expect_clean_error(run_cli({"run", "-m", model, "-p", "hi", "--top-p", "1.5"}),
+                     "option --top-p: 1.5 is outside 0..1");
+  expect_clean_error(run_cli({"run", "-m", model, "-p", "hi", "--temp", "nan"}), "--temp");
+  expect_clean_error(run_cli({"bench", "-m", model, "-r", "0"}), "option -r: 0 is outside 1..1000");
+  expect_clean_error(run_cli({"plan", "-m", model, "--vram", "8GiB", "--util", "2"}),
+                     "option --util: 2 is outside 0.01..1");
+  const std::string text = (scratch_dir() / "text.txt").string();
+  {
+    std::ofstream out(text);
+    out << "Once upon a time there was a little dog. It liked to run and play in the sun.";
+  }
+  expect_clean_error(run_cli({"perplexity", "-m", model, "-f", text, "-c", "1"}),
+                     "perplexity needs at least 2");
+}
+
 TEST(Cli, PromptLongerThanTheContextNamesBothNumbers) {
   KVSCOPE_REQUIRE_SHARED(model, "models/stories260K.gguf");
   std::string prompt;

@@ -84,8 +84,9 @@ int cmd_bench(const Args& args) {
   p.option({"-r", "--repetitions"}, "repetitions; the median is reported (default 5)");
   p.flag({"--json"}, "print prompt_tokens_per_s and decode_tokens_per_s as JSON");
   if (!p.parse(args)) return 0;
-  const std::int64_t n_prompt = p.get_int("-p", 128), n_gen = p.get_int("-n", 128);
-  const std::int64_t reps = p.get_int("-r", 5);
+  const std::int64_t n_prompt = p.get_int("-p", 128, 1, std::int64_t{1} << 20);
+  const std::int64_t n_gen = p.get_int("-n", 128, 1, std::int64_t{1} << 20);
+  const std::int64_t reps = p.get_int("-r", 5, 1, 1000);
   if (n_prompt < 1 || n_gen < 1 || reps < 1) {
     throw_error<UsageError>("-p ({}), -n ({}) and -r ({}) must be at least 1", n_prompt, n_gen,
                             reps);

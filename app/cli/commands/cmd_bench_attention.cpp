@@ -107,9 +107,7 @@ std::vector<std::int64_t> parse_contexts(const std::string& text) {
 }
 
 int int_option(const ArgParser& p, const char* name, std::int64_t fallback, std::int64_t max) {
-  const std::int64_t v = p.get_int(name, fallback);
-  if (v < 1 || v > max) throw_error<UsageError>("option {}: {} is not in 1..{}", name, v, max);
-  return static_cast<int>(v);
+  return static_cast<int>(p.get_int(name, fallback, 1, max));
 }
 
 BenchOptions parse_options(const ArgParser& p) {

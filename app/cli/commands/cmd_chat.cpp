@@ -3,6 +3,7 @@
 // is a user message; an empty line or end of input ends the chat.
 #include <cstdio>
 #include <iostream>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -37,9 +38,10 @@ int cmd_chat(const Args& args) {
     messages.push_back({"user", line});
     GenerationRequest r;
     r.prompt = engine.tokenize_chat(messages);
-    r.max_tokens = p.get_int("-n", 512);
-    r.sampling.temperature = static_cast<float>(p.get_double("--temp", 0.8));
-    r.sampling.seed = static_cast<std::uint64_t>(p.get_int("--seed", 0));
+    r.max_tokens = p.get_int("-n", 512, 1, std::int64_t{1} << 30);
+    r.sampling.temperature = static_cast<float>(p.get_double("--temp", 0.8, 0.0, 100.0));
+    r.sampling.seed = static_cast<std::uint64_t>(
+        p.get_int("--seed", 0, 0, std::numeric_limits<std::int64_t>::max()));
     r.stop_strings = engine.chat_stop_strings();
     const RequestResult result = engine.generate(std::move(r), [](const TokenEvent& ev) {
       fmt::print("{}", ev.text);

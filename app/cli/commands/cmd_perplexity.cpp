@@ -6,6 +6,7 @@
 // from the baseline and how often both put the same token first.
 #include <cmath>
 #include <fstream>
+#include <limits>
 #include <sstream>
 #include <vector>
 
@@ -80,9 +81,11 @@ int cmd_perplexity(const Args& args) {
   const std::int64_t ctx = engine.context_length();
   const std::int64_t vocab = engine.spec().vocab_size;
   const std::vector<TokenId> tokens = engine.tokenize(read_file(p.required("-f")), false);
+  if (ctx < 2) throw_error<UsageError>("option -c: {} tokens; perplexity needs at least 2", ctx);
   const std::int64_t per_chunk = ctx - 1;  // BOS + ctx - 1 text tokens
   std::int64_t n_chunks = static_cast<std::int64_t>(tokens.size()) / per_chunk;
-  n_chunks = std::min(n_chunks, p.get_int("--chunks", n_chunks));
+  n_chunks = std::min(n_chunks,
+                      p.get_int("--chunks", n_chunks, 1, std::numeric_limits<std::int64_t>::max()));
   if (n_chunks < 1) {
     throw_error<UsageError>("the text has {} tokens; one chunk of -c {} needs {}", tokens.size(),
                             ctx, per_chunk);

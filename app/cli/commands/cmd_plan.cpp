@@ -85,16 +85,17 @@ ModelChoice choose_model(const ArgParser& p, const fs::path& dir) {
 PlanRequest build_request(const ArgParser& p, const ModelChoice& m, const GpuPreset* gpu) {
   const KvDtype k = parse_kv_dtype(p.get_or("-ctk", "f16"));
   const KvDtype v = parse_kv_dtype(p.get_or("-ctv", "f16"));
-  PlanRequest r = make_plan_request(m.spec, m.weights, k, v, p.get_int("--block-size", 16));
-  r.batch = p.get_int("--batch", 1);
-  r.context = p.get_int("-c", m.spec.context_length);
-  r.prefill_chunk = p.get_int("--chunk", 512);
+  PlanRequest r =
+      make_plan_request(m.spec, m.weights, k, v, p.get_int("--block-size", 16, 1, 4096));
+  r.batch = p.get_int("--batch", 1, 1, std::int64_t{1} << 20);
+  r.context = p.get_int("-c", m.spec.context_length, 1, std::int64_t{1} << 30);
+  r.prefill_chunk = p.get_int("--chunk", 512, 1, std::int64_t{1} << 30);
   const std::string backend = p.get_or("--backend", "cuda");
   if (backend != "cuda" && backend != "cpu") {
     throw_error<UsageError>("--backend: '{}' (expected cuda or cpu)", backend);
   }
   r.backend = backend == "cuda" ? PlanBackend::Cuda : PlanBackend::Cpu;
-  r.budget.utilisation = p.get_double("--util", 0.9);
+  r.budget.utilisation = p.get_double("--util", 0.9, 0.01, 1.0);
   if (auto used = p.get("--used")) r.budget.used_by_others = parse_byte_size(*used, "--used");
   if (gpu != nullptr && p.has("--vram")) throw_error<UsageError>("give --gpu or --vram, not both");
   if (gpu != nullptr) r.budget.total_bytes = gpu->memory_bytes;
@@ -123,7 +124,8 @@ Answers solve(const ArgParser& p, const PlanRequest& r, const GpuPreset* gpu,
   a.max_batch = max_batch(r);
   a.best_dtype = best_kv_dtype(r);
   a.smallest_gpu = smallest_gpu(r, gpus);
-  const double bandwidth = p.get_double("--bandwidth", gpu != nullptr ? gpu->bandwidth_gb_s : 0.0);
+  const double bandwidth =
+      p.get_double("--bandwidth", gpu != nullptr ? gpu->bandwidth_gb_s : 0.0, 0.0, 1e6);
   if (bandwidth != 0.0) a.roofline = roofline_decode(r, bandwidth);
   return a;
 }

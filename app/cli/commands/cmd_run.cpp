@@ -1,6 +1,7 @@
 // `kvscope-cli run`: generate from a prompt, printing the text as it streams, or one JSON
 // object (--json) shaped like ../shared/reference/stories260K-greedy.json's cases.
 #include <cstdio>
+#include <limits>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -16,14 +17,16 @@ namespace {
 GenerationRequest request_from_args(const ArgParser& p, const Engine& engine) {
   GenerationRequest r;
   r.prompt = engine.tokenize(p.required("-p"), !p.has("--no-bos"));
-  r.max_tokens = p.get_int("-n", 128);
-  r.sampling.temperature = static_cast<float>(p.get_double("--temp", 0.8));
-  r.sampling.top_k = static_cast<int>(p.get_int("--top-k", 40));
-  r.sampling.top_p = static_cast<float>(p.get_double("--top-p", 0.95));
-  r.sampling.min_p = static_cast<float>(p.get_double("--min-p", 0.05));
-  r.sampling.repeat_penalty = static_cast<float>(p.get_double("--repeat-penalty", 1.0));
-  r.sampling.seed = static_cast<std::uint64_t>(p.get_int("--seed", 0));
-  r.top_logprobs = static_cast<int>(p.get_int("--top-logprobs", 0));
+  r.max_tokens = p.get_int("-n", 128, 1, std::int64_t{1} << 30);
+  r.sampling.temperature = static_cast<float>(p.get_double("--temp", 0.8, 0.0, 100.0));
+  r.sampling.top_k = static_cast<int>(p.get_int("--top-k", 40, 0, std::int64_t{1} << 24));
+  r.sampling.top_p = static_cast<float>(p.get_double("--top-p", 0.95, 0.0, 1.0));
+  r.sampling.min_p = static_cast<float>(p.get_double("--min-p", 0.05, 0.0, 1.0));
+  r.sampling.repeat_penalty =
+      static_cast<float>(p.get_double("--repeat-penalty", 1.0, 0.01, 100.0));
+  r.sampling.seed = static_cast<std::uint64_t>(
+      p.get_int("--seed", 0, 0, std::numeric_limits<std::int64_t>::max()));
+  r.top_logprobs = static_cast<int>(p.get_int("--top-logprobs", 0, 0, 100));
   r.stop_at_end_of_generation = !p.has("--ignore-eos");
   if (auto s = p.get("--stop")) r.stop_strings.push_back(*s);
   return r;
@@ -79,7 +82,7 @@ int cmd_run(const Args& args) {
                           {"generated_ids", result.generated},
                           {"text", result.text},
                           {"finish_reason", finish_reason_name(result.reason)}};
-    if (p.get_int("--top-logprobs", 0) > 0) out["steps"] = steps_json(events);
+    if (p.get_int("--top-logprobs", 0, 0, 100) > 0) out["steps"] = steps_json(events);
     fmt::print("{}\n", out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   } else {
     fmt::print("\n");

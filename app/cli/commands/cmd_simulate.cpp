@@ -3,6 +3,7 @@
 // reserves the maximum context per sequence, a contiguous exact-size first-fit cache, and
 // the engine's paged KvCacheManager; a table per policy gives the used-slot share, the
 // waste split and the admission figures (or one JSON object with --json).
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -44,13 +45,13 @@ Setup build_setup(const ArgParser& p) {
   Setup s;
   s.preset = &find_trace_preset(p.required("--trace"));
   s.spec = s.preset->spec;
-  s.spec.n_requests = p.get_int("--requests", s.spec.n_requests);
-  s.spec.max_context = p.get_int("--max-context", s.spec.max_context);
-  const std::int64_t seed = p.get_int("--seed", static_cast<std::int64_t>(s.spec.seed));
-  if (seed < 0) throw_error<UsageError>("option --seed: {} (need >= 0)", seed);
+  s.spec.n_requests = p.get_int("--requests", s.spec.n_requests, 1, 1'000'000);
+  s.spec.max_context = p.get_int("--max-context", s.spec.max_context, 1, std::int64_t{1} << 30);
+  const std::int64_t seed = p.get_int("--seed", static_cast<std::int64_t>(s.spec.seed), 0,
+                                      std::numeric_limits<std::int64_t>::max());
   s.spec.seed = static_cast<std::uint64_t>(seed);
-  s.config.capacity = p.get_int("--capacity", s.preset->capacity);
-  s.config.block_size = p.get_int("--block-size", 16);
+  s.config.capacity = p.get_int("--capacity", s.preset->capacity, 1, std::int64_t{1} << 40);
+  s.config.block_size = p.get_int("--block-size", 16, 1, kSimMaxBlockSize);
   s.config.max_context = s.spec.max_context;
   validate_sim_config(s.config);  // before generating: names the option that is wrong
   return s;
