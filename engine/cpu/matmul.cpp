@@ -81,8 +81,7 @@ void Matmul::project(ThreadPool& pool, const WeightView& w, std::span<float> y,
   }
   const ActivationKind kind = activation_kind(w.type);
   const TileDotFn dot = quantized_ ? tile_dot_fn(w.type, isa_) : nullptr;
-  if (kind == ActivationKind::F32 || dot == nullptr ||
-      (kind == ActivationKind::Q8 && cols_ % kQ8BlockValues != 0)) {
+  if (kind == ActivationKind::F32 || dot == nullptr) {
     matvec(pool, w, x_, y, sgemm);
     return;
   }

@@ -44,7 +44,6 @@ class CpuBackend final : public Backend {
   MemoryInfo memory_info(const KvCacheManager& kv) const override;
 
   int n_threads() const { return pool_.size(); }
-  bool q8_activations() const { return matmul_.quantized_activations(); }
   // What the projections run with: "AVX-512 VNNI kernels, 8-bit activations", ...
   std::string kernels() const;
 

@@ -77,9 +77,7 @@ InterleavedMatrix::InterleavedMatrix(const WeightView& w)
 }
 
 InterleavedDotFn interleaved_dot_fn(TensorType type, CpuIsa isa) {
-  const quant_dot_detail::KernelTable* table = &quant_dot_detail::portable_kernels();
-  if (isa == CpuIsa::Avx2) table = quant_dot_detail::avx2_kernels();
-  if (isa == CpuIsa::Avx512Vnni) table = quant_dot_detail::avx512vnni_kernels();
+  const quant_dot_detail::KernelTable* table = quant_dot_detail::kernel_table(isa);
   if (table == nullptr) return nullptr;
   switch (type) {
     case TensorType::Q4_0:

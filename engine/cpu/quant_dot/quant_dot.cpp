@@ -56,10 +56,20 @@ CpuIsa best_cpu_isa() {
   return CpuIsa::Portable;
 }
 
+const KernelTable* quant_dot_detail::kernel_table(CpuIsa isa) {
+  switch (isa) {
+    case CpuIsa::Avx2:
+      return avx2_kernels();
+    case CpuIsa::Avx512Vnni:
+      return avx512vnni_kernels();
+    case CpuIsa::Portable:
+      break;
+  }
+  return &portable_kernels();
+}
+
 TileDotFn tile_dot_fn(TensorType type, CpuIsa isa) {
-  const KernelTable* table = &quant_dot_detail::portable_kernels();
-  if (isa == CpuIsa::Avx2) table = quant_dot_detail::avx2_kernels();
-  if (isa == CpuIsa::Avx512Vnni) table = quant_dot_detail::avx512vnni_kernels();
+  const KernelTable* table = quant_dot_detail::kernel_table(isa);
   if (table == nullptr) return nullptr;
   switch (type) {
     case TensorType::Q4_0:

@@ -1,10 +1,11 @@
 // Dot products of stored weight rows with encoded activations, as llama.cpp's CPU backend
 // computes them: quantized weights (Q4_0 .. Q8_0, Q4_K, Q5_K, Q6_K) against 8-bit activation
 // codes (q8_activations.h) in integer multiply-adds, F16 and BF16 weights against activations
-// rounded to the same type. A call multiplies a tile of up to kMaxTileRows weight rows with
-// up to kMaxTileTokens activation rows: decoding shares each activation block among four
-// weight rows, a prompt shares each decoded weight block among four tokens (what makes a
-// prompt cheaper per token than decoding).
+// rounded to the same type. A call multiplies up to kMaxTileRows weight rows, one after the
+// other, with up to kMaxTileTokens activation rows: each decoded weight block serves every
+// token of the tile (what makes a prompt cheaper per token than decoding). Several rows
+// per instruction need the 8-row groups of interleaved.h: rows read in place interleaved
+// defeat the hardware prefetcher.
 //
 // Each instruction set has its own table of these kernels (portable C++, AVX2, AVX-512 VNNI).
 // They give the same bits: the integer sums are exact, and every float operation (per-lane
@@ -63,7 +64,7 @@ CpuIsa best_cpu_isa();
 TileDotFn tile_dot_fn(TensorType type, CpuIsa isa);
 
 namespace quant_dot_detail {
-// Per-ISA tables, indexed by the kernels' own type order (see quant_dot.cpp).
+// Per-ISA tables of every kernel.
 struct KernelTable {
   TileDotFn q4_0, q4_1, q5_0, q5_1, q8_0, q4_K, q5_K, q6_K, f16, bf16;
   InterleavedDotFn interleaved_q4_0, interleaved_q4_1, interleaved_q8_0;
@@ -71,6 +72,8 @@ struct KernelTable {
 const KernelTable& portable_kernels();
 const KernelTable* avx2_kernels();        // nullptr when not compiled in (non-x86 builds)
 const KernelTable* avx512vnni_kernels();  // likewise
+// The table of `isa` (nullptr when not compiled in).
+const KernelTable* kernel_table(CpuIsa isa);
 }  // namespace quant_dot_detail
 
 }  // namespace kvscope

@@ -165,16 +165,11 @@ struct Q6_K {
 
 // --- kernels ------------------------------------------------------------------------------
 
-// R rows one after the other, each against NT tokens, with two accumulator chains per
-// token: block i adds into chain i % 2, and the chains are summed lane by lane at the end.
-template <class F, int R, int NT>
+// One row against NT tokens, with two accumulator chains per token: block i adds into
+// chain i % 2, and the chains are summed lane by lane at the end.
+template <class F, int NT>
 struct BlockKernel {
-  static void run(const std::byte* rows, std::int64_t row_stride, std::int64_t n, EncodedRows x,
-                  float* out, std::int64_t os) {
-    for (int r = 0; r < R; ++r) row(rows + r * row_stride, n, x, out + r, os);
-  }
-
-  static void row(const std::byte* w, std::int64_t n, EncodedRows x, float* out, std::int64_t os) {
+  static void run(const std::byte* w, std::int64_t n, EncodedRows x, float* out, std::int64_t os) {
     Lanes acc[NT][2];
     float off[NT][2] = {};
     for (std::int64_t i = 0; i < n / 32; ++i) {
@@ -208,25 +203,23 @@ struct BF16 {
   static float to_float(std::uint16_t h) { return bf16_to_float(h); }
 };
 
-template <class F, int R, int NT>
+template <class F, int NT>
 struct HalfKernel {
-  static void run(const std::byte* rows, std::int64_t row_stride, std::int64_t n, EncodedRows x,
-                  float* out, std::int64_t os) {
-    for (int r = 0; r < R; ++r) {
-      const auto* w = reinterpret_cast<const std::uint16_t*>(rows + r * row_stride);
-      for (int t = 0; t < NT; ++t) {
-        const auto* a = static_cast<const std::uint16_t*>(x.data) + t * x.stride;
-        Lanes acc;
-        std::int64_t i = 0;
-        for (; i + 8 <= n; i += 8) {
-          for (int j = 0; j < 8; ++j) {
-            acc.v[j] = std::fma(F::to_float(w[i + j]), F::to_float(a[i + j]), acc.v[j]);
-          }
+  static void run(const std::byte* row, std::int64_t n, EncodedRows x, float* out,
+                  std::int64_t os) {
+    const auto* w = reinterpret_cast<const std::uint16_t*>(row);
+    for (int t = 0; t < NT; ++t) {
+      const auto* a = static_cast<const std::uint16_t*>(x.data) + t * x.stride;
+      Lanes acc;
+      std::int64_t i = 0;
+      for (; i + 8 <= n; i += 8) {
+        for (int j = 0; j < 8; ++j) {
+          acc.v[j] = std::fma(F::to_float(w[i + j]), F::to_float(a[i + j]), acc.v[j]);
         }
-        float tail = 0.0f;
-        for (; i < n; ++i) tail = std::fma(F::to_float(w[i]), F::to_float(a[i]), tail);
-        out[t * os + r] = hsum8(acc) + tail;
       }
+      float tail = 0.0f;
+      for (; i < n; ++i) tail = std::fma(F::to_float(w[i]), F::to_float(a[i]), tail);
+      out[t * os] = hsum8(acc) + tail;
     }
   }
 };

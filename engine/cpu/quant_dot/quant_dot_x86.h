@@ -179,18 +179,13 @@ struct Q6_K {
 
 // --- kernels ------------------------------------------------------------------------------
 
-// R rows one after the other (each row's blocks are read in order, as the hardware
-// prefetcher likes), each against NT tokens: every weight block is decoded once for the NT
-// tokens. Two accumulator chains per token, vector and minimum alike (even and odd blocks),
-// so a multiply-add need not wait for the previous one: with one scalar chain for the
-// minimums, Q4_1 ran at one block per fma latency (4 cycles), whatever the vector code did.
-template <class F, int R, int NT>
+// One row (its blocks read in order, as the hardware prefetcher likes) against NT tokens:
+// every weight block is decoded once for the NT tokens. Two accumulator chains per token, vector
+// and minimum alike (even and odd blocks), so a multiply-add need not wait for the previous one:
+// with one scalar chain for the minimums, Q4_1 ran at one block per fma latency (4 cycles),
+// whatever the vector code did.
+template <class F, int NT>
 struct BlockKernel {
-  static void run(const std::byte* rows, std::int64_t row_stride, std::int64_t n, EncodedRows x,
-                  float* out, std::int64_t os) {
-    for (int r = 0; r < R; ++r) row(rows + r * row_stride, n, x, out + r, os);
-  }
-
   // Inlined and unrolled, so the accumulators stay in registers (a loop over t left rolled
   // keeps them in memory and every multiply-add waits for a store).
   template <int kChain>
@@ -210,7 +205,7 @@ struct BlockKernel {
     }
   }
 
-  static void row(const std::byte* w, std::int64_t n, EncodedRows x, float* out, std::int64_t os) {
+  static void run(const std::byte* w, std::int64_t n, EncodedRows x, float* out, std::int64_t os) {
     __m256 acc[NT][2];
     float off[NT][2];
 #pragma GCC unroll 4
@@ -250,21 +245,19 @@ struct BF16 {
   static float to_float(std::uint16_t h) { return bf16_to_float(h); }
 };
 
-template <class F, int R, int NT>
+template <class F, int NT>
 struct HalfKernel {
-  static void run(const std::byte* rows, std::int64_t row_stride, std::int64_t n, EncodedRows x,
-                  float* out, std::int64_t os) {
-    for (int r = 0; r < R; ++r) {
-      const auto* w = reinterpret_cast<const std::uint16_t*>(rows + r * row_stride);
-      for (int t = 0; t < NT; ++t) {
-        const auto* a = static_cast<const std::uint16_t*>(x.data) + t * x.stride;
-        __m256 acc = _mm256_setzero_ps();
-        std::int64_t i = 0;
-        for (; i + 8 <= n; i += 8) acc = _mm256_fmadd_ps(F::load8(w + i), F::load8(a + i), acc);
-        float tail = 0.0f;
-        for (; i < n; ++i) tail = std::fma(F::to_float(w[i]), F::to_float(a[i]), tail);
-        out[t * os + r] = hsum8(acc) + tail;
-      }
+  static void run(const std::byte* row, std::int64_t n, EncodedRows x, float* out,
+                  std::int64_t os) {
+    const auto* w = reinterpret_cast<const std::uint16_t*>(row);
+    for (int t = 0; t < NT; ++t) {
+      const auto* a = static_cast<const std::uint16_t*>(x.data) + t * x.stride;
+      __m256 acc = _mm256_setzero_ps();
+      std::int64_t i = 0;
+      for (; i + 8 <= n; i += 8) acc = _mm256_fmadd_ps(F::load8(w + i), F::load8(a + i), acc);
+      float tail = 0.0f;
+      for (; i < n; ++i) tail = std::fma(F::to_float(w[i]), F::to_float(a[i]), tail);
+      out[t * os] = hsum8(acc) + tail;
     }
   }
 };
