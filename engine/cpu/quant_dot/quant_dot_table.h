@@ -14,6 +14,13 @@
 #include "cpu/quant_dot/quant_dot.h"
 
 namespace kvscope::quant_dot_detail {
+// Everything here has internal linkage, like the kernels it wraps. Declared in a named
+// namespace, run_tile<Bind<BlockKernel, Q4_0>::Of> was a weak symbol of the same name in
+// every kernel file (GCC does not carry the alias's internal linkage into the mangled
+// name), so the linker kept one copy for all three tables: every ISA ran the same code (on
+// a CPU without that code's instruction set, an illegal instruction), and the tests that
+// compare the tables compared that code with itself. QuantDot.EachInstructionSetHasItsOwnKernels guards it.
+namespace {
 
 // Calls K<NT>::run(args...) for the tile's token count.
 template <template <int> class K, typename... Args>
@@ -54,6 +61,7 @@ struct Bind {
   using Of = Kernel<F, NT>;
 };
 
+}  // namespace
 }  // namespace kvscope::quant_dot_detail
 
 #define KVSCOPE_TILE_FN(Kernel, F) &run_tile<Bind<Kernel, F>::template Of>

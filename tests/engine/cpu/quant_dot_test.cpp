@@ -12,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include "cpu/quant_dot/interleaved.h"
 #include "cpu/quant_dot/q8_activations.h"
 #include "cpu/simd_dispatch.h"
 #include "engine/cpu/random_weights.h"
@@ -177,6 +178,37 @@ TEST(QuantDot, ATileGivesEachRowAndTokenItsOwnBits) {
           EXPECT_EQ(std::memcmp(&single, &all[t * nr + r], sizeof(float)), 0)
               << label(type) << " tile " << nr << "x" << nt << " row " << r << " token " << t;
         }
+      }
+    }
+  }
+}
+
+// Each instruction set's table holds its own code: when the linker merged the kernel files'
+// instantiations into one copy, every table pointed at the same functions and the bit-for-bit
+// comparisons above compared a kernel with itself.
+TEST(QuantDot, EachInstructionSetHasItsOwnKernels) {
+  const CpuIsa all[] = {CpuIsa::Portable, CpuIsa::Avx2, CpuIsa::Avx512Vnni};
+  for (TensorType type : kTypes) {
+    for (CpuIsa a : all) {
+      for (CpuIsa b : all) {
+        if (a == b || !quant_dot_detail::kernel_table(a) || !quant_dot_detail::kernel_table(b)) {
+          continue;
+        }
+        EXPECT_NE(reinterpret_cast<const void*>(tile_dot_fn(type, a)),
+                  reinterpret_cast<const void*>(tile_dot_fn(type, b)))
+            << label(type) << ": " << cpu_isa_name(a) << " and " << cpu_isa_name(b);
+      }
+    }
+  }
+  for (TensorType type : {TensorType::Q4_0, TensorType::Q4_1, TensorType::Q8_0}) {
+    for (CpuIsa a : all) {
+      for (CpuIsa b : all) {
+        if (a == b || !quant_dot_detail::kernel_table(a) || !quant_dot_detail::kernel_table(b)) {
+          continue;
+        }
+        EXPECT_NE(reinterpret_cast<const void*>(interleaved_dot_fn(type, a)),
+                  reinterpret_cast<const void*>(interleaved_dot_fn(type, b)))
+            << label(type) << " (8-row groups): " << cpu_isa_name(a) << " and " << cpu_isa_name(b);
       }
     }
   }
