@@ -32,7 +32,11 @@ void place(TensorType type, const std::byte* src, int r, std::uint8_t* out) {
   if (type == TensorType::Q8_0) {
     const auto& b = *reinterpret_cast<const BlockQ8_0*>(src);
     std::memcpy(d, b.d.bytes, 2);
-    for (int g = 0; g < 8; ++g) std::memcpy(out + 16 + (g * 8 + r) * 4, b.qs + 4 * g, 4);
+    for (int g = 0; g < 8; ++g) {
+      for (int k = 0; k < 4; ++k) {
+        out[16 + (g * 8 + r) * 4 + k] = static_cast<std::uint8_t>(b.qs[4 * g + k] + 128);
+      }
+    }
     return;
   }
   const bool has_min = type == TensorType::Q4_1;

@@ -10,7 +10,9 @@
 //   m[G]    fp16 minimums (Q4_1 only; Q4_0's -8 d is derived)
 //   codes   4-bit formats: [4 groups g][G rows][4 bytes]: byte k of row r holds value 4g + k
 //           in its low nibble and value 16 + 4g + k in its high one (unsigned, 0..15)
-//           Q8_0:          [8 groups g][G rows][4 bytes]: value 4g + k, signed
+//           Q8_0:          [8 groups g][G rows][4 bytes]: value 4g + k, plus 128 (unsigned,
+//                          so VNNI's unsigned x signed product takes it as it is; the kernel
+//                          subtracts 128 * the activation codes' sum, exactly)
 // A last group of fewer than 8 rows is padded with zero blocks.
 //
 // Results: row r = sum over blocks of fma(float(P_r), d_r * d_x, acc_r), plus the minimums'

@@ -34,6 +34,7 @@ void quantize_block(const float* x, Q8Block& b) {
   }
   b.d = fp16_to_float(float_to_fp16(d));
   b.s = b.d * static_cast<float>(sum);
+  b.sum = sum;
 }
 
 }  // namespace

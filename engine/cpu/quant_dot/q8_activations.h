@@ -5,7 +5,8 @@
 //
 // Beside the scale each block keeps s = d * sum(q) (ggml's q8_1 keeps it too, rounded to
 // fp16; here it is a float): the weight formats with a minimum (Q4_1, Q5_1, Q4_K, Q5_K) add
-// m * s per block instead of summing the codes again for every weight row.
+// m * s per block instead of summing the codes again for every weight row. The integer sum
+// itself serves the Q8_0 8-row groups (interleaved.h), whose codes are stored offset by 128.
 #pragma once
 
 #include <cstdint>
@@ -18,9 +19,10 @@ inline constexpr int kQ8BlockValues = 32;
 struct Q8Block {
   std::int8_t q[kQ8BlockValues];  // codes, |q| <= 127
   float d;                        // scale: value i ≈ d * q[i]
-  float s;                        // d * (q[0] + ... + q[31])
+  float s;                        // d * sum
+  std::int32_t sum;               // q[0] + ... + q[31]
 };
-static_assert(sizeof(Q8Block) == 40);
+static_assert(sizeof(Q8Block) == 44);
 
 // out[b] = the codes of x[32b .. 32b + 31]. x.size() must be 32 * out.size(). A NaN or an
 // infinity anywhere in a block gives that block the scale NaN, so the dot products that use

@@ -250,7 +250,7 @@ struct InterleavedKernel {
           if constexpr (kEightBit) {
             for (int g = 0; g < 8; ++g) {
               for (int k = 0; k < 4; ++k) {
-                p += static_cast<std::int8_t>(codes[(g * 8 + r) * 4 + k]) * a.q[4 * g + k];
+                p += (codes[(g * 8 + r) * 4 + k] - 128) * a.q[4 * g + k];
               }
             }
           } else {

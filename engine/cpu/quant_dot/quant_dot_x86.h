@@ -280,7 +280,10 @@ inline __m256i broadcast4(const std::int8_t* q) {
 }
 
 // Lane r of every register is row r. Q4_0 and Q4_1 keep unsigned nibbles (Q4_0's -8 d is its
-// minimum), Q8_0 signed bytes (the sign trick, no minimum).
+// minimum). Q8_0 keeps its codes plus 128: with VNNI the products of those unsigned bytes,
+// minus 128 * the activations' code sum (the chains start there), are the signed products,
+// exactly; AVX2's maddubs would saturate on them, so it restores the sign and uses the sign
+// trick.
 template <class F, int NT>
 struct InterleavedKernel {
   static constexpr bool kEightBit = std::is_same_v<F, Q8_0>;
@@ -310,17 +313,30 @@ struct InterleavedKernel {
       for (int t = 0; t < NT; ++t) {
         a[t] = &xs[t * x.stride + b];
         p[t] = q[t] = _mm256_setzero_si256();
+#if KVSCOPE_QDOT_VNNI
+        if (kEightBit) p[t] = _mm256_set1_epi32(-128 * a[t]->sum);
+#endif
       }
       if constexpr (kEightBit) {
 #pragma GCC unroll 4
         for (int g = 0; g < 8; g += 2) {
-          const __m256i w0 = load32(codes + 32 * g), w1 = load32(codes + 32 * (g + 1));
+          const __m256i u0 = load32(codes + 32 * g), u1 = load32(codes + 32 * (g + 1));
+#if KVSCOPE_QDOT_VNNI
+#pragma GCC unroll 4
+          for (int t = 0; t < NT; ++t) {
+            p[t] = dot_add(p[t], u0, broadcast4(a[t]->q + 4 * g));
+            q[t] = dot_add(q[t], u1, broadcast4(a[t]->q + 4 * g + 4));
+          }
+#else
+          const __m256i bias = _mm256_set1_epi8(static_cast<char>(0x80));
+          const __m256i w0 = _mm256_xor_si256(u0, bias), w1 = _mm256_xor_si256(u1, bias);
           const __m256i abs_w0 = _mm256_sign_epi8(w0, w0), abs_w1 = _mm256_sign_epi8(w1, w1);
 #pragma GCC unroll 4
           for (int t = 0; t < NT; ++t) {
             p[t] = dot_add(p[t], abs_w0, _mm256_sign_epi8(broadcast4(a[t]->q + 4 * g), w0));
             q[t] = dot_add(q[t], abs_w1, _mm256_sign_epi8(broadcast4(a[t]->q + 4 * g + 4), w1));
           }
+#endif
         }
       } else {
 #pragma GCC unroll 4
