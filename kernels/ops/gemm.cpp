@@ -1,10 +1,9 @@
 #include "ops/gemm.h"
 
-#include <cublas_v2.h>
-
 #include <algorithm>
 
 #include "backend/cuda_check.h"
+#include "ops/cublas_library.h"
 
 namespace kvscope::cuda {
 
@@ -31,20 +30,21 @@ std::int64_t gemm_slab_rows(std::int64_t rows, std::int64_t cols, std::size_t sc
 ProjectionGemm::ProjectionGemm(DeviceAllocator& alloc, cudaStream_t stream,
                                std::size_t weight_scratch_bytes)
     : alloc_(alloc), stream_(stream), weight_scratch_bytes_(weight_scratch_bytes) {
-  KVSCOPE_CUBLAS_CHECK(cublasCreate(&handle_));
+  const CublasLibrary& cublas = cublas_library();
+  KVSCOPE_CUBLAS_CHECK(cublas.create(&handle_));
   try {
-    KVSCOPE_CUBLAS_CHECK(cublasSetStream(handle_, stream_));
+    KVSCOPE_CUBLAS_CHECK(cublas.set_stream(handle_, stream_));
     const std::size_t ws = cublas_workspace_bytes(alloc_.device());
     workspace_ = DeviceBuffer(alloc_, ws, kWorkspace, "cuBLAS workspace");
-    KVSCOPE_CUBLAS_CHECK(cublasSetWorkspace(handle_, workspace_.get(), ws));
+    KVSCOPE_CUBLAS_CHECK(cublas.set_workspace(handle_, workspace_.get(), ws));
   } catch (...) {
-    cublasDestroy(handle_);
+    cublas.destroy(handle_);
     throw;
   }
 }
 
 ProjectionGemm::~ProjectionGemm() {
-  if (handle_) cublasDestroy(handle_);
+  if (handle_) cublas_library().destroy(handle_);
 }
 
 void ProjectionGemm::reserve(std::int64_t n_tokens, std::int64_t max_cols,
@@ -85,7 +85,7 @@ void ProjectionGemm::run(const DeviceWeight& w, const float* x, int n_tokens, fl
       launch_dequantize_f16(w, r0, n, w16_.as<std::uint16_t>(), stream_);
       a = w16_.get();
     }
-    KVSCOPE_CUBLAS_CHECK(cublasGemmEx(
+    KVSCOPE_CUBLAS_CHECK(cublas_library().gemm_ex(
         handle_, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(n), n_tokens, static_cast<int>(C),
         &alpha, a, CUDA_R_16F, static_cast<int>(C), x16_.get(), CUDA_R_16F, static_cast<int>(C),
         &beta, y + r0, CUDA_R_32F, static_cast<int>(R), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
