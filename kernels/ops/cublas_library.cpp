@@ -19,7 +19,7 @@ std::atomic<bool> loaded{false};
 void* open_cublas(std::string& tried) {
   const std::string versioned = "libcublas.so." + std::to_string(CUBLAS_VER_MAJOR);
   for (const std::string& name : {versioned, std::string(KVSCOPE_CUDA_LIBRARY_DIR "/") + versioned,
-                                   std::string("libcublas.so")}) {
+                                  std::string("libcublas.so")}) {
     if (void* handle = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL)) return handle;
     const char* why = dlerror();
     tried += (tried.empty() ? "" : "; ") + name + ": " + (why ? why : "not found");
@@ -30,17 +30,19 @@ void* open_cublas(std::string& tried) {
 template <class Fn>
 void resolve(void* handle, const char* symbol, Fn& fn) {
   fn = reinterpret_cast<Fn>(dlsym(handle, symbol));
-  if (!fn) throw_error<Error>("cuBLAS has no entry point {}: the library is older than CUDA {}",
-                              symbol, CUBLAS_VER_MAJOR);
+  if (!fn)
+    throw_error<Error>("cuBLAS has no entry point {}: the library is older than CUDA {}", symbol,
+                       CUBLAS_VER_MAJOR);
 }
 
 CublasLibrary load() {
   std::string tried;
   void* handle = open_cublas(tried);
   if (!handle) {
-    throw_error<Error>("cuBLAS could not be loaded ({}); the CUDA backend needs the CUDA {} "
-                       "cuBLAS library on the loader's path",
-                       tried, CUBLAS_VER_MAJOR);
+    throw_error<Error>(
+        "cuBLAS could not be loaded ({}); the CUDA backend needs the CUDA {} "
+        "cuBLAS library on the loader's path",
+        tried, CUBLAS_VER_MAJOR);
   }
   CublasLibrary lib;
   resolve(handle, "cublasCreate_v2", lib.create);

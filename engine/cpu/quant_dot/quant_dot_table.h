@@ -19,7 +19,8 @@ namespace kvscope::quant_dot_detail {
 // every kernel file (GCC does not carry the alias's internal linkage into the mangled
 // name), so the linker kept one copy for all three tables: every ISA ran the same code (on
 // a CPU without that code's instruction set, an illegal instruction), and the tests that
-// compare the tables compared that code with itself. QuantDot.EachInstructionSetHasItsOwnKernels guards it.
+// compare the tables compared that code with itself. QuantDot.EachInstructionSetHasItsOwnKernels
+// guards it.
 namespace {
 
 // Calls K<NT>::run(args...) for the tile's token count.
