@@ -1,6 +1,9 @@
 #include "chat/view.h"
 
+#include <QDesktopServices>
 #include <QEvent>
+#include <QImage>
+#include <QMessageBox>
 #include <QScrollBar>
 #include <QTextBlock>
 #include <QTextCursor>
@@ -9,8 +12,36 @@
 
 namespace kvscope::ui {
 
+namespace {
+
+// A document that loads nothing: QTextDocument::loadResource reads any local file itself
+// when the view returns nothing, so the view's override alone is not enough. The empty
+// image it gives is drawn as the broken-image placeholder.
+class UntrustedDocument : public QTextDocument {
+ public:
+  using QTextDocument::QTextDocument;
+
+ protected:
+  QVariant loadResource(int /*type*/, const QUrl& /*name*/) override {
+    return QVariant::fromValue(QImage());
+  }
+};
+
+}  // namespace
+
 ChatView::ChatView(QWidget* parent) : QTextBrowser(parent) {
-  setOpenExternalLinks(true);
+  setDocument(new UntrustedDocument(this));
+  setOpenLinks(false);  // anchorClicked decides; QTextBrowser would load file: links itself
+  setOpenExternalLinks(false);
+  connect(this, &QTextBrowser::anchorClicked, this, &ChatView::open_link);
+  confirm_link_ = [this](const QUrl& url) {
+    const QString shown = url.toDisplayString().left(300).toHtmlEscaped();
+    return QMessageBox::question(
+               this, tr("Open link"),
+               tr("Open this link from the chat in your browser?<br><br>%1").arg(shown)) ==
+           QMessageBox::Yes;
+  };
+  open_link_ = [](const QUrl& url) { QDesktopServices::openUrl(url); };
   setFrameShape(QFrame::NoFrame);
   document()->setDocumentMargin(12);
   last_item_timer_.setSingleShot(true);
@@ -35,6 +66,30 @@ void ChatView::flush() {
     last_item_timer_.stop();
     render_last();
   }
+}
+
+bool ChatView::isWebLink(const QUrl& url) {
+  const QString scheme = url.scheme().toLower();
+  return url.isValid() && (scheme == QLatin1String("http") || scheme == QLatin1String("https")) &&
+         !url.host().isEmpty();
+}
+
+void ChatView::setLinkHandlers(std::function<bool(const QUrl&)> confirm,
+                               std::function<void(const QUrl&)> open) {
+  confirm_link_ = std::move(confirm);
+  open_link_ = std::move(open);
+}
+
+QVariant ChatView::loadResource(int /*type*/, const QUrl& /*name*/) {
+  return QVariant::fromValue(QImage());
+}
+
+void ChatView::open_link(const QUrl& url) {
+  if (!isWebLink(url)) {
+    emit linkRefused(url);
+    return;
+  }
+  if (confirm_link_ && confirm_link_(url) && open_link_) open_link_(url);
 }
 
 void ChatView::changeEvent(QEvent* event) {
@@ -89,7 +144,12 @@ void ChatView::insert_item(QTextCursor& cursor, const ChatItem& item) {
   cursor.insertBlock(QTextBlockFormat(), QTextCharFormat());
   QString text = item.text;
   if (item.state == ChatItem::State::Streaming) text += QStringLiteral(" \u258d");
-  if (!text.isEmpty()) cursor.insertMarkdown(text);
+  // GitHub Markdown without raw HTML: an <img> or <a> tag in a reply is shown as text
+  if (!text.isEmpty()) {
+    cursor.insertMarkdown(text,
+                          QTextDocument::MarkdownFeatures(QTextDocument::MarkdownDialectGitHub |
+                                                          QTextDocument::MarkdownNoHTML));
+  }
   if (!item.note.isEmpty()) {
     QTextCharFormat note;
     note.setFontItalic(true);

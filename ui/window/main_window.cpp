@@ -20,6 +20,7 @@
 #include "chat/chat_panel.h"
 #include "chat/session.h"
 #include "chat/sidebar.h"
+#include "chat/view.h"
 #include "demos/quant/quant_page.h"
 #include "panel/live_panel.h"
 #include "window/app_palette.h"
@@ -151,6 +152,11 @@ void MainWindow::build_layout() {
   connect(chat_panel_, &ChatPanel::stopRequested, this, &MainWindow::stopCurrent);
   connect(chat_panel_, &ChatPanel::regenerateRequested, this, &MainWindow::regenerate);
   connect(chat_panel_, &ChatPanel::samplingRequested, this, &MainWindow::show_sampling_dialog);
+  connect(chat_panel_->view(), &ChatView::linkRefused, this, [this](const QUrl& url) {
+    notice_->showInfo(tr("Links from the chat open only when they are web (http/https) links; "
+                         "not followed: %1")
+                          .arg(url.toDisplayString().left(200)));
+  });
 }
 
 void MainWindow::connect_engine() {
