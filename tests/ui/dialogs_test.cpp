@@ -2,6 +2,8 @@
 // and accepting changes nothing), and turn them into the engine options they name.
 // With KVSCOPE_UI_SHOTS=DIR set, PNGs of both dialogs are saved there to look at.
 #include <QComboBox>
+#include <QSettings>
+#include <QTemporaryDir>
 #include <QtTest>
 
 #include "window/load_dialog.h"
@@ -23,6 +25,42 @@ class DialogsTest : public QObject {
   }
 
  private slots:
+  // A settings file edited by hand or by another version: every bad value falls back to its
+  // default with a line naming it (a huge custom_memory_gib reached a double-to-integer cast).
+  void settingsFromDiskAreCheckedValueByValue() {
+    QTemporaryDir dir;
+    const QString file = dir.filePath(QStringLiteral("kvscope.ini"));
+    {
+      QSettings w(file, QSettings::IniFormat);
+      w.setValue("load/backend", "vulkan");
+      w.setValue("load/k_dtype", "int3");
+      w.setValue("load/v_dtype", "int8");
+      w.setValue("load/block_size", -16);
+      w.setValue("load/context_length", "lots");
+      w.setValue("load/threads", 99999);
+      w.setValue("load/custom_memory_gib", 1e300);
+      w.setValue("load/kv_pool_mib", 256);
+    }
+    QSettings r(file, QSettings::IniFormat);
+    QStringList problems;
+    const LoadSettings s = LoadSettings::read(r, &problems);
+    const LoadSettings d;
+    QCOMPARE(s.backend, d.backend);
+    QCOMPARE(s.k_dtype, d.k_dtype);
+    QCOMPARE(s.v_dtype, QStringLiteral("int8"));  // good values are kept
+    QCOMPARE(s.block_size, d.block_size);
+    QCOMPARE(s.context_length, d.context_length);
+    QCOMPARE(s.threads, d.threads);
+    QCOMPARE(s.custom_memory_gib, d.custom_memory_gib);
+    QCOMPARE(s.kv_pool_mib, 256);
+    QCOMPARE(problems.size(), 6);
+    QVERIFY(problems.join('\n').contains(QStringLiteral("load/custom_memory_gib")));
+
+    LoadSettings custom = s;
+    custom.memory = QStringLiteral("custom");
+    QCOMPARE(engine_options(custom, {}, {}).memory_budget_bytes, std::uint64_t{16} << 30);
+  }
+
   void loadDialogReturnsTheSettingsItWasOpenedWith() {
     LoadSettings s;
     s.backend = QStringLiteral("cpu");

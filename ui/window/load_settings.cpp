@@ -5,6 +5,7 @@
 #include <QFileInfo>
 #include <QSettings>
 
+#include <cmath>
 #include <exception>
 #include <utility>
 
@@ -12,18 +13,90 @@
 
 namespace kvscope::ui {
 
-LoadSettings LoadSettings::read(QSettings& s) {
+namespace {
+
+// Reads the settings group's values, each checked, defaults kept for what fails.
+class CheckedReader {
+ public:
+  CheckedReader(QSettings& s, QStringList* problems) : s_(s), problems_(problems) {}
+
+  void integer(const char* key, int& value, int lo, int hi) {
+    if (!s_.contains(key)) return;
+    bool ok = false;
+    const qlonglong v = s_.value(key).toLongLong(&ok);
+    if (ok && v >= lo && v <= hi) {
+      value = static_cast<int>(v);
+    } else {
+      refuse(key, QStringLiteral("a whole number from %1 to %2").arg(lo).arg(hi));
+    }
+  }
+
+  void real(const char* key, double& value, double lo, double hi) {
+    if (!s_.contains(key)) return;
+    bool ok = false;
+    const double v = s_.value(key).toDouble(&ok);
+    if (ok && std::isfinite(v) && v >= lo && v <= hi) {
+      value = v;
+    } else {
+      refuse(key, QStringLiteral("a number from %1 to %2").arg(lo).arg(hi));
+    }
+  }
+
+  // One of `allowed`, or (allowed empty) any value `valid` accepts.
+  template <class Valid>
+  void text(const char* key, QString& value, Valid valid, const QString& expected) {
+    if (!s_.contains(key)) return;
+    const QVariant v = s_.value(key);
+    const QString t = v.toString();
+    if (v.canConvert<QString>() && valid(t)) {
+      value = t;
+    } else {
+      refuse(key, expected);
+    }
+  }
+
+ private:
+  void refuse(const char* key, const QString& expected) {
+    if (problems_) {
+      *problems_ << QStringLiteral("settings: load/%1 = \"%2\" is not %3; using the default")
+                        .arg(QLatin1String(key), s_.value(key).toString().left(40), expected);
+    }
+  }
+
+  QSettings& s_;
+  QStringList* problems_;
+};
+
+bool is_kv_dtype(const QString& name) {
+  try {
+    parse_kv_dtype(name.toStdString());
+    return true;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+}  // namespace
+
+// The ranges are the load dialog's.
+LoadSettings LoadSettings::read(QSettings& s, QStringList* problems) {
   LoadSettings d;
   s.beginGroup(QStringLiteral("load"));
-  d.backend = s.value("backend", d.backend).toString();
-  d.k_dtype = s.value("k_dtype", d.k_dtype).toString();
-  d.v_dtype = s.value("v_dtype", d.v_dtype).toString();
-  d.block_size = s.value("block_size", d.block_size).toInt();
-  d.context_length = s.value("context_length", d.context_length).toInt();
-  d.threads = s.value("threads", d.threads).toInt();
-  d.memory = s.value("memory", d.memory).toString();
-  d.custom_memory_gib = s.value("custom_memory_gib", d.custom_memory_gib).toDouble();
-  d.kv_pool_mib = s.value("kv_pool_mib", d.kv_pool_mib).toInt();
+  CheckedReader r(s, problems);
+  r.text(
+      "backend", d.backend,
+      [](const QString& v) { return v == "auto" || v == "cpu" || v == "cuda"; },
+      QStringLiteral("auto, cpu or cuda"));
+  r.text("k_dtype", d.k_dtype, is_kv_dtype, QStringLiteral("a KV dtype (f16, int8, int4)"));
+  r.text("v_dtype", d.v_dtype, is_kv_dtype, QStringLiteral("a KV dtype (f16, int8, int4)"));
+  r.integer("block_size", d.block_size, 1, 1024);
+  r.integer("context_length", d.context_length, 0, 1 << 20);
+  r.integer("threads", d.threads, 0, 1024);
+  r.text(
+      "memory", d.memory, [](const QString& v) { return v.size() <= 64; },
+      QStringLiteral("a memory preset name"));
+  r.real("custom_memory_gib", d.custom_memory_gib, 0.25, 4096);
+  r.integer("kv_pool_mib", d.kv_pool_mib, 0, 1 << 20);
   s.endGroup();
   return d;
 }

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <QString>
+#include <QStringList>
 #include <QVector>
 
 #include "plan/presets.h"
@@ -25,7 +26,10 @@ struct LoadSettings {
   double custom_memory_gib = 16.0;
   int kv_pool_mib = 0;  // 0: room for four full contexts
 
-  static LoadSettings read(QSettings& settings);
+  // The settings file is not trusted (edited by hand, another version, a broken disk): a
+  // value of the wrong type or outside the range the load dialog offers is replaced by its
+  // default, and `problems` (when given) gets one line per such value naming it.
+  static LoadSettings read(QSettings& settings, QStringList* problems = nullptr);
   void write(QSettings& settings) const;
 };
 

@@ -46,7 +46,8 @@ MainWindow::MainWindow(AppConfig config, QWidget* parent)
   setWindowTitle(QStringLiteral("KVScope"));
   setAcceptDrops(true);
   QSettings settings;
-  load_settings_ = LoadSettings::read(settings);
+  QStringList settings_problems;
+  load_settings_ = LoadSettings::read(settings, &settings_problems);
   QString presets_error;
   gpus_ = load_gpu_catalogue(&presets_error);
   build_menus();
@@ -54,6 +55,7 @@ MainWindow::MainWindow(AppConfig config, QWidget* parent)
   connect_engine();
   newChat();
   set_model_ready(false);
+  if (!settings_problems.isEmpty()) notice_->showError(settings_problems.join(QLatin1Char('\n')));
   resize(1280, 800);
 }
 
