@@ -1,8 +1,17 @@
 #include "worker/builtin_model.h"
 
+#include <QCryptographicHash>
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
+#include <QTemporaryFile>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <functional>
+#include <system_error>
 
 #include "model/model_spec.h"
 #include "model/synthetic_model.h"
@@ -34,6 +43,57 @@ ModelSpec demo_spec() {
   return s;
 }
 
+// sha256 of a file in hex, or "" when it cannot be read.
+QString file_sha256(const QString& path) {
+  QFile f(path);
+  if (!f.open(QIODevice::ReadOnly)) return {};
+  QCryptographicHash hash(QCryptographicHash::Sha256);
+  if (!hash.addData(&f)) return {};
+  return QString::fromLatin1(hash.result().toHex());
+}
+
+// Whether `path` has reached the disk: its data, then (for a rename) its folder's entry.
+bool sync_path(const QString& path) {
+  const int fd = ::open(QFile::encodeName(path).constData(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  const bool ok = ::fsync(fd) == 0;
+  ::close(fd);
+  return ok;
+}
+
+// The cached demo is reused only when its checksum file (written after it) matches: a
+// truncated or altered file, or one left by an interrupted older version, is made again.
+bool cached_demo_is_whole(const QString& path) {
+  QFile sum(path + QStringLiteral(".sha256"));
+  if (!QFileInfo::exists(path) || !sum.open(QIODevice::ReadOnly)) return false;
+  const QString want = QString::fromLatin1(sum.read(64));
+  return want.size() == 64 && file_sha256(path) == want;
+}
+
+// Writes `path` (by calling `write` on a path) through a uniquely named temporary file in the same
+// folder, synced, then renamed over it (two instances never write the same temporary file).
+void write_atomically(const QString& path, const std::function<void(const QString&)>& write) {
+  QTemporaryFile tmp(path + QStringLiteral(".XXXXXX.part"));
+  tmp.setAutoRemove(true);
+  if (!tmp.open()) {
+    throw_error<UsageError>("cannot create a temporary file beside {}: {}", path.toStdString(),
+                            tmp.errorString().toStdString());
+  }
+  tmp.close();
+  write(tmp.fileName());
+  std::error_code ec;
+  if (!sync_path(tmp.fileName())) {
+    throw_error<UsageError>("cannot write {} to disk", tmp.fileName().toStdString());
+  }
+  std::filesystem::rename(QFile::encodeName(tmp.fileName()).toStdString(),
+                          QFile::encodeName(path).toStdString(), ec);
+  if (ec) {
+    throw_error<UsageError>("cannot move {} into place: {}", path.toStdString(), ec.message());
+  }
+  tmp.setAutoRemove(false);  // it is `path` now
+  sync_path(QFileInfo(path).absolutePath());
+}
+
 }  // namespace
 
 QString builtin_model_label() {
@@ -53,14 +113,18 @@ QString ensure_builtin_model(const QString& folder) {
     throw_error<UsageError>("cannot create the folder {} for the demo model", folder.toStdString());
   }
   const QString path = QDir(folder).filePath(kDemoFileName);
-  if (QFileInfo::exists(path)) return path;
-  const QString tmp = path + QStringLiteral(".part");
-  write_synthetic_gguf(tmp.toStdString(), demo_spec(), TensorType::F16, kDemoSeed);
-  QFile::remove(path);
-  if (!QFile::rename(tmp, path)) {
-    QFile::remove(tmp);
-    throw_error<UsageError>("cannot move the demo model into place at {}", path.toStdString());
-  }
+  if (cached_demo_is_whole(path)) return path;
+  write_atomically(path, [](const QString& tmp) {
+    write_synthetic_gguf(QFile::encodeName(tmp).toStdString(), demo_spec(), TensorType::F16,
+                         kDemoSeed);
+  });
+  const QByteArray sum = file_sha256(path).toLatin1();
+  write_atomically(path + QStringLiteral(".sha256"), [&sum](const QString& tmp) {
+    QFile f(tmp);
+    if (!f.open(QIODevice::WriteOnly) || f.write(sum) != sum.size()) {
+      throw_error<UsageError>("cannot write {}", tmp.toStdString());
+    }
+  });
   return path;
 }
 

@@ -20,8 +20,10 @@ QString builtin_model_label();
 // One line on the shape, for tooltips and the model info.
 QString builtin_model_description();
 
-// The demo's GGUF in `folder` (written there the first time, atomically: a temporary file
-// renamed into place). Returns its path. Throws kvscope::Error when it cannot be written.
+// The demo's GGUF in `folder`, reused when its checksum file (kvscope-demo-v1.gguf.sha256)
+// matches, written again otherwise: through a uniquely named temporary file, synced, then
+// renamed into place, so a crash or a second instance never leaves or reads half a file.
+// Returns its path. Throws kvscope::Error when it cannot be written.
 QString ensure_builtin_model(const QString& folder);
 
 // `base` with the demo's two layer groups (full / sliding window) in the base's KV dtypes.
