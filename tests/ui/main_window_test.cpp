@@ -83,11 +83,30 @@ class MainWindowTest : public QObject {
     w->sendMessage(QStringLiteral("Once upon a time"));
     QVERIFY(text.wait(60000));
     QVERIFY(w->currentSession()->generating());
+    QStringList asked;
+    bool answer = false;
+    w->setQuitConfirmation([&](const QString& work) { return asked << work, answer; });
+    QVERIFY(!w->close());  // the user said no: the window and the reply go on
+    QCOMPARE(asked.size(), 1);
+    QVERIFY2(asked[0].contains(QStringLiteral("reply")), qPrintable(asked[0]));
+    QVERIFY(w->isVisible());
+    const int seen = text.count();
+    QTRY_VERIFY_WITH_TIMEOUT(text.count() > seen, 30000);
+    answer = true;
     QVERIFY(w->close());
     QElapsedTimer clock;
     clock.start();
     w.reset();  // joins the worker thread, deletes the engine on it
     QVERIFY2(clock.elapsed() < 10000, "closing waited for the reply to finish");
+  }
+
+  void closingWithNothingInProgressAsksNothing() {
+    auto w = make_window();
+    bool asked = false;
+    w->setQuitConfirmation([&](const QString&) { return asked = true, false; });
+    QVERIFY(w->workInProgress().isEmpty());
+    QVERIFY(w->close());
+    QVERIFY(!asked);
   }
 
   void switchingModelWhileGeneratingEndsTheReplyAndLoadsTheNewOne() {

@@ -8,6 +8,7 @@
 #include <QFileInfo>
 #include <QLabel>
 #include <QMenuBar>
+#include <QMessageBox>
 #include <QMimeData>
 #include <QProgressBar>
 #include <QSettings>
@@ -209,6 +210,7 @@ void MainWindow::openModel(const QString& path) {
 }
 
 void MainWindow::on_model_loading(const QString& what) {
+  loading_ = true;
   loading_bar_->setVisible(true);
   statusBar()->showMessage(tr("Loading %1\u2026").arg(what));
   model_label_->setText(tr("Loading %1\u2026").arg(what.toHtmlEscaped()));
@@ -216,6 +218,7 @@ void MainWindow::on_model_loading(const QString& what) {
 
 void MainWindow::on_model_loaded(const ModelInfo& info) {
   model_ = info;
+  loading_ = false;
   show_model_in_pages(model_);
   loading_bar_->setVisible(false);
   statusBar()->clearMessage();
@@ -243,6 +246,7 @@ void MainWindow::on_model_loaded(const ModelInfo& info) {
 
 void MainWindow::on_model_failed(const QString& error) {
   model_.reset();
+  loading_ = false;
   show_model_in_pages(model_);
   loading_bar_->setVisible(false);
   statusBar()->clearMessage();
@@ -265,9 +269,37 @@ QString MainWindow::noticeText() const {
   return notice_->text();
 }
 
+QString MainWindow::workInProgress() const {
+  QStringList work;
+  int writing = 0;
+  for (const auto& [id, s] : sessions_) writing += s->generating() ? 1 : 0;
+  if (writing > 0) work << tr("a reply is being written in %n chat(s)", nullptr, writing);
+  if (loading_) work << tr("a model is loading");
+  return work.join(tr(" and "));
+}
+
+void MainWindow::setQuitConfirmation(std::function<bool(const QString&)> confirm) {
+  confirm_quit_ = std::move(confirm);
+}
+
 void MainWindow::closeEvent(QCloseEvent* event) {
   // Replies in flight end with the engine: the controller's destructor joins the worker
-  // thread, which deletes the engine there.
+  // thread, which deletes the engine there. Work in progress is discarded only when the
+  // user says so.
+  const QString work = workInProgress();
+  if (!work.isEmpty()) {
+    const bool quit = confirm_quit_
+                          ? confirm_quit_(work)
+                          : QMessageBox::question(this, tr("Quit KVScope"),
+                                                  tr("Quit now? %1; it will be stopped and what it "
+                                                     "has not finished is lost.")
+                                                      .arg(work.left(1).toUpper() + work.mid(1))) ==
+                                QMessageBox::Yes;
+    if (!quit) {
+      event->ignore();
+      return;
+    }
+  }
   event->accept();
 }
 

@@ -7,6 +7,7 @@
 #include <QMainWindow>
 #include <QString>
 
+#include <functional>
 #include <map>
 #include <optional>
 
@@ -64,6 +65,13 @@ class MainWindow : public QMainWindow {
   const std::optional<ModelInfo>& modelInfo() const { return model_; }
   QString noticeText() const;
 
+  // What closing the window would end now ("" when nothing): replies being written, a
+  // model loading.
+  QString workInProgress() const;
+  // Asked with workInProgress()'s text before the window closes on work; false keeps it
+  // open. Default: a question box. Tests replace it.
+  void setQuitConfirmation(std::function<bool(const QString&)> confirm);
+
  signals:
   void modelReady(const kvscope::ui::ModelInfo& info);
   void modelError(const QString& error);
@@ -103,6 +111,8 @@ class MainWindow : public QMainWindow {
   QVector<GpuPreset> gpus_;
   std::optional<ModelInfo> model_;
   QString loading_path_;
+  bool loading_ = false;  // between modelLoading and modelLoaded / modelFailed
+  std::function<bool(const QString&)> confirm_quit_;
   std::map<ChatId, ChatSession*> sessions_;
   ChatId next_chat_ = 1;
   ChatId current_ = 0;
