@@ -4,6 +4,7 @@
 // worker runs on the test's thread here (its steps are posted events), so the test can
 // act between two steps exactly; main_window_test covers it on its own thread.
 #include <QFile>
+#include <QFileInfo>
 #include <QSignalSpy>
 #include <QtTest>
 
@@ -179,6 +180,34 @@ class EngineWorkerTest : public QObject {
     rig.worker.submitChat(rig.session.beginUserTurn(QStringLiteral("Once upon a time")));
     QVERIFY(finished.wait(60000));
     QVERIFY(finished.front().front().value<ReplyFinished>().generated_tokens > 0);
+  }
+
+  // Truncated while a reply streams: the next step would read past the mapping's new end
+  // (SIGBUS, the whole app gone). The worker notices before the step and drops the engine
+  // with a message naming the file; the app goes on.
+  void aModelFileTruncatedWhileInUseEndsTheReplyWithAMessage() {
+    KVSCOPE_QT_REQUIRE_SHARED(model, "models/stories260K.gguf");
+    const QString copy = test::scratch_dir() + QStringLiteral("/changing.gguf");
+    QFile::remove(copy);
+    QVERIFY(QFile::copy(model, copy));
+    Rig rig(copy);
+    QVERIFY(rig.loaded_ok);
+    QSignalSpy text(&rig.worker, &EngineWorker::replyText);
+    QSignalSpy finished(&rig.worker, &EngineWorker::replyFinished);
+    QSignalSpy failed(&rig.worker, &EngineWorker::modelFailed);
+    rig.worker.submitChat(rig.session.beginUserTurn(QStringLiteral("Once upon a time")));
+    QVERIFY(text.wait(60000));
+    QVERIFY(QFile::resize(copy, QFileInfo(copy).size() / 2));
+    QVERIFY(finished.wait(60000));
+    const auto done = finished.front().front().value<ReplyFinished>();
+    QCOMPARE(done.reason, FinishReason::Error);
+    QVERIFY2(done.error.contains(copy) && done.error.contains(QStringLiteral("size")),
+             qPrintable(done.error));
+    QCOMPARE(failed.count(), 1);
+
+    rig.worker.submitChat(rig.session.beginUserTurn(QStringLiteral("again")));
+    QCOMPARE(finished.count(), 2);  // answered at once: no model is loaded
+    QCOMPARE(finished.back().front().value<ReplyFinished>().reason, FinishReason::Error);
   }
 };
 

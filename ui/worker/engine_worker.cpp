@@ -49,6 +49,7 @@ bool EngineWorker::load(const LoadRequest& request) {
     emit modelFailed(QStringLiteral("Cannot load %1:\n%2").arg(path, QString::fromUtf8(e.what())));
     return false;
   }
+  files_ = FileSnapshot::take(path.toStdString());
   last_good_ = request;
   demo_ = demo;
   since_load_.start();
@@ -61,6 +62,10 @@ bool EngineWorker::load(const LoadRequest& request) {
 void EngineWorker::submitChat(const ChatRequest& request) {
   const ChatId chat = request.chat;
   if (auto it = replies_.find(chat); it != replies_.end()) drop_reply(it);
+  if (engine_ && !model_files_unchanged()) {
+    emit replyFinished({chat, FinishReason::Error, files_changed_, 0, 0});
+    return;
+  }
   if (!engine_) {
     emit replyFinished({chat, FinishReason::Error, QStringLiteral("no model is loaded"), 0, 0});
     return;
@@ -154,9 +159,24 @@ void EngineWorker::post_step() {
   QMetaObject::invokeMethod(this, &EngineWorker::run_step, Qt::QueuedConnection);
 }
 
+bool EngineWorker::model_files_unchanged() {
+  const std::string change = files_.changed();
+  if (change.empty()) return true;
+  files_changed_ = QString::fromStdString(change);
+  abandon_all(FinishReason::Error, files_changed_);
+  kept_.clear();
+  release_after_step_.clear();
+  engine_.reset();
+  set_busy(false);
+  emit modelFailed(
+      tr("The model was unloaded: %1. Open it again to go on; the chats' text is kept.")
+          .arg(files_changed_));
+  return false;
+}
+
 void EngineWorker::run_step() {
   step_posted_ = false;
-  if (!engine_) return;
+  if (!engine_ || !model_files_unchanged()) return;
   if (!speed_clock_.isValid()) {
     speed_clock_.start();
     speed_decode0_ = engine_->scheduler().stats().decode_tokens;

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "util/file_snapshot.h"
 #include "worker/engine_messages.h"
 
 namespace kvscope::ui {
@@ -80,6 +81,9 @@ class EngineWorker : public QObject {
   };
 
   bool load(const LoadRequest& request);
+  // False (and the engine dropped, with modelFailed) when a model file changed on disk
+  // since the load: reading on could end the process with SIGBUS (util/file_snapshot.h).
+  bool model_files_unchanged();
   void post_step();
   void run_step();
   void on_token(ChatId chat, std::uint64_t ticket, const TokenEvent& event);
@@ -96,6 +100,8 @@ class EngineWorker : public QObject {
 
   QString demo_folder_;
   std::unique_ptr<Engine> engine_;
+  FileSnapshot files_;                    // the loaded model's files as they were at load
+  QString files_changed_;                 // why the engine was dropped, when they changed
   std::optional<LoadRequest> last_good_;  // the last request that loaded
   bool demo_ = false;                     // the demo model is loaded
   std::map<ChatId, Reply> replies_;
