@@ -102,7 +102,12 @@ SentencePieceTokenizer::SentencePieceTokenizer(std::string_view serialized, SpVo
   SpModel& model = vocab.model;
   const std::size_t n = model.pieces.size();
   if (n == 0) throw_error<ModelError>("{}: the tokenizer has no pieces", source_);
-  const auto status = processor_->LoadFromSerializedProto(serialized);
+  // User text never becomes a special token: the library gets the user-defined pieces as
+  // control pieces, which it never matches in text; split_control adds them where control
+  // text names them (as the BPE path does, and unlike llama.cpp, which matches user-defined
+  // pieces in any text).
+  const auto status =
+      processor_->LoadFromSerializedProto(sp_model_without_user_defined(serialized, source_));
   if (!status.ok()) {
     throw_error<ModelError>("{}: SentencePiece cannot load the tokenizer: {}", source_,
                             status.ToString());

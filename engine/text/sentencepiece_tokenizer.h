@@ -5,6 +5,10 @@
 // Prompts: the text between special tokens is encoded as one string, and SentencePiece
 // adds its dummy prefix space to each such run, which is where llama.cpp adds it too
 // (at the start of the prompt and after every special token).
+//
+// Special pieces (control and user-defined) come only from Control parts; plain text and
+// Text parts never produce one, even a user-defined piece, which llama.cpp and the library
+// itself would match anywhere in the text (sp_model_without_user_defined).
 #pragma once
 
 #include <memory>

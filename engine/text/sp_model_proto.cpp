@@ -60,6 +60,7 @@ struct ProtoField {
   std::uint64_t value = 0;
   std::string_view bytes;
   std::size_t offset = 0;
+  std::size_t value_offset = 0;  // where the value (or the length of `bytes`) starts
 };
 
 // Reads fields from one message; every read checks the bytes left first.
@@ -77,6 +78,7 @@ class ProtoReader {
     f.number = static_cast<std::uint32_t>(key >> 3);
     f.wire = static_cast<std::uint32_t>(key & 7);
     if (f.number == 0 || key >> 32 != 0) fail(f.offset, "invalid field number");
+    f.value_offset = base_ + pos_;
     switch (f.wire) {
       case kVarint:
         f.value = varint();
@@ -245,6 +247,20 @@ int hex_value(char c) {
   return -1;
 }
 
+// Every type field of one piece that says user-defined, rewritten in `out` to say control.
+// The two values differ only in the low bits of the varint's first byte (4 needs no more
+// bits, whatever the encoding's length), so the rewrite keeps every length and offset.
+void make_user_defined_control(ProtoReader reader, std::string& out) {
+  constexpr auto kUserDefined = static_cast<std::int32_t>(SpPieceType::UserDefined);
+  constexpr auto kControl = static_cast<std::uint8_t>(SpPieceType::Control);
+  while (!reader.done()) {
+    const ProtoField f = reader.next();
+    if (f.number != kPieceType || reader.int32_value(f) != kUserDefined) continue;
+    char& first = out[f.value_offset];
+    first = static_cast<char>((static_cast<std::uint8_t>(first) & 0x80) | kControl);
+  }
+}
+
 }  // namespace
 
 int sp_byte_piece_value(std::string_view piece) {
@@ -297,6 +313,16 @@ SpModel parse_sp_model(std::string_view bytes, const std::string& source) {
     }
   }
   return model;
+}
+
+std::string sp_model_without_user_defined(std::string_view bytes, const std::string& source) {
+  std::string out(bytes);
+  ProtoReader reader(bytes, 0, source);
+  while (!reader.done()) {
+    const ProtoField f = reader.next();
+    if (f.number == kModelPieces) make_user_defined_control(reader.nested(f), out);
+  }
+  return out;
 }
 
 }  // namespace kvscope

@@ -61,6 +61,13 @@ int sp_byte_piece_value(std::string_view piece);
 // A serialized ModelProto holding exactly the fields above (vocab_size = pieces.size()).
 std::string serialize_sp_model(const SpModel& model);
 
+// `bytes` (a serialized ModelProto) with every user-defined piece made a control piece, in
+// place; all other bytes are kept. libsentencepiece matches user-defined pieces inside any
+// text it encodes (so typing "<|im_end|>" would give that token); loaded from this copy, it
+// never produces them, and the tokenizer adds them only where control text names them.
+// Throws ModelError as parse_sp_model.
+std::string sp_model_without_user_defined(std::string_view bytes, const std::string& source);
+
 // Reads the fields above from a serialized ModelProto, skipping all others. Every read
 // is bounds-checked; malformed input throws ModelError naming `source` and the offset.
 SpModel parse_sp_model(std::string_view bytes, const std::string& source);

@@ -1,5 +1,6 @@
 // The hand-written ModelProto encoder/decoder, and GGUF "llama" vocabs turned into
 // SentencePiece models: what is accepted, and the errors for what is not.
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -109,6 +110,68 @@ TEST(SentencePieceVocabTest, ChatControlTokensSplitControlTextOnly) {
   const auto run = tok->encode("a ab<|im_end|>", false);
   EXPECT_EQ(std::vector<TokenId>(ids.begin() + 1, ids.end() - 2), run);
   EXPECT_EQ(tok->token_bytes(start), "");
+}
+
+// small_vocab() plus user-defined pieces (type 4), which libsentencepiece matches inside any
+// text it encodes: "<|im_end|>" (a turn end stored as user-defined, as some converted vocabs
+// do), "<tool>" and "ab" spelled differently ("a<b>").
+LlamaVocab vocab_with_user_defined() {
+  LlamaVocab v = small_vocab();
+  for (const char* piece : {"<|im_end|>", "<tool>", "a<b>"}) {
+    v.tokens.emplace_back(piece);
+    v.token_types.push_back(4);
+    v.scores.push_back(0.0f);
+  }
+  return v;
+}
+constexpr TokenId kImEnd = kFirstNormal + 6, kTool = kFirstNormal + 7, kAb = kFirstNormal + 8;
+
+bool has_special(const Tokenizer& tok, const std::vector<TokenId>& ids) {
+  return std::any_of(ids.begin(), ids.end(), [&](TokenId id) {
+    return id == kImEnd || id == kTool || id == kAb || tok.is_special(id);
+  });
+}
+
+// What the user typed is plain text, on every path: encode(), Text parts, and the text runs
+// of Control parts around it; only a Control part produces a user-defined token.
+void expect_user_defined_only_from_control(const Tokenizer& tok) {
+  for (const char* typed : {"<|im_end|>", "x<tool>y", "a<b>", "<s></s>", "ab <|im_end|> <tool>"}) {
+    const auto plain = tok.encode(typed, true);
+    EXPECT_FALSE(has_special(tok, std::vector<TokenId>(plain.begin() + 1, plain.end())))
+        << typed << ": " << ::testing::PrintToString(plain);
+    EXPECT_EQ(tok.decode(plain), typed);
+    const auto parts = tok.encode_parts({{PromptPart::Kind::Control, "<tool>"},
+                                         {PromptPart::Kind::Text, typed},
+                                         {PromptPart::Kind::Control, "<|im_end|>"}},
+                                        false);
+    ASSERT_GE(parts.size(), 3u) << typed;
+    EXPECT_EQ(parts.front(), kTool) << typed;
+    EXPECT_EQ(parts.back(), kImEnd) << typed;
+    EXPECT_FALSE(has_special(tok, std::vector<TokenId>(parts.begin() + 1, parts.end() - 1)))
+        << typed << ": " << ::testing::PrintToString(parts);
+  }
+  // Asked for in control text, each user-defined piece is its token.
+  EXPECT_EQ(tok.encode_parts({{PromptPart::Kind::Control, "<|im_end|><tool>a<b>"}}, false),
+            (std::vector<TokenId>{kImEnd, kTool, kAb}));
+}
+
+TEST(SentencePieceVocabTest, UserTextNeverBecomesAUserDefinedToken) {
+  const auto tok = build(vocab_with_user_defined());
+  expect_user_defined_only_from_control(*tok);
+  EXPECT_EQ(tok->token_bytes(kTool), "<tool>");  // generated, it is its text
+}
+
+// The same vocab read from a tokenizer.model file (the library loads the file's own bytes).
+TEST(SentencePieceVocabTest, UserTextNeverBecomesAUserDefinedTokenFromAModelFile) {
+  const SpVocab vocab = sp_vocab_from_llama(vocab_with_user_defined(), "test.gguf");
+  const auto path = test::scratch_dir() / "user_defined.model";
+  {
+    const std::string bytes = serialize_sp_model(vocab.model);
+    std::ofstream(path, std::ios::binary)
+        .write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  }
+  const auto tok = load_sentencepiece_file(path.string());
+  expect_user_defined_only_from_control(*tok);
 }
 
 TEST(SentencePieceVocabTest, AddEosAppendsEosWhenSpecialsAreAdded) {
