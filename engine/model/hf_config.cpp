@@ -1,6 +1,7 @@
 #include "model/hf_config.h"
 
 #include "model/hf_json.h"
+#include "model/json_reader.h"
 #include "util/error.h"
 
 namespace kvscope {
@@ -9,7 +10,8 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::uint64_t kMaxConfigBytes = 16 << 20;
+// Real config.json files are a few KB (a vision tower's nested config, tens of KB).
+constexpr JsonLimits kConfigLimits{.max_bytes = 4 << 20};
 
 // rope_scaling: null, or {"rope_type"|"type": ..., "factor": ..., llama3/yarn extras}.
 RopeScaling parse_rope_scaling(const json& config, const std::string& source) {
@@ -35,7 +37,7 @@ RopeScaling parse_rope_scaling(const json& config, const std::string& source) {
   } else {
     throw_error<ModelError>(
         "{}: rope_scaling type '{}' is not supported (linear, dynamic, llama3 or yarn)", source,
-        *type);
+        quote_prefix(*type));
   }
   const auto factor = hf::find_float(rs, "factor", source);
   if (!factor) throw_error<ModelError>("{}: rope_scaling.factor: missing", source);
@@ -68,7 +70,7 @@ ModelSpec spec_from_json(const json& config, const std::string& source) {
   if (*model_type != "llama" && *model_type != "mistral" && *model_type != "qwen2") {
     throw_error<ModelError>(
         "{}: model_type '{}' is not supported (KVScope runs llama, mistral and qwen2)", source,
-        *model_type);
+        quote_prefix(*model_type));
   }
 
   ModelSpec spec;
@@ -104,11 +106,11 @@ ModelSpec spec_from_json(const json& config, const std::string& source) {
 }  // namespace
 
 ModelSpec parse_hf_config(std::string_view json_text, const std::string& source) {
-  return spec_from_json(hf::parse_json(json_text, source), source);
+  return spec_from_json(parse_json(json_text, source, kConfigLimits), source);
 }
 
 ModelSpec read_hf_config(const std::string& path) {
-  return spec_from_json(hf::read_json_file(path, kMaxConfigBytes), path);
+  return spec_from_json(read_json_file(path, kConfigLimits), path);
 }
 
 }  // namespace kvscope

@@ -1,11 +1,6 @@
 #include "model/hf_json.h"
 
-#include <cerrno>
 #include <cmath>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "util/error.h"
 
@@ -29,29 +24,6 @@ const json* lookup(const json& obj, std::string_view field) {
 }
 
 }  // namespace
-
-json parse_json(std::string_view text, const std::string& source) {
-  try {
-    return json::parse(text.begin(), text.end());
-  } catch (const json::exception& e) {
-    throw_error<ModelError>("{}: not valid JSON ({})", source, e.what());
-  }
-}
-
-json read_json_file(const std::string& path, std::uint64_t max_bytes) {
-  std::error_code ec;
-  const auto size = std::filesystem::file_size(path, ec);
-  if (ec) throw_error<ModelError>("{}: cannot read ({})", path, ec.message());
-  if (size > max_bytes) {
-    throw_error<ModelError>("{}: {} bytes is over the {} byte limit for this file", path, size,
-                            max_bytes);
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw_error<ModelError>("{}: cannot open ({})", path, std::strerror(errno));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_json(text.str(), path);
-}
 
 std::optional<std::int64_t> find_int(const json& obj, std::string_view field,
                                      const std::string& source) {

@@ -1,6 +1,7 @@
-// Reading the JSON files of a Hugging Face folder (config.json, the shard index,
-// tokenizer_config.json) with errors that name the file and the field. Internal to
-// engine/model: it exposes nlohmann::json, which only this library links.
+// Typed fields of the JSON files of a Hugging Face folder (config.json, the shard index,
+// tokenizer_config.json; read with model/json_reader.h) with errors that name the file and
+// the field. Internal to engine/model: it exposes nlohmann::json, which only this library
+// links.
 #pragma once
 
 #include <cstdint>
@@ -11,11 +12,6 @@
 #include <nlohmann/json.hpp>
 
 namespace kvscope::hf {
-
-// Parses the file at `path`; ModelError when unreadable, larger than `max_bytes`, or not
-// JSON. The result is the document (of any JSON type).
-nlohmann::json read_json_file(const std::string& path, std::uint64_t max_bytes);
-nlohmann::json parse_json(std::string_view text, const std::string& source);
 
 // Typed field access on an object. Missing or null fields give nullopt; a value of the
 // wrong type is a ModelError "SOURCE: FIELD: expected an integer, found string".

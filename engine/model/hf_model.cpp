@@ -9,6 +9,7 @@
 
 #include "model/hf_config.h"
 #include "model/hf_json.h"
+#include "model/json_reader.h"
 #include "util/error.h"
 
 namespace kvscope {
@@ -18,8 +19,10 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-constexpr std::uint64_t kMaxIndexBytes = 64 << 20;
-constexpr std::uint64_t kMaxTokenizerConfigBytes = 64 << 20;
+// A dense model's index is under 200 KB (~100 bytes a tensor); 16 MiB is ~160k tensors.
+constexpr JsonLimits kIndexLimits{.max_bytes = 16 << 20};
+// Chat templates and added-token tables: real files are well under 1 MiB.
+constexpr JsonLimits kTokenizerConfigLimits{.max_bytes = 16 << 20};
 
 std::string join_path(const std::string& folder, const std::string& name) {
   return (fs::path(folder) / name).string();
@@ -102,7 +105,7 @@ void HfModel::open_weights(const std::string& folder) {
 // The index maps each tensor name to the shard file holding it; open each shard once and
 // check that the shard really has every tensor the index promises.
 void HfModel::open_index(const std::string& folder, const std::string& index_path) {
-  const json index = hf::read_json_file(index_path, kMaxIndexBytes);
+  const json index = read_json_file(index_path, kIndexLimits);
   auto map_it = index.is_object() ? index.find("weight_map") : index.end();
   if (map_it == index.end() || !map_it->is_object()) {
     throw_error<ModelError>("{}: weight_map: missing or not an object", index_path);
@@ -112,14 +115,15 @@ void HfModel::open_index(const std::string& folder, const std::string& index_pat
   for (const auto& [name, file_value] : map_it->items()) {
     if (!file_value.is_string()) {
       throw_error<ModelError>("{}: weight_map[{}]: expected a file name, found {}", index_path,
-                              name, file_value.type_name());
+                              quote_prefix(name), file_value.type_name());
     }
     const auto file = file_value.get<std::string>();
-    // Shards live in the folder itself; refuse paths that would leave it.
-    if (file.empty() || file == "." || file == ".." ||
+    // Shards live in the folder itself; refuse paths that would leave it (and names no
+    // file system allows, 255 bytes being the usual NAME_MAX).
+    if (file.empty() || file == "." || file == ".." || file.size() > 255 ||
         file.find_first_of("/\\") != std::string::npos) {
       throw_error<ModelError>("{}: weight_map[{}] = '{}': must be a file name in the folder",
-                              index_path, name, file);
+                              index_path, quote_prefix(name), quote_prefix(file));
     }
     by_file[file] = nullptr;
   }
@@ -131,8 +135,8 @@ void HfModel::open_index(const std::string& folder, const std::string& index_pat
     const auto file = file_value.get<std::string>();
     const SafetensorsTensor* t = by_file.at(file)->find(name);
     if (!t) {
-      throw_error<ModelError>("tensor {}: {} lists it in {} but that file does not have it", name,
-                              index_path, file);
+      throw_error<ModelError>("tensor {}: {} lists it in {} but that file does not have it",
+                              quote_prefix(name), index_path, file);
     }
     tensors_[name] = t;
   }
@@ -206,7 +210,7 @@ void HfModel::read_tokenizer_files(const std::string& folder) {
   if (auto p = join_path(folder, "tokenizer.model"); is_file(p)) tokenizer_model_ = p;
   if (auto p = join_path(folder, "tokenizer_config.json"); is_file(p)) {
     tokenizer_config_ = p;
-    const json config = hf::read_json_file(p, kMaxTokenizerConfigBytes);
+    const json config = read_json_file(p, kTokenizerConfigLimits);
     if (config.is_object()) chat_template_ = chat_template_from(config, p);
   }
   // Newer transformers versions save the template as its own file.

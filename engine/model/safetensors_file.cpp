@@ -5,8 +5,7 @@
 #include <cstring>
 #include <set>
 
-#include <nlohmann/json.hpp>
-
+#include "model/json_reader.h"
 #include "util/error.h"
 #include "util/utf8.h"
 
@@ -17,6 +16,10 @@ namespace {
 using nlohmann::json;
 
 constexpr std::uint64_t kMaxHeaderBytes = 100'000'000;
+// Hugging Face names are under 100 bytes; the cap keeps every message that names one short.
+constexpr std::size_t kMaxTensorNameBytes = 1024;
+// Model weights have 1 to 4 dimensions; messages print the whole shape.
+constexpr std::size_t kMaxDims = 16;
 
 struct DtypeInfo {
   SafetensorsDtype dtype;
@@ -58,7 +61,7 @@ std::uint64_t get_index(const json& v, std::string_view what, std::string_view t
                         const std::string& path) {
   if (!v.is_number_integer() || (!v.is_number_unsigned() && v.get<std::int64_t>() < 0)) {
     throw_error<ModelError>("{}: tensor {}: {} must hold non-negative integers, got {}", path,
-                            tensor, what, v.dump());
+                            tensor, what, describe_json(v));
   }
   return v.get<std::uint64_t>();
 }
@@ -118,34 +121,32 @@ const SafetensorsTensor* SafetensorsFile::find(std::string_view name) const {
 
 void SafetensorsFile::parse_header(std::string_view header) {
   const std::string& file = path();
-  // nlohmann keeps the last of duplicate keys silently; a parser callback sees every key
-  // of the top-level object and lets us reject a tensor named twice.
+  // nlohmann keeps the last of duplicate keys silently; the key hook sees every key of the
+  // top-level object and lets us reject a tensor named twice.
   std::set<std::string> seen;
   std::string duplicate;
-  auto on_event = [&](int depth, json::parse_event_t event, json& parsed) {
-    if (event == json::parse_event_t::key && depth == 1) {
-      auto key = parsed.get<std::string>();
-      if (!seen.insert(key).second && duplicate.empty()) duplicate = key;
-    }
-    return true;
+  auto on_key = [&](const std::string& key) {
+    if (!seen.insert(key).second && duplicate.empty()) duplicate = key;
   };
-  json doc;
-  try {
-    doc = json::parse(header.begin(), header.end(), on_event);
-  } catch (const json::exception& e) {
-    throw_error<ModelError>("{}: header is not valid JSON ({})", file, e.what());
+  const json doc =
+      parse_json(header, file + ": header", JsonLimits{.max_bytes = kMaxHeaderBytes}, on_key);
+  if (!duplicate.empty()) {
+    throw_error<ModelError>("{}: tensor {} appears twice", file, quote_prefix(duplicate));
   }
-  if (!duplicate.empty()) throw_error<ModelError>("{}: tensor {} appears twice", file, duplicate);
   if (!doc.is_object()) {
     throw_error<ModelError>("{}: header must be a JSON object, found {}", file, doc.type_name());
   }
   for (const auto& [name, entry] : doc.items()) {
+    if (name.size() > kMaxTensorNameBytes) {
+      throw_error<ModelError>("{}: tensor name of {} bytes is over the {} byte limit ('{}')", file,
+                              name.size(), kMaxTensorNameBytes, quote_prefix(name));
+    }
     if (name == "__metadata__") {
       if (!entry.is_object()) throw_error<ModelError>("{}: __metadata__ must be an object", file);
       for (const auto& [key, value] : entry.items()) {
         if (!value.is_string()) {
-          throw_error<ModelError>("{}: __metadata__ {}: must be a string, found {}", file, key,
-                                  value.type_name());
+          throw_error<ModelError>("{}: __metadata__ {}: must be a string, found {}", file,
+                                  quote_prefix(key), describe_json(value));
         }
         metadata_[key] = value.get<std::string>();
       }
@@ -159,14 +160,26 @@ void SafetensorsFile::parse_header(std::string_view header) {
     SafetensorsTensor t;
     t.name = name;
     const json& dtype = entry["dtype"];
-    const auto dtype_name = dtype.is_string() ? dtype.get<std::string>() : dtype.dump();
+    if (!dtype.is_string()) {
+      throw_error<ModelError>("{}: tensor {}: dtype must be a string, found {}", file, name,
+                              describe_json(dtype));
+    }
+    const auto& dtype_name = dtype.get_ref<const std::string&>();
     const auto parsed_dtype = safetensors_dtype_from_name(dtype_name);
-    if (!parsed_dtype)
-      throw_error<ModelError>("{}: tensor {}: unknown dtype {}", file, name, dtype_name);
+    if (!parsed_dtype) {
+      throw_error<ModelError>("{}: tensor {}: unknown dtype {}", file, name,
+                              quote_prefix(dtype_name));
+    }
     t.dtype = *parsed_dtype;
     const json& shape = entry["shape"];
-    if (!shape.is_array())
-      throw_error<ModelError>("{}: tensor {}: shape must be an array", file, name);
+    if (!shape.is_array()) {
+      throw_error<ModelError>("{}: tensor {}: shape must be an array, found {}", file, name,
+                              describe_json(shape));
+    }
+    if (shape.size() > kMaxDims) {
+      throw_error<ModelError>("{}: tensor {}: shape has {} dimensions; at most {} are supported",
+                              file, name, shape.size(), kMaxDims);
+    }
     for (const auto& d : shape) {
       const auto v = get_index(d, "shape", name, file);
       if (v > static_cast<std::uint64_t>(INT64_MAX)) {

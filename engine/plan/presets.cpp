@@ -3,12 +3,10 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
-#include <fstream>
 #include <limits>
 #include <set>
 
-#include <nlohmann/json.hpp>
-
+#include "model/json_reader.h"
 #include "util/error.h"
 
 namespace kvscope {
@@ -22,15 +20,8 @@ constexpr std::int64_t kMaxParams = std::int64_t{1} << 44;       // ~17.6 trilli
 constexpr std::int64_t kMaxMemoryBytes = std::int64_t{1} << 50;  // 1 PiB
 constexpr double kMaxBandwidthGbS = 1e6;
 
-json read_json(const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw_error<ModelError>("{}: cannot open the preset file", file.string());
-  try {
-    return json::parse(in);
-  } catch (const json::exception& e) {
-    throw_error<ModelError>("{}: not valid JSON: {}", file.string(), e.what());
-  }
-}
+// The shipped catalogues are under 10 KB; a user's own stays far below this.
+constexpr JsonLimits kPresetFileLimits{.max_bytes = 4 << 20};
 
 // One catalogue entry being read: every error names the file, the entry and the field.
 class EntryReader {
@@ -121,8 +112,12 @@ std::string read_slug(const EntryReader& r, std::set<std::string>& seen) {
   const bool ok = std::all_of(slug.begin(), slug.end(), [](unsigned char c) {
     return std::islower(c) || std::isdigit(c) || c == '-' || c == '.' || c == '_';
   });
-  if (!ok) r.fail("slug", fmt::format("\"{}\" must use only a-z, 0-9, '-', '.', '_'", slug));
-  if (!seen.insert(slug).second) r.fail("slug", fmt::format("\"{}\" appears twice", slug));
+  if (!ok) {
+    r.fail("slug", fmt::format("\"{}\" must use only a-z, 0-9, '-', '.', '_'", quote_prefix(slug)));
+  }
+  if (!seen.insert(slug).second) {
+    r.fail("slug", fmt::format("\"{}\" appears twice", quote_prefix(slug)));
+  }
   return slug;
 }
 
@@ -169,7 +164,7 @@ GpuPreset read_gpu(const EntryReader& r, std::set<std::string>& seen) {
 template <typename Preset>
 std::vector<Preset> load(const std::filesystem::path& file, std::string_view key,
                          Preset (*read)(const EntryReader&, std::set<std::string>&)) {
-  const json root = read_json(file);
+  const json root = read_json_file(file.string(), kPresetFileLimits);
   const json& list = entries(root, file, key);
   std::vector<Preset> out;
   std::set<std::string> seen;
@@ -179,7 +174,7 @@ std::vector<Preset> load(const std::filesystem::path& file, std::string_view key
     if (item.is_object()) {
       const auto slug = item.find("slug");
       if (slug != item.end() && slug->is_string()) {
-        entry += fmt::format(" (\"{}\")", slug->get<std::string>());
+        entry += fmt::format(" (\"{}\")", quote_prefix(slug->get_ref<const std::string&>()));
       }
     }
     out.push_back(read(EntryReader(file, entry, item), seen));

@@ -385,5 +385,55 @@ TEST(HfModel, PathThatIsNeitherGgufNorFolderIsRejected) {
   expect_load_error((test::scratch_dir() / "absent").string(), {"no such file or folder"});
 }
 
+// Every JSON file of a folder is depth-limited while it is parsed (a value nested 100,000
+// deep used to be built in full, and formatting one for a message overflowed the stack).
+TEST(HfModel, NestedJsonInAnyFolderFileIsAnErrorNamingTheFile) {
+  const std::string deep = std::string(100'000, '[') + std::string(100'000, ']');
+  for (const std::string file :
+       {"config.json", "model.safetensors.index.json", "tokenizer_config.json"}) {
+    SCOPED_TRACE(file);
+    const auto dir = fs::path(TinyHfFolder().write());
+    std::ofstream(dir / file) << R"({"weight_map": {}, "hidden_size": )" << deep << "}";
+    expect_load_error(dir.string(), {file + ": JSON nested more than 64 levels"});
+  }
+}
+
+// 48 MB of '[' in the index took 3.9 GB and 23 s to reject; now the size cap refuses it
+// unread, and under the cap the depth limit stops the parse at byte 65.
+TEST(HfModel, IndexOfOpenBracketsIsRefusedQuickly) {
+  const auto dir = fs::path(TinyHfFolder().write());
+  const auto index = dir / "model.safetensors.index.json";
+  std::ofstream(index) << std::string(48 << 20, '[');
+  expect_load_error(dir.string(), {"model.safetensors.index.json: 50331648 bytes is over the "
+                                   "16777216 byte limit"});
+  std::ofstream(index) << std::string(12 << 20, '[');
+  expect_load_error(dir.string(), {"model.safetensors.index.json: JSON nested more than 64"});
+}
+
+TEST(HfModel, IndexWithMillionsOfValuesIsRefusedBeforeItIsBuilt) {
+  const auto dir = fs::path(TinyHfFolder().write());
+  std::string values = "{\"weight_map\": {}, \"pad\": [0";
+  for (int i = 0; i < 3'000'000; ++i) values += ",0";
+  values += "]}";
+  std::ofstream(dir / "model.safetensors.index.json") << values;
+  expect_load_error(dir.string(), {"index.json: more than 2097152 JSON values"});
+}
+
+TEST(HfModel, HostileIndexNamesAreQuotedBounded) {
+  TinyHfFolder folder;
+  const auto dir = folder.write();
+  json index;
+  std::ifstream(fs::path(dir) / "model.safetensors.index.json") >> index;
+  index["weight_map"][std::string(100'000, 'k')] = std::string(300, 'f');
+  write_json(fs::path(dir) / "model.safetensors.index.json", index);
+  try {
+    load_model(dir);
+    ADD_FAILURE() << "expected a ModelError";
+  } catch (const ModelError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("must be a file name in the folder"));
+    EXPECT_LT(std::string(e.what()).size(), 500u);
+  }
+}
+
 }  // namespace
 }  // namespace kvscope

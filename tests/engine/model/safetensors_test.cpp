@@ -190,5 +190,63 @@ TEST(Safetensors, MetadataValuesMustBeStrings) {
   expect_error(write_file(R"({"__metadata__":{"n":3}})", ""), {"__metadata__ n", "string"});
 }
 
+// The message of the ModelError opening `path` raises ("" and a failure otherwise).
+std::string error_of(const std::string& path) {
+  try {
+    SafetensorsFile file(path);
+    ADD_FAILURE() << "expected a ModelError for " << path;
+  } catch (const ModelError& e) {
+    return e.what();
+  }
+  return {};
+}
+
+std::string brackets(std::size_t depth) {
+  return std::string(depth, '[') + std::string(depth, ']');
+}
+
+// Before the depth limit these parsed, and formatting the bad dtype (a recursive dump)
+// overflowed the stack: SIGSEGV.
+TEST(Safetensors, DtypeOrShapeNested100000DeepIsAnErrorNotACrash) {
+  const std::string dtype =
+      R"({"w":{"dtype":)" + brackets(100'000) + R"(,"shape":[1],"data_offsets":[0,1]}})";
+  EXPECT_THAT(error_of(write_file(dtype, "x")), HasSubstr("header: JSON nested more than 64"));
+  const std::string shape =
+      R"({"w":{"dtype":"U8","shape":[)" + brackets(100'000) + R"(],"data_offsets":[0,1]}})";
+  EXPECT_THAT(error_of(write_file(shape, "x")), HasSubstr("nested more than 64 levels"));
+}
+
+TEST(Safetensors, BadValuesAreDescribedNotDumped) {
+  std::string wide = "[0";
+  for (int i = 1; i < 100'000; ++i) wide += ",0";
+  wide += "]";
+  const std::string header = R"({"w":{"dtype":)" + wide + R"(,"shape":[1],"data_offsets":[0,1]}})";
+  const std::string message = error_of(write_file(header, "x"));
+  EXPECT_THAT(message, HasSubstr("tensor w: dtype must be a string, found array of 100000"));
+  EXPECT_LT(message.size(), 300u);
+  const std::string shape =
+      R"({"w":{"dtype":"U8","shape":[)" + brackets(60) + R"(],"data_offsets":[0,1]}})";
+  EXPECT_THAT(error_of(write_file(shape, "x")),
+              HasSubstr("shape must hold non-negative integers, got array of 1 element"));
+  const std::string long_dtype =
+      R"({"w":{"dtype":")" + std::string(100'000, 'Q') + R"(","shape":[1],"data_offsets":[0,1]}})";
+  EXPECT_LT(error_of(write_file(long_dtype, "x")).size(), 300u);
+}
+
+TEST(Safetensors, OverlongTensorNameIsRejectedQuotingAPrefix) {
+  const std::string name(5000, 'n');
+  const std::string message = error_of(
+      write_file(R"({")" + name + R"(":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}})", "x"));
+  EXPECT_THAT(message, HasSubstr("tensor name of 5000 bytes is over the 1024 byte limit"));
+  EXPECT_LT(message.size(), 300u);
+}
+
+TEST(Safetensors, ShapeWithTooManyDimensionsIsRejected) {
+  expect_error(write_file(R"({"w":{"dtype":"U8","shape":[1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1],)"
+                          R"("data_offsets":[0,1]}})",
+                          "x"),
+               {"tensor w", "shape has 17 dimensions; at most 16"});
+}
+
 }  // namespace
 }  // namespace kvscope

@@ -186,5 +186,15 @@ TEST(Presets, BadGpuFilesAreRejected) {
   EXPECT_THROW(load_gpu_presets(test::scratch_dir() / "absent.json"), ModelError);
 }
 
+TEST(Presets, NestedOrOversizedFilesAreRejectedBeforeTheyAreBuilt) {
+  const std::string deep = std::string(100'000, '[') + std::string(100'000, ']');
+  EXPECT_THAT(model_error(R"({"models": )" + deep + "}"), HasSubstr("nested more than 64 levels"));
+  EXPECT_THAT(model_error("[" + std::string(5 << 20, ' ') + "]"), HasSubstr("byte limit"));
+  const std::string slug(10'000, 'Z');
+  const std::string bad_slug = model_error(with(kGoodModel, R"("tiny")", '"' + slug + '"'));
+  EXPECT_THAT(bad_slug, HasSubstr("must use only"));
+  EXPECT_LT(bad_slug.size(), 600u);
+}
+
 }  // namespace
 }  // namespace kvscope
