@@ -50,6 +50,12 @@ class ByteReader {
     return {p, static_cast<std::size_t>(n)};
   }
 
+  // The bytes from offset `begin` up to the current position (already read and checked).
+  std::string_view bytes_since(std::uint64_t begin) const {
+    return {reinterpret_cast<const char*>(bytes_.data() + begin),
+            static_cast<std::size_t>(pos_ - begin)};
+  }
+
   // Throws unless n more bytes can be read.
   void require(std::uint64_t n, std::string_view what) const {
     if (n > remaining()) {

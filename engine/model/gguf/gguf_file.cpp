@@ -28,6 +28,15 @@ constexpr std::uint64_t kMaxKeyBytes = 65535;  // the GGUF spec's limit on key l
 // ggml itself stops at 64 (GGML_MAX_NAME); we allow longer names but not unbounded ones.
 constexpr std::uint64_t kMaxTensorNameBytes = 256;
 constexpr std::uint32_t kMaxDims = 4;
+// Real files hold tens of keys and at most a few thousand tensors. Each key or tensor costs
+// ~200 bytes of map nodes and strings, several times the 14 or 33 bytes it takes in the
+// file, so without these caps a file of tiny entries would cost many times its size.
+constexpr std::uint64_t kMaxKvCount = std::uint64_t{1} << 16;
+constexpr std::uint64_t kMaxTensorCount = std::uint64_t{1} << 20;
+// Real metadata stays under ~32 MiB (a 256k vocabulary with scores and merges, an embedded
+// tokenizer.json). Values are views into the mapping, so this bounds what readers may
+// later copy out of it (vocabularies, score arrays), not the reading itself.
+constexpr std::uint64_t kMaxMetadataBytes = std::uint64_t{256} << 20;
 // Smallest possible encodings, used to bound counts before anything is allocated.
 constexpr std::uint64_t kMinKvBytes = 8 + 1 + 4 + 1;                  // key len, key, type, uint8
 constexpr std::uint64_t kMinTensorInfoBytes = 8 + 1 + 4 + 8 + 4 + 8;  // name, 1 dim, type, offset
@@ -87,6 +96,13 @@ Header read_header(ByteReader& r) {
   h.n_kv = r.read<std::uint64_t>("metadata count");
   check_count(h.n_kv, kMinKvBytes, r.remaining(), "metadata count");
   check_count(h.n_tensors, kMinTensorInfoBytes, r.remaining(), "tensor count");
+  if (h.n_kv > kMaxKvCount) {
+    throw_error<ModelError>("metadata count {} is over the limit of {} keys", h.n_kv, kMaxKvCount);
+  }
+  if (h.n_tensors > kMaxTensorCount) {
+    throw_error<ModelError>("tensor count {} is over the limit of {} tensors", h.n_tensors,
+                            kMaxTensorCount);
+  }
   if (h.n_kv * kMinKvBytes + h.n_tensors * kMinTensorInfoBytes > r.remaining()) {
     throw_error<ModelError>(
         "{} metadata entries and {} tensor infos cannot fit in the {} bytes after the header",
@@ -98,6 +114,7 @@ Header read_header(ByteReader& r) {
 void read_metadata(ByteReader& r, std::uint64_t n_kv, std::vector<std::string>& order,
                    std::map<std::string, GgufValue, std::less<>>& metadata) {
   order.reserve(n_kv);
+  const std::uint64_t start = r.pos();
   for (std::uint64_t i = 0; i < n_kv; ++i) {
     const std::uint64_t at = r.pos();
     const auto key_len = r.read<std::uint64_t>("metadata key length");
@@ -122,6 +139,12 @@ void read_metadata(ByteReader& r, std::uint64_t n_kv, std::vector<std::string>& 
       throw_error<ModelError>("metadata {}: {}", key, e.what());
     } catch (const std::bad_alloc&) {
       throw_error<ModelError>("metadata {}: out of memory reading its value", key);
+    }
+    // One value costs at most a walk of its elements, so checking after each is enough.
+    if (r.pos() - start > kMaxMetadataBytes) {
+      throw_error<ModelError>(
+          "metadata {}: the metadata reaches {} bytes at offset {}, over the limit of {} bytes",
+          key, r.pos() - start, r.pos(), kMaxMetadataBytes);
     }
     order.push_back(std::move(key));
   }

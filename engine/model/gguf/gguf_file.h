@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -37,18 +38,37 @@ enum class GgufType : std::uint32_t {
 
 std::string_view gguf_type_name(GgufType type);
 
-// One metadata value. Integers are widened to 64 bits, floats to double; `type` keeps the
-// type stored in the file. An array holds its element type and the elements (no nesting
-// of arrays inside arrays is produced by any writer we know; it is accepted and kept).
-struct GgufValue {
-  using Array = std::vector<GgufValue>;
+// An array as the file stores it: `count` elements of `type` back to back in `bytes`
+// (numbers little-endian, bools one byte, strings a uint64 length and the bytes, arrays
+// their element type, count and elements). Reading a file copies none of it, so a 12 MiB
+// uint8 array costs no memory beyond the mapping (one value object per element was ~48
+// bytes each: a 289 MB file took 14.6 GB). No writer we know nests arrays; it is accepted.
+struct GgufArray {
   GgufType type = GgufType::UINT8;
-  GgufType array_type = GgufType::UINT8;  // element type when type == ARRAY
-  std::variant<std::uint64_t, std::int64_t, double, bool, std::string, Array> value;
+  std::uint64_t count = 0;
+  std::string_view bytes;
+};
+
+// One metadata value. Integers are widened to 64 bits (unsigned file types as uint64,
+// signed ones as int64), floats to double; `type` keeps the type stored in the file.
+// Strings and arrays are views: into the mapping for values read from a file (valid while
+// the GgufFile lives), into `storage` for values built in memory (gguf_writer.h).
+struct GgufValue {
+  GgufType type = GgufType::UINT8;
+  std::variant<std::uint64_t, std::int64_t, double, bool, std::string_view, GgufArray> value = {};
+  std::shared_ptr<const std::string> storage = {};  // owns what the views point at, if any
 
   bool is_integer() const;
   bool is_float() const;
+  const GgufArray* array() const;  // nullptr unless an array
+  GgufType array_type() const;     // the element type; UINT8 unless an array
   std::size_t array_size() const;  // 0 unless an array
+  // Decodes the elements in order, each a value viewing this one's bytes (and sharing its
+  // storage); memory stays O(1) whatever the count. Nothing is called unless an array.
+  void for_each_element(const std::function<void(const GgufValue&)>& visit) const;
+  // Element i (ModelError when out of range): direct for numbers and bools, a walk from the
+  // first element for strings and arrays.
+  GgufValue element(std::uint64_t i) const;
 };
 
 // One tensor: dims[0] is the row length (the fastest-moving index), as in ggml.
@@ -92,8 +112,9 @@ class GgufFile {
   std::optional<double> find_float(std::string_view key) const;
   bool get_bool(std::string_view key) const;
   std::optional<bool> find_bool(std::string_view key) const;
-  const std::string& get_string(std::string_view key) const;
+  std::string get_string(std::string_view key) const;
   std::optional<std::string> find_string(std::string_view key) const;
+  // Arrays are copied out element by element (the file keeps them packed).
   std::vector<std::string> get_string_array(std::string_view key) const;
   std::vector<float> get_float_array(std::string_view key) const;
   std::vector<std::int64_t> get_int_array(std::string_view key) const;

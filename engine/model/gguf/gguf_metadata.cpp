@@ -13,7 +13,7 @@ namespace {
 // "string", "uint32 7", "array of string"
 std::string describe(const GgufValue& v) {
   if (v.type == GgufType::ARRAY) {
-    return fmt::format("array of {} ({} elements)", gguf_type_name(v.array_type), v.array_size());
+    return fmt::format("array of {} ({} elements)", gguf_type_name(v.array_type()), v.array_size());
   }
   if (const auto* u = std::get_if<std::uint64_t>(&v.value); u && v.is_integer()) {
     return fmt::format("{} {}", gguf_type_name(v.type), *u);
@@ -69,17 +69,29 @@ bool to_bool(const GgufValue& v, std::string_view key, const std::string& path) 
   return *b;
 }
 
-const std::string& to_string(const GgufValue& v, std::string_view key, const std::string& path) {
-  const auto* s = std::get_if<std::string>(&v.value);
+std::string_view to_string(const GgufValue& v, std::string_view key, const std::string& path) {
+  const auto* s = std::get_if<std::string_view>(&v.value);
   if (v.type != GgufType::STRING || s == nullptr) wrong_type(path, key, "a string", v);
   return *s;
 }
 
-const GgufValue::Array& to_array(const GgufValue& v, std::string_view key, const std::string& path,
-                                 std::string_view expected) {
-  const auto* a = std::get_if<GgufValue::Array>(&v.value);
-  if (v.type != GgufType::ARRAY || a == nullptr) wrong_type(path, key, expected, v);
+// The array, checked to hold elements `accepted` takes (an empty array of any type passes).
+const GgufArray& to_array(const GgufValue& v, std::string_view key, const std::string& path,
+                          std::string_view expected, bool (*accepted)(const GgufValue&)) {
+  const GgufArray* a = v.array();
+  if (a == nullptr) wrong_type(path, key, expected, v);
+  if (a->count > 0 && !accepted(GgufValue{a->type})) wrong_type(path, key, expected, v);
   return *a;
+}
+
+bool is_string(const GgufValue& e) {
+  return e.type == GgufType::STRING;
+}
+bool is_number(const GgufValue& e) {
+  return e.is_integer() || e.is_float();
+}
+bool is_integer(const GgufValue& e) {
+  return e.is_integer();
 }
 
 }  // namespace
@@ -135,46 +147,40 @@ std::optional<bool> GgufFile::find_bool(std::string_view key) const {
   return v ? std::optional(to_bool(*v, key, path())) : std::nullopt;
 }
 
-const std::string& GgufFile::get_string(std::string_view key) const {
-  return to_string(must_find(*this, key), key, path());
+std::string GgufFile::get_string(std::string_view key) const {
+  return std::string(to_string(must_find(*this, key), key, path()));
 }
 
 std::optional<std::string> GgufFile::find_string(std::string_view key) const {
   const GgufValue* v = find(key);
-  return v ? std::optional(to_string(*v, key, path())) : std::nullopt;
+  return v ? std::optional(std::string(to_string(*v, key, path()))) : std::nullopt;
 }
 
 std::vector<std::string> GgufFile::get_string_array(std::string_view key) const {
   const GgufValue& v = must_find(*this, key);
-  const auto& array = to_array(v, key, path(), "an array of string");
-  if (v.array_type != GgufType::STRING) wrong_type(path(), key, "an array of string", v);
+  const GgufArray& array = to_array(v, key, path(), "an array of string", is_string);
   std::vector<std::string> out;
-  out.reserve(array.size());
-  for (const auto& e : array) out.push_back(to_string(e, key, path()));
+  out.reserve(array.count);
+  v.for_each_element([&](const GgufValue& e) { out.emplace_back(to_string(e, key, path())); });
   return out;
 }
 
 std::vector<float> GgufFile::get_float_array(std::string_view key) const {
   const GgufValue& v = must_find(*this, key);
-  const auto& array = to_array(v, key, path(), "an array of numbers");
+  const GgufArray& array = to_array(v, key, path(), "an array of numbers", is_number);
   std::vector<float> out;
-  out.reserve(array.size());
-  for (const auto& e : array) {
-    if (!e.is_float() && !e.is_integer()) wrong_type(path(), key, "an array of numbers", v);
-    out.push_back(static_cast<float>(to_float(e, key, path())));
-  }
+  out.reserve(array.count);
+  v.for_each_element(
+      [&](const GgufValue& e) { out.push_back(static_cast<float>(to_float(e, key, path()))); });
   return out;
 }
 
 std::vector<std::int64_t> GgufFile::get_int_array(std::string_view key) const {
   const GgufValue& v = must_find(*this, key);
-  const auto& array = to_array(v, key, path(), "an array of integers");
+  const GgufArray& array = to_array(v, key, path(), "an array of integers", is_integer);
   std::vector<std::int64_t> out;
-  out.reserve(array.size());
-  for (const auto& e : array) {
-    if (!e.is_integer()) wrong_type(path(), key, "an array of integers", v);
-    out.push_back(to_int(e, key, path()));
-  }
+  out.reserve(array.count);
+  v.for_each_element([&](const GgufValue& e) { out.push_back(to_int(e, key, path())); });
   return out;
 }
 

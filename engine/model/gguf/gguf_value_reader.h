@@ -21,7 +21,8 @@ std::string_view read_gguf_string(ByteReader& r, std::string_view what);
 // A uint32 value type, rejected when GGUF does not define it.
 GgufType read_gguf_type(ByteReader& r, std::string_view what);
 
-// One value of `type` (arrays recursively, `depth` levels deep so far).
+// One value of `type`, every element of an array checked (`depth` levels deep so far);
+// strings and arrays are views into the reader's bytes.
 GgufValue read_gguf_value(ByteReader& r, GgufType type, int depth = 0);
 
 }  // namespace kvscope

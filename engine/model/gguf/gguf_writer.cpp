@@ -48,6 +48,8 @@ class ByteSink {
     bytes_.insert(bytes_.end(), b.begin(), b.end());
   }
 
+  void put_raw(std::string_view b) { bytes_.insert(bytes_.end(), b.begin(), b.end()); }
+
   void pad_to(std::uint64_t alignment) {
     bytes_.resize(bytes_.size() + (alignment - bytes_.size() % alignment) % alignment, 0);
   }
@@ -113,19 +115,13 @@ void put_value(ByteSink& out, const GgufValue& v) {
       out.put(static_cast<std::uint8_t>(held<bool>(v) ? 1 : 0));
       break;
     case GgufType::STRING:
-      out.put_string(held<std::string>(v));
+      out.put_string(held<std::string_view>(v));
       break;
-    case GgufType::ARRAY: {
-      const auto& array = held<GgufValue::Array>(v);
-      out.put(static_cast<std::uint32_t>(v.array_type));
-      out.put<std::uint64_t>(array.size());
-      for (const auto& e : array) {
-        if (e.type != v.array_type) {
-          throw_error<UsageError>("GgufWriter: {} element in an array of {}",
-                                  gguf_type_name(e.type), gguf_type_name(v.array_type));
-        }
-        put_value(out, e);
-      }
+    case GgufType::ARRAY: {  // the elements are already encoded
+      const auto& array = held<GgufArray>(v);
+      out.put(static_cast<std::uint32_t>(array.type));
+      out.put<std::uint64_t>(array.count);
+      out.put_raw(array.bytes);
       break;
     }
   }
@@ -138,30 +134,67 @@ GgufValue scalar(GgufType type, std::variant<std::uint64_t, std::int64_t, double
   return v;
 }
 
+// A value that views `bytes`, which it now owns.
+GgufValue owning(GgufType type, std::string bytes, std::uint64_t count, GgufType elem_type) {
+  GgufValue v;
+  v.type = type;
+  auto storage = std::make_shared<const std::string>(std::move(bytes));
+  if (type == GgufType::ARRAY) {
+    v.value = GgufArray{elem_type, count, *storage};
+  } else {
+    v.value = std::string_view(*storage);
+  }
+  v.storage = std::move(storage);
+  return v;
+}
+
 template <typename T>
 GgufValue array_of(GgufType elem_type, const std::vector<T>& elems) {
-  GgufValue v;
-  v.type = GgufType::ARRAY;
-  v.array_type = elem_type;
-  GgufValue::Array array;
-  array.reserve(elems.size());
+  std::vector<GgufValue> items;
+  items.reserve(elems.size());
   for (const auto& e : elems) {
-    GgufValue item;
-    item.type = elem_type;
     if constexpr (std::is_same_v<T, float>) {
-      item.value = static_cast<double>(e);
+      items.push_back(GgufValue{elem_type, static_cast<double>(e)});
     } else if constexpr (std::is_same_v<T, std::int32_t>) {
-      item.value = static_cast<std::int64_t>(e);
+      items.push_back(GgufValue{elem_type, static_cast<std::int64_t>(e)});
     } else {
-      item.value = e;
+      items.push_back(gguf_string_value(e));
     }
-    array.push_back(std::move(item));
   }
-  v.value = std::move(array);
+  return gguf_array_value(elem_type, items);
+}
+
+// A copy that owns its bytes: a value read from a file views a mapping the writer must
+// not depend on. Values built in memory already own theirs (and never change).
+GgufValue owned_copy(const GgufValue& v) {
+  if (v.storage) return v;
+  if (const auto* s = std::get_if<std::string_view>(&v.value)) {
+    return owning(v.type, std::string(*s), 0, GgufType::UINT8);
+  }
+  if (const auto* a = std::get_if<GgufArray>(&v.value)) {
+    return owning(v.type, std::string(a->bytes), a->count, a->type);
+  }
   return v;
 }
 
 }  // namespace
+
+GgufValue gguf_string_value(std::string_view s) {
+  return owning(GgufType::STRING, std::string(s), 0, GgufType::UINT8);
+}
+
+GgufValue gguf_array_value(GgufType elem_type, const std::vector<GgufValue>& elems) {
+  ByteSink out;
+  for (const auto& e : elems) {
+    if (e.type != elem_type) {
+      throw_error<UsageError>("GgufWriter: {} element in an array of {}", gguf_type_name(e.type),
+                              gguf_type_name(elem_type));
+    }
+    put_value(out, e);
+  }
+  const std::vector<std::uint8_t> bytes = out.take();
+  return owning(GgufType::ARRAY, std::string(bytes.begin(), bytes.end()), elems.size(), elem_type);
+}
 
 void GgufWriter::set_u8(const std::string& key, std::uint8_t v) {
   set_value(key, scalar(GgufType::UINT8, std::uint64_t{v}));
@@ -197,10 +230,7 @@ void GgufWriter::set_bool(const std::string& key, bool v) {
   set_value(key, scalar(GgufType::BOOL, v));
 }
 void GgufWriter::set_string(const std::string& key, const std::string& v) {
-  GgufValue value;
-  value.type = GgufType::STRING;
-  value.value = v;
-  set_value(key, value);
+  set_value(key, gguf_string_value(v));
 }
 void GgufWriter::set_string_array(const std::string& key, const std::vector<std::string>& v) {
   set_value(key, array_of(GgufType::STRING, v));
@@ -218,9 +248,9 @@ void GgufWriter::set_value(const std::string& key, const GgufValue& v) {
   const auto it =
       std::find_if(kvs_.begin(), kvs_.end(), [&](const auto& kv) { return kv.first == key; });
   if (it != kvs_.end()) {
-    it->second = v;
+    it->second = owned_copy(v);
   } else {
-    kvs_.emplace_back(key, v);
+    kvs_.emplace_back(key, owned_copy(v));
   }
 }
 

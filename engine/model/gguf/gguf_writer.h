@@ -13,6 +13,12 @@
 
 namespace kvscope {
 
+// Values built in memory for set_value; they own their bytes. Scalars need no helper:
+// GgufValue{GgufType::UINT16, std::uint64_t{7}}. An array's elements must all be of
+// `elem_type` (arrays of arrays included), else UsageError.
+GgufValue gguf_string_value(std::string_view s);
+GgufValue gguf_array_value(GgufType elem_type, const std::vector<GgufValue>& elems);
+
 class GgufWriter {
  public:
   // --- metadata, written in the order added
@@ -31,7 +37,8 @@ class GgufWriter {
   void set_string_array(const std::string& key, const std::vector<std::string>& v);
   void set_f32_array(const std::string& key, const std::vector<float>& v);
   void set_i32_array(const std::string& key, const std::vector<std::int32_t>& v);
-  // Any value, including arrays of any element type (for tests of every type).
+  // Any value, including arrays of any element type (for tests of every type). The writer
+  // keeps its own copy of the bytes, so `v` may view a GgufFile that closes before write().
   void set_value(const std::string& key, const GgufValue& v);
 
   // --- tensors: dims[0] is the row length. `data` must be row_bytes(type, dims[0]) * rows

@@ -146,7 +146,7 @@ TEST_F(GgufBadInputTest, RejectsArrayLengthPastEndOfFileOrOverTheLimit) {
   patch<std::uint64_t>(bytes, count_pos, 1000);
   EXPECT_THAT(open_error(bytes), HasSubstr("metadata test.names: array of 1000 string at offset"));
   patch<std::uint64_t>(bytes, count_pos, std::uint64_t{1} << 40);
-  EXPECT_THAT(open_error(bytes), HasSubstr("exceeds the limit of 16777216 elements"));
+  EXPECT_THAT(open_error(bytes), HasSubstr("exceeds the limit of 4194304 elements"));
   patch<std::uint64_t>(bytes, count_pos, ~std::uint64_t{0});
   EXPECT_THAT(open_error(bytes), HasSubstr("(-1 as a signed count)"));
 }
@@ -160,10 +160,8 @@ TEST_F(GgufBadInputTest, RejectsUnknownValueAndElementTypes) {
 }
 
 TEST_F(GgufBadInputTest, RejectsArraysNestedTooDeep) {
-  GgufValue v{GgufType::ARRAY, GgufType::UINT8, GgufValue::Array{}};
-  for (int depth = 0; depth < 10; ++depth) {
-    v = GgufValue{GgufType::ARRAY, GgufType::ARRAY, GgufValue::Array{v}};
-  }
+  GgufValue v = gguf_array_value(GgufType::UINT8, {});
+  for (int depth = 0; depth < 10; ++depth) v = gguf_array_value(GgufType::ARRAY, {v});
   GgufWriter w;
   w.set_value("test.deep", v);
   EXPECT_THAT(open_error(w.to_bytes()), HasSubstr("metadata test.deep: arrays nested more than"));

@@ -82,38 +82,37 @@ TEST(GgufFileTest, RoundTripsArraysIncludingEmptyNestedAndUtf8) {
   w.set_f32_array("t.floats", {0.25f, -1.0f, 3.0e38f});
   w.set_f32_array("t.no_floats", {});
   w.set_i32_array("t.ints", {-1, 0, 2147483647});
-  GgufValue bools{GgufType::ARRAY, GgufType::BOOL, GgufValue::Array{}};
-  for (bool b : {true, false, true}) {
-    std::get<GgufValue::Array>(bools.value).push_back(GgufValue{GgufType::BOOL, {}, b});
-  }
-  w.set_value("t.bools", bools);
-  GgufValue nested{GgufType::ARRAY, GgufType::ARRAY, GgufValue::Array{}};
-  GgufValue inner{GgufType::ARRAY, GgufType::UINT16, GgufValue::Array{}};
-  std::get<GgufValue::Array>(inner.value)
-      .push_back(GgufValue{GgufType::UINT16, {}, std::uint64_t{7}});
-  std::get<GgufValue::Array>(nested.value).push_back(inner);
-  std::get<GgufValue::Array>(nested.value)
-      .push_back(GgufValue{GgufType::ARRAY, GgufType::INT64, GgufValue::Array{}});
-  w.set_value("t.nested", nested);
+  w.set_value("t.bools", gguf_array_value(GgufType::BOOL, {GgufValue{GgufType::BOOL, true},
+                                                           GgufValue{GgufType::BOOL, false},
+                                                           GgufValue{GgufType::BOOL, true}}));
+  const GgufValue inner =
+      gguf_array_value(GgufType::UINT16, {GgufValue{GgufType::UINT16, std::uint64_t{7}}});
+  w.set_value("t.nested",
+              gguf_array_value(GgufType::ARRAY, {inner, gguf_array_value(GgufType::INT64, {})}));
   const GgufFile f = write_and_open(w);
 
   EXPECT_EQ(f.get_string_array("t.words"), words);
   EXPECT_TRUE(f.get_string_array("t.no_words").empty());
-  EXPECT_EQ(f.find("t.no_words")->array_type, GgufType::STRING);
+  EXPECT_EQ(f.find("t.no_words")->array_type(), GgufType::STRING);
   EXPECT_EQ(f.get_float_array("t.floats"), (std::vector<float>{0.25f, -1.0f, 3.0e38f}));
   EXPECT_TRUE(f.get_float_array("t.no_floats").empty());
   EXPECT_EQ(f.get_int_array("t.ints"), (std::vector<std::int64_t>{-1, 0, 2147483647}));
-  EXPECT_EQ(f.find("t.ints")->array_type, GgufType::INT32);
+  EXPECT_EQ(f.find("t.ints")->array_type(), GgufType::INT32);
   const GgufValue* b = f.find("t.bools");
   ASSERT_EQ(b->array_size(), 3u);
-  EXPECT_EQ(std::get<bool>(std::get<GgufValue::Array>(b->value)[1].value), false);
+  EXPECT_EQ(std::get<bool>(b->element(1).value), false);
+  EXPECT_EQ(std::get<bool>(b->element(2).value), true);
   const GgufValue* n = f.find("t.nested");
   ASSERT_EQ(n->array_size(), 2u);
-  const auto& outer = std::get<GgufValue::Array>(n->value);
-  EXPECT_EQ(outer[0].array_type, GgufType::UINT16);
-  EXPECT_EQ(std::get<std::uint64_t>(std::get<GgufValue::Array>(outer[0].value)[0].value), 7u);
-  EXPECT_EQ(outer[1].array_type, GgufType::INT64);
-  EXPECT_EQ(outer[1].array_size(), 0u);
+  const GgufValue first = n->element(0);
+  EXPECT_EQ(first.array_type(), GgufType::UINT16);
+  EXPECT_EQ(std::get<std::uint64_t>(first.element(0).value), 7u);
+  EXPECT_EQ(n->element(1).array_type(), GgufType::INT64);
+  EXPECT_EQ(n->element(1).array_size(), 0u);
+  std::vector<GgufType> seen;
+  n->for_each_element([&](const GgufValue& e) { seen.push_back(e.array_type()); });
+  EXPECT_EQ(seen, (std::vector<GgufType>{GgufType::UINT16, GgufType::INT64}));
+  EXPECT_THROW(n->element(2), ModelError);
 }
 
 TEST(GgufFileTest, RoundTripsLongStringsUtf8KeysAndKeepsKeyOrder) {
