@@ -75,6 +75,22 @@ std::optional<std::vector<std::uint8_t>> converted_rows(const WeightView& w,
 
 }  // namespace
 
+std::optional<std::vector<std::size_t>> stacked_offsets(const std::vector<DeviceWeight>& parts) {
+  std::vector<std::size_t> offsets;
+  std::size_t offset = 0;
+  for (const DeviceWeight& w : parts) {
+    const DeviceWeight& first = parts.front();
+    if (w.type != first.type || w.cols != first.cols ||
+        offset % static_cast<std::size_t>(device_weight_alignment(w.type)) != 0) {
+      return std::nullopt;
+    }
+    offsets.push_back(offset);
+    offset += static_cast<std::size_t>(w.row_bytes * w.rows);
+  }
+  offsets.push_back(offset);
+  return offsets;
+}
+
 std::vector<const DeviceWeight*> DeviceModelWeights::projections() const {
   std::vector<const DeviceWeight*> out = {&output};
   for (const DeviceLayerWeights& l : layers) {
@@ -157,23 +173,22 @@ DeviceModelWeights::HostMatrix DeviceModelWeights::prepare(const WeightView& w, 
 }
 
 // Row r of the allocation is row r of the stacked matrix: every part starts at a row start,
-// so each keeps the alignment the kernels derive from its block size (kernel_launchers.h).
+// so each keeps the alignment its type's loads need (stacked_offsets checks it).
 std::vector<DeviceWeight> DeviceModelWeights::upload(std::vector<HostMatrix> ms,
                                                      DeviceAllocator& alloc) {
-  std::size_t total = 0;
-  for (const HostMatrix& m : ms) total += static_cast<std::size_t>(m.d.row_bytes * m.d.rows);
+  std::vector<DeviceWeight> parts;
+  for (const HostMatrix& m : ms) parts.push_back(m.d);
+  const std::vector<std::size_t> offsets = *stacked_offsets(parts);  // callers checked
   std::string name = ms.front().name;
   for (std::size_t i = 1; i < ms.size(); ++i) name += " + " + ms[i].name;
-  buffers_.emplace_back(alloc, total, DeviceMemoryCategory::Weights, name.c_str());
+  buffers_.emplace_back(alloc, offsets.back(), DeviceMemoryCategory::Weights, name.c_str());
   DeviceBuffer& buffer = buffers_.back();
   std::vector<DeviceWeight> out;
-  std::size_t offset = 0;
-  for (HostMatrix& m : ms) {
-    const auto bytes = static_cast<std::size_t>(m.d.row_bytes * m.d.rows);
-    buffer.upload(m.src, bytes, offset);
-    m.d.data = buffer.as<std::uint8_t>() + offset;
+  for (std::size_t i = 0; i < ms.size(); ++i) {
+    HostMatrix& m = ms[i];
+    buffer.upload(m.src, offsets[i + 1] - offsets[i], offsets[i]);
+    m.d.data = buffer.as<std::uint8_t>() + offsets[i];
     out.push_back(m.d);
-    offset += bytes;
   }
   return out;
 }
@@ -188,13 +203,13 @@ DeviceWeight DeviceModelWeights::matrix(const WeightView& w, DeviceAllocator& al
 std::vector<DeviceWeight> DeviceModelWeights::stackable(std::vector<const WeightView*> ws,
                                                         DeviceAllocator& alloc, bool f32_as_f16) {
   std::vector<HostMatrix> ms;
-  bool same = true;
+  std::vector<DeviceWeight> parts;
   for (const WeightView* w : ws) {
     ms.push_back(prepare(*w, f32_as_f16));
-    same = same && ms.back().d.type == ms.front().d.type && ms.back().d.cols == ms.front().d.cols;
+    parts.push_back(ms.back().d);
   }
   std::vector<DeviceWeight> out;
-  if (!same) {
+  if (!stacked_offsets(parts)) {
     for (HostMatrix& m : ms) {
       std::vector<HostMatrix> one;
       one.push_back(std::move(m));

@@ -66,6 +66,14 @@ class DeviceModelWeights {
   std::vector<DeviceBuffer> buffers_;
 };
 
+// Where each of `parts` starts when they are stacked into one allocation, each right after
+// the previous one's last row (byte offsets, then the allocation's size), or nullopt when
+// they cannot be one matrix: their types or widths differ, or a part would start at an
+// offset its type's loads cannot read (device_weight_alignment). Each offset is a multiple of
+// the row size, which is a multiple of the type's alignment, so the last never happens for
+// parts with whole blocks; it is checked all the same, and such parts are uploaded apart.
+std::optional<std::vector<std::size_t>> stacked_offsets(const std::vector<DeviceWeight>& parts);
+
 // Why the CUDA backend cannot hold this model's weights (a tensor type it has no kernel
 // for), or nullopt when it can.
 std::optional<std::string> unsupported_weights(const Model& model);

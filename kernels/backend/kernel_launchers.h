@@ -51,9 +51,14 @@ inline bool is_quantized(DeviceWeightType type) {
   return type != DeviceWeightType::F32 && type != DeviceWeightType::F16;
 }
 const char* device_weight_type_name(DeviceWeightType type);
+// The alignment w.data needs for the kernels' loads: the codec's kAlign for the quantized
+// types (16 for Q4_K / Q5_K, 4 for Q4_1 / Q5_1, 2 for Q4_0, Q5_0, Q8_0, Q6_K; quant_dequant.h),
+// the element size for F32 / F16 (whose 16-byte vector loads are taken only where the row is
+// aligned for them). Every row start inherits it: row_bytes is a multiple.
+std::int64_t device_weight_alignment(DeviceWeightType type);
 // UsageError naming `launcher` unless w.cols > 0 is a whole number of blocks, w.row_bytes is
-// device_row_bytes(w.type, w.cols) and, for a quantized type, w.data is 16-byte aligned
-// (the kernels' vector loads rely on it; cudaMalloc gives 256).
+// device_row_bytes(w.type, w.cols) and w.data is aligned to device_weight_alignment(w.type)
+// (cudaMalloc gives 256; a part of a stacked matrix starts at a row start of the stack).
 void check_device_weight(const DeviceWeight& w, const char* launcher);
 
 // --- The paged KV pool -----------------------------------------------------------------

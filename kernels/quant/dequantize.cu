@@ -78,11 +78,18 @@ const char* device_weight_type_name(DeviceWeightType type) {
   return name;
 }
 
+std::int64_t device_weight_alignment(DeviceWeightType type) {
+  std::int64_t align = type == DeviceWeightType::F32 ? 4 : 2;
+  with_quant_codec(type, [&]<class Codec>() { align = Codec::kAlign; });
+  return align;
+}
+
 void check_device_weight(const DeviceWeight& w, const char* launcher) {
   const std::int64_t block = device_block_values(w.type);
   const std::int64_t row_bytes = device_row_bytes(w.type, w.cols);
   const bool whole_blocks = w.rows >= 0 && w.cols > 0 && w.cols % block == 0;
-  const bool aligned = block == 1 || reinterpret_cast<std::uintptr_t>(w.data) % 16 == 0;
+  const std::int64_t align = device_weight_alignment(w.type);
+  const bool aligned = reinterpret_cast<std::uintptr_t>(w.data) % align == 0;
   if (whole_blocks && w.row_bytes == row_bytes && aligned) return;  // the per-launch path
   const std::string what = std::string(launcher) + ": " + device_weight_type_name(w.type) +
                            " weight of " + std::to_string(w.rows) + " x " + std::to_string(w.cols);
@@ -93,7 +100,7 @@ void check_device_weight(const DeviceWeight& w, const char* launcher) {
     throw_usage_error(what + ": row_bytes " + std::to_string(w.row_bytes) + ", expected " +
                       std::to_string(row_bytes));
   }
-  throw_usage_error(what + ": data must be 16-byte aligned");
+  throw_usage_error(what + ": data must be " + std::to_string(align) + "-byte aligned");
 }
 
 void launch_dequantize_f16(const DeviceWeight& w, std::int64_t row0, std::int64_t n_rows,

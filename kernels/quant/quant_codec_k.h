@@ -110,6 +110,7 @@ struct K4 {
 // [d: fp16][dmin: fp16][scales: 12][qs: 128]
 struct Q4_K : K4 {
   static constexpr const char* kName = "q4_K";
+  static constexpr int kAlign = 16;
   static constexpr int kBytes = 144;
   static KVSCOPE_HD float value(const std::uint8_t* b, int i) {
     const std::uint32_t byte = b[16 + 32 * (i / 64) + i % 32];
@@ -124,6 +125,7 @@ struct Q4_K : K4 {
 // [d: fp16][dmin: fp16][scales: 12][qh: 32][qs: 128]
 struct Q5_K : K4 {
   static constexpr const char* kName = "q5_K";
+  static constexpr int kAlign = 16;
   static constexpr int kBytes = 176;
   static KVSCOPE_HD float value(const std::uint8_t* b, int i) {
     const int l = i % 32, c = i / 64, high = i % 64 < 32 ? 0 : 1;
@@ -161,6 +163,7 @@ struct RawQ6K {
 struct Q6_K {
   using Raw = RawQ6K;
   static constexpr const char* kName = "q6_K";
+  static constexpr int kAlign = 2;
   static constexpr int kValues = 256;
   static constexpr int kBytes = 210;
   static constexpr int kParts = 8;

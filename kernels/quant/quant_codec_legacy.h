@@ -88,6 +88,7 @@ struct LegacyDots : Legacy {
 // value = (q - 8) * d. [d: fp16][qs: 16]
 struct Q4_0 : LegacyDots<8, false> {
   static constexpr const char* kName = "q4_0";
+  static constexpr int kAlign = 2;
   static constexpr int kBytes = 18;
   static KVSCOPE_HD float value(const std::uint8_t* b, int i) {
     return mul_rn(static_cast<float>(static_cast<int>(nibble(b + 2, i)) - 8), half_at(b));
@@ -100,6 +101,7 @@ struct Q4_0 : LegacyDots<8, false> {
 // value = q * d + m. [d: fp16][m: fp16][qs: 16]
 struct Q4_1 : LegacyDots<0, true> {
   static constexpr const char* kName = "q4_1";
+  static constexpr int kAlign = 4;
   static constexpr int kBytes = 20;
   static KVSCOPE_HD float value(const std::uint8_t* b, int i) {
     return add_rn(mul_rn(static_cast<float>(nibble(b + 4, i)), half_at(b)), half_at(b + 2));
@@ -128,6 +130,7 @@ KVSCOPE_HD Raw32 q5_part(std::uint32_t dm, std::uint32_t qs_word, std::uint32_t 
 // value = (q - 16) * d. [d: fp16][qh: 4][qs: 16]
 struct Q5_0 : LegacyDots<16, false> {
   static constexpr const char* kName = "q5_0";
+  static constexpr int kAlign = 2;
   static constexpr int kBytes = 22;
   static KVSCOPE_HD float value(const std::uint8_t* b, int i) {
     return mul_rn(static_cast<float>(static_cast<int>(q5_at(b + 2, b + 6, i)) - 16), half_at(b));
@@ -140,6 +143,7 @@ struct Q5_0 : LegacyDots<16, false> {
 // value = q * d + m. [d: fp16][m: fp16][qh: 4][qs: 16]
 struct Q5_1 : LegacyDots<0, true> {
   static constexpr const char* kName = "q5_1";
+  static constexpr int kAlign = 4;
   static constexpr int kBytes = 24;
   static KVSCOPE_HD float value(const std::uint8_t* b, int i) {
     return add_rn(mul_rn(static_cast<float>(q5_at(b + 4, b + 8, i)), half_at(b)), half_at(b + 2));
@@ -152,6 +156,7 @@ struct Q5_1 : LegacyDots<0, true> {
 // value = q * d, q int8. [d: fp16][qs: 32]
 struct Q8_0 : LegacyDots<128, false> {
   static constexpr const char* kName = "q8_0";
+  static constexpr int kAlign = 2;
   static constexpr int kBytes = 34;
   static KVSCOPE_HD float value(const std::uint8_t* b, int i) {
     return mul_rn(static_cast<float>(static_cast<std::int8_t>(b[2 + i])), half_at(b));

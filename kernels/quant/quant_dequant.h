@@ -16,11 +16,12 @@
 // step covers 32 / kParts consecutive blocks of a row: contiguous bytes (lane_dots below).
 //
 // Vector loads in load / load_x are only issued at addresses whose alignment follows
-// from the block size, given a 16-byte aligned row base (cudaMalloc gives 256) and a 16-byte
-// aligned x: Q4_K (144 B) and Q5_K (176 B) blocks are 16-byte aligned, Q5_1 (24 B) 8, Q4_1
-// (20 B) 4, and Q4_0 (18 B), Q5_0 (22 B), Q8_0 (34 B), Q6_K (210 B) only 2, so those read
-// 16-bit halves. On the host the same loads check their alignment and throw
-// std::logic_error, the fault a GPU would raise.
+// from the block size: each codec's kAlign is what its load() needs at a block start, and
+// its block size is a multiple of it, so a row (or a stacked matrix part) starting at a
+// multiple of kAlign keeps every block aligned. Q4_K (144 B) and Q5_K (176 B) need 16,
+// Q4_1 (20 B) and Q5_1 (24 B) 4, and Q4_0 (18 B), Q5_0 (22 B), Q8_0 (34 B), Q6_K (210 B)
+// only 2: those read 16-bit halves. x must be 16-byte aligned. On the host the same loads
+// check their alignment and throw std::logic_error, the fault a GPU would raise.
 #pragma once
 
 #include "quant/quant_codec_base.h"
@@ -28,6 +29,12 @@
 #include "quant/quant_codec_legacy.h"
 
 namespace kvscope::cuda::qd {
+
+// Every block of a row starts aligned as its first does.
+static_assert(Q4_0::kBytes % Q4_0::kAlign == 0 && Q4_1::kBytes % Q4_1::kAlign == 0 &&
+              Q5_0::kBytes % Q5_0::kAlign == 0 && Q5_1::kBytes % Q5_1::kAlign == 0 &&
+              Q8_0::kBytes % Q8_0::kAlign == 0 && Q4_K::kBytes % Q4_K::kAlign == 0 &&
+              Q5_K::kBytes % Q5_K::kAlign == 0 && Q6_K::kBytes % Q6_K::kAlign == 0);
 
 // --- Rows -------------------------------------------------------------------------------
 

@@ -16,6 +16,7 @@
 
 #include <gtest/gtest.h>
 
+#include "backend/device_weights.h"
 #include "kernel_test_support.h"
 #include "quant/quant_activations.h"
 #include "quant/tensor_type.h"
@@ -196,6 +197,48 @@ TYPED_TEST(QuantDequantTest, TheLanePartsOfAWarpSumToTheCpuDotProduct) {
                     1e-6 * magnitude + 1e-6)
             << "the CPU reference itself";
       }
+    }
+  }
+}
+
+// wq | wk | wv stacked as device_weights.h uploads them (odd row counts, so wk and wv start
+// at 2- or 4-byte offsets for the small-block types): the lanes read every part where
+// stacked_offsets puts it, with no load faulting, and give the CPU dot product of its rows.
+TYPED_TEST(QuantDequantTest, EachPartOfAStackedMatrixIsReadWhereItsOffsetSays) {
+  using C = typename TestFixture::Codec;
+  cuda::DeviceWeightType device = cuda::DeviceWeightType::F32;
+  for (const test::WeightTypeCase& t : test::all_weight_types()) {
+    if (t.type == TestFixture::kType) device = t.device;
+  }
+  const int cols = 3 * C::kValues;
+  const std::vector<int> part_rows = {7, 3, 3};
+  std::vector<cuda::DeviceWeight> parts;
+  for (const int rows : part_rows) {
+    parts.push_back({device, rows, cols, row_bytes(TestFixture::kType, cols), nullptr});
+  }
+  const auto offsets = cuda::stacked_offsets(parts);
+  ASSERT_TRUE(offsets.has_value());
+  const int total_rows = 13;
+  const auto values = test_rows(total_rows, cols, 404);
+  const auto stack = TestFixture::quantize(values, total_rows, cols);  // 256-byte aligned
+  ASSERT_EQ(offsets->back(), static_cast<std::size_t>(total_rows * stack.row_bytes));
+  const auto xv = test::random_floats(static_cast<std::size_t>(cols), 405);
+  AlignedArray<float> x(static_cast<std::size_t>(cols), 16);
+  std::copy(xv.begin(), xv.end(), x.data());
+  for (std::size_t p = 0; p < parts.size(); ++p) {
+    const std::uint8_t* part = stack.bytes.data() + (*offsets)[p];
+    for (int r = 0; r < part_rows[p]; ++r) {
+      const std::uint8_t* rows[1] = {part + r * stack.row_bytes};
+      float got = 0.0f;
+      for (int lane = 0; lane < qd::kLanes; ++lane) {
+        float acc[1] = {0.0f};
+        ASSERT_NO_THROW((qd::lane_dots<C, 1>(rows, qd::FloatActivations<C>{x.data()},
+                                             cols / C::kValues, lane, acc)))
+            << C::kName << " part " << p << " row " << r;
+        got += acc[0];
+      }
+      const float want = dot_row(TestFixture::kType, rows[0], xv.data(), cols);
+      EXPECT_NEAR(got, want, 1e-4f * (1.0f + std::fabs(want))) << C::kName << " part " << p;
     }
   }
 }
