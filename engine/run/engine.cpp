@@ -34,7 +34,8 @@ void Engine::init() {
   template_family_ = detect_template(model_->chat_template());
   backend_ = make_backend();
   kv_ = std::make_unique<KvCacheManager>(make_kv_config());
-  scheduler_ = std::make_unique<Scheduler>(*backend_, *kv_, *tokenizer_, options_.scheduler);
+  scheduler_ = std::make_unique<Scheduler>(*backend_, *kv_, *tokenizer_, options_.scheduler,
+                                           spec.vocab_size);
 }
 
 std::unique_ptr<Backend> Engine::make_backend() {
@@ -177,6 +178,15 @@ std::vector<float> Engine::evaluate(const std::vector<TokenId>& tokens) {
   if (n == 0) throw_error<UsageError>("evaluate: no tokens");
   if (n > context_length()) {
     throw_error<CapacityError>("evaluate: {} tokens but the context holds {}", n, context_length());
+  }
+  // An id past the embedding rows would read outside the weights.
+  const std::int64_t n_ids = std::min(tokenizer_->vocab_size(), spec().vocab_size);
+  for (std::int64_t i = 0; i < n; ++i) {
+    const TokenId id = tokens[static_cast<std::size_t>(i)];
+    if (id < 0 || id >= n_ids) {
+      throw_error<UsageError>("evaluate: token {} is id {}, outside the vocabulary [0, {})", i, id,
+                              n_ids);
+    }
   }
   const SeqId seq = next_eval_seq_--;
   kv_->add_sequence(seq);

@@ -106,6 +106,7 @@ class Engine {
                          std::function<void(const TokenEvent&)> on_token = {});
 
   // Logits [n_tokens][vocab] of a whole text run through a fresh sequence (perplexity).
+  // Throws UsageError for an id outside the tokenizer's vocab or the model's rows.
   std::vector<float> evaluate(const std::vector<TokenId>& tokens);
 
   const Scheduler& scheduler() const { return *scheduler_; }

@@ -33,8 +33,14 @@ std::string_view finish_reason_name(FinishReason reason) {
 }
 
 Scheduler::Scheduler(Backend& backend, KvCacheManager& kv, const Tokenizer& tokenizer,
-                     SchedulerOptions options)
-    : backend_(backend), kv_(kv), tokenizer_(tokenizer), options_(options) {
+                     SchedulerOptions options, std::int64_t logits_per_row)
+    : backend_(backend),
+      kv_(kv),
+      tokenizer_(tokenizer),
+      options_(options),
+      n_spellable_(tokenizer.vocab_size()),
+      n_ids_(logits_per_row > 0 ? std::min(n_spellable_, logits_per_row) : n_spellable_),
+      padded_rows_(logits_per_row > n_spellable_) {
   if (options_.max_batch_tokens < 1 || options_.max_running < 1) {
     throw_error<UsageError>("scheduler: max_batch_tokens ({}) and max_running ({}) must be >= 1",
                             options_.max_batch_tokens, options_.max_running);
@@ -51,7 +57,7 @@ RequestId Scheduler::submit(GenerationRequest request, RequestCallbacks callback
   }
   const auto n_prompt = static_cast<std::int64_t>(request.prompt.size());
   if (n_prompt == 0) throw_error<UsageError>("the prompt is empty: nothing to generate from");
-  const std::int64_t vocab = tokenizer_.vocab_size();
+  const std::int64_t vocab = n_ids_;
   for (std::int64_t i = 0; i < n_prompt; ++i) {
     const TokenId id = request.prompt[static_cast<std::size_t>(i)];
     if (id < 0 || id >= vocab) {
@@ -195,9 +201,10 @@ void Scheduler::run_forward(const std::vector<Planned>& plan) {
 }
 
 // Whether the step needs only each row's greedy pick: every request picks greedily and none
-// wants log-probabilities. Then a GPU backend copies one id per row, not the logits.
+// wants log-probabilities, and the model has no rows past the tokenizer's vocab (the pick
+// could be one). Then a GPU backend copies one id per row, not the logits.
 bool Scheduler::picks_greedily(const std::vector<Planned>& plan) const {
-  return std::all_of(plan.begin(), plan.end(), [](const Planned& p) {
+  return !padded_rows_ && std::all_of(plan.begin(), plan.end(), [](const Planned& p) {
     return p.active->sampler.picks_greedily() && p.active->request.top_logprobs == 0;
   });
 }

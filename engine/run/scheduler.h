@@ -55,13 +55,18 @@ struct SchedulerStats {
 
 class Scheduler {
  public:
+  // logits_per_row: the model's output rows (ModelSpec::vocab_size), 0 for the tokenizer's
+  // vocab_size. A padded model has more rows than the tokenizer has tokens (32001 vs 32000):
+  // the ids past the tokenizer's are never sampled (as if their logits were -inf), and a
+  // backend's greedy pick is not used for such a model, since it could be one of them.
   Scheduler(Backend& backend, KvCacheManager& kv, const Tokenizer& tokenizer,
-            SchedulerOptions options);
+            SchedulerOptions options, std::int64_t logits_per_row = 0);
   ~Scheduler();
 
-  // Queues a request. Throws UsageError for an empty prompt, max_tokens < 1 or bad sampling
-  // settings, and CapacityError when the prompt cannot fit the context or the whole KV pool
-  // (naming both numbers).
+  // Queues a request. Throws UsageError for an empty prompt, a prompt id outside both the
+  // tokenizer's vocab and the model's rows, max_tokens < 1 or bad sampling settings, and
+  // CapacityError when the prompt cannot fit the context or the whole KV pool (naming both
+  // numbers).
   RequestId submit(GenerationRequest request, RequestCallbacks callbacks);
   // A new request continuing `parent` (running, with tokens in the cache): it shares the
   // parent's blocks (copy-on-write) and generates up to the parent's max_tokens.
@@ -115,7 +120,7 @@ class Scheduler {
   bool advance(Active& a, std::int64_t n);
   void consume_logits(const std::vector<Planned>& plan, const std::vector<float>& logits);
   void consume_picks(const std::vector<Planned>& plan, const std::vector<TokenId>& picks);
-  void accept_token(Active& a, std::span<const float> logits);
+  void accept_token(Active& a, std::span<const float> row);
   void append_token(Active& a, TokenId token, TokenEvent& ev);
   bool emit_text(Active& a, std::string_view piece, std::string& out);
   void finish(Active& a, FinishReason reason, std::string error = {});
@@ -131,6 +136,9 @@ class Scheduler {
   KvCacheManager& kv_;
   const Tokenizer& tokenizer_;
   SchedulerOptions options_;
+  std::int64_t n_spellable_;  // ids the tokenizer can spell: [0, tokenizer vocab_size)
+  std::int64_t n_ids_;        // ids a prompt may hold: spellable and with an embedding row
+  bool padded_rows_;          // the model has rows past the tokenizer's vocab
   SchedulerStats stats_;
   RequestId next_request_ = 1;
   SeqId next_seq_ = 1;

@@ -70,8 +70,11 @@ void Scheduler::consume_picks(const std::vector<Planned>& plan, const std::vecto
   }
 }
 
-void Scheduler::accept_token(Active& a, std::span<const float> logits) {
+void Scheduler::accept_token(Active& a, std::span<const float> row) {
   const GenerationRequest& req = a.request;
+  // Rows past the tokenizer's vocab (a padded model) are ids nothing can spell: left out.
+  const std::span<const float> logits =
+      row.first(std::min(row.size(), static_cast<std::size_t>(n_spellable_)));
   const std::int64_t n_recent =
       req.sampling.repeat_last_n < 0
           ? static_cast<std::int64_t>(a.tokens.size())
@@ -96,6 +99,13 @@ void Scheduler::append_token(Active& a, TokenId token, TokenEvent& ev) {
   const GenerationRequest& req = a.request;
   ev.request = a.id;
   ev.token = token;
+  if (token < 0 || token >= n_spellable_) {  // a backend's pick past the tokenizer's vocab
+    finish(a, FinishReason::Error,
+           fmt::format("the model chose token id {}, which its tokenizer ({} tokens) cannot "
+                       "spell; this request ends here",
+                       token, n_spellable_));
+    return;
+  }
   if (req.stop_at_end_of_generation && tokenizer_.is_end_of_generation(token)) {
     finish(a, FinishReason::EndOfGeneration);
     return;
