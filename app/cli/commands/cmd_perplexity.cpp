@@ -1,9 +1,8 @@
 // `kvscope-cli perplexity -m MODEL -f TEXT [-c CTX] [-ctk/-ctv TYPE]`: how well the model
-// predicts a text, as llama-perplexity computes it: the text is cut into chunks of -c
-// tokens (BOS first), each evaluated from an empty cache, and the second half of every
-// chunk is scored. `--save-baseline FILE` stores the scored log-probabilities; a later run
-// with `--baseline FILE` (e.g. with int8 or int4 KV) also reports the mean KL divergence
-// from the baseline and how often both put the same token first.
+// predicts a text, cut and scored exactly as llama-perplexity does (run/perplexity.h).
+// `--save-baseline FILE` stores the scored log-probabilities; a later run with
+// `--baseline FILE` (e.g. with int8 or int4 KV) also reports the mean KL divergence from the
+// baseline and how often both put the same token first.
 #include <cmath>
 #include <fstream>
 #include <limits>
@@ -16,6 +15,7 @@
 #include "cli/engine_args.h"
 #include "cpu/cpu_ops.h"
 #include "run/engine.h"
+#include "run/perplexity.h"
 #include "util/error.h"
 
 namespace kvscope::cli {
@@ -41,24 +41,37 @@ std::int64_t argmax(std::span<const float> v) {
   return std::max_element(v.begin(), v.end()) - v.begin();
 }
 
-// Scores one chunk: log-softmax of every row in the second half against the next token.
+// What --help says about the method (run/perplexity.h has the details).
+constexpr const char* kMethod =
+    "Cuts and scores the text exactly as llama.cpp's llama-perplexity does, so the two\n"
+    "report the same PPL for the same model, text and -c: the whole text is tokenized once\n"
+    "(BOS first when the model adds one) and cut into consecutive chunks of exactly -c\n"
+    "tokens (the tail that fills no chunk is dropped; at least 2 x -c tokens are needed);\n"
+    "each chunk's first token is replaced by BOS (when the model adds one), the chunk runs\n"
+    "from an empty cache, and its second half is scored: the tokens at positions\n"
+    "-c/2 + 1 .. -c - 1, each from the logits of the position before.\n"
+    "PPL = exp(mean negative log-likelihood of every scored token).";
+
+// Scores one chunk: the log-softmax over the first n_vocab logits (the ids the tokenizer can
+// spell, llama.cpp's n_vocab) of each row from perplexity_first_scored(n) on, against the
+// next token. logits: [chunk.size()][row].
 void score_chunk(const std::vector<float>& logits, const std::vector<TokenId>& chunk,
-                 std::int64_t vocab, std::ifstream* baseline, std::ofstream* save, Scores& s) {
+                 std::int64_t row, std::int64_t n_vocab, std::ifstream* baseline,
+                 std::ofstream* save, Scores& s) {
   const auto n = static_cast<std::int64_t>(chunk.size());
-  std::vector<float> lp(static_cast<std::size_t>(vocab)), base(static_cast<std::size_t>(vocab));
-  for (std::int64_t i = n / 2; i + 1 < n; ++i) {
-    log_softmax(std::span<const float>(logits).subspan(static_cast<std::size_t>(i * vocab),
-                                                       static_cast<std::size_t>(vocab)),
-                lp);
+  const auto nv = static_cast<std::size_t>(n_vocab);
+  std::vector<float> lp(nv), base(nv);
+  for (std::int64_t i = perplexity_first_scored(n); i + 1 < n; ++i) {
+    log_softmax(std::span<const float>(logits).subspan(static_cast<std::size_t>(i * row), nv), lp);
     s.nll -= lp[static_cast<std::size_t>(chunk[static_cast<std::size_t>(i + 1)])];
     ++s.n;
-    if (save) save->write(reinterpret_cast<const char*>(lp.data()), vocab * 4);
+    if (save) save->write(reinterpret_cast<const char*>(lp.data()), n_vocab * 4);
     if (baseline) {
-      if (!baseline->read(reinterpret_cast<char*>(base.data()), vocab * 4)) {
+      if (!baseline->read(reinterpret_cast<char*>(base.data()), n_vocab * 4)) {
         throw_error<UsageError>("the baseline file ends early: was it made from this text and -c?");
       }
       double kl = 0;
-      for (std::int64_t v = 0; v < vocab; ++v) kl += std::exp(base[v]) * (base[v] - lp[v]);
+      for (std::size_t v = 0; v < nv; ++v) kl += std::exp(base[v]) * (base[v] - lp[v]);
       s.kl += kl;
       s.top1_same += argmax(base) == argmax(lp);
     }
@@ -68,7 +81,10 @@ void score_chunk(const std::vector<float>& logits, const std::vector<TokenId>& c
 }  // namespace
 
 int cmd_perplexity(const Args& args) {
-  ArgParser p("perplexity", "-m MODEL -f TEXT [-c CTX] [--save-baseline F | --baseline F]");
+  ArgParser p("perplexity",
+              fmt::format("-m MODEL -f TEXT [-c CTX] [--chunks N] [--save-baseline F | "
+                          "--baseline F]\n\n{}",
+                          kMethod));
   declare_engine_options(p);
   p.option({"-f", "--file"}, "the text to score");
   p.option({"--chunks"}, "score at most this many chunks (default: all)");
@@ -79,17 +95,18 @@ int cmd_perplexity(const Args& args) {
   if (options.context_length == 0) options.context_length = 512;
   Engine engine(p.required("-m"), options);
   const std::int64_t ctx = engine.context_length();
-  const std::int64_t vocab = engine.spec().vocab_size;
-  const std::vector<TokenId> tokens = engine.tokenize(read_file(p.required("-f")), false);
   if (ctx < 2) throw_error<UsageError>("option -c: {} tokens; perplexity needs at least 2", ctx);
-  const std::int64_t per_chunk = ctx - 1;  // BOS + ctx - 1 text tokens
-  std::int64_t n_chunks = static_cast<std::int64_t>(tokens.size()) / per_chunk;
-  n_chunks = std::min(n_chunks,
-                      p.get_int("--chunks", n_chunks, 1, std::numeric_limits<std::int64_t>::max()));
-  if (n_chunks < 1) {
-    throw_error<UsageError>("the text has {} tokens; one chunk of -c {} needs {}", tokens.size(),
-                            ctx, per_chunk);
-  }
+  const Tokenizer& tokenizer = engine.tokenizer();
+  const std::int64_t row = engine.spec().vocab_size;
+  const std::int64_t n_vocab = std::min(row, tokenizer.vocab_size());
+  const std::int64_t max_chunks = p.get_int("--chunks", std::numeric_limits<std::int64_t>::max(), 1,
+                                            std::numeric_limits<std::int64_t>::max());
+  // BOS first and in every chunk's first place only when the model adds one, as llama.cpp.
+  const bool add_bos = tokenizer.add_bos_default() && tokenizer.bos() >= 0;
+  const std::vector<std::vector<TokenId>> chunks =
+      perplexity_chunks(engine.tokenize(read_file(p.required("-f")), true), ctx,
+                        add_bos ? tokenizer.bos() : -1, max_chunks);
+  const auto n_chunks = static_cast<std::int64_t>(chunks.size());
   std::ofstream save;
   std::ifstream baseline;
   if (auto f = p.get("--save-baseline")) save.open(*f, std::ios::binary);
@@ -99,11 +116,9 @@ int cmd_perplexity(const Args& args) {
   }
   Scores s;
   for (std::int64_t c = 0; c < n_chunks; ++c) {
-    std::vector<TokenId> chunk{engine.tokenizer().bos()};
-    chunk.insert(chunk.end(), tokens.begin() + c * per_chunk, tokens.begin() + (c + 1) * per_chunk);
-    const std::vector<float> logits = engine.evaluate(chunk);
-    score_chunk(logits, chunk, vocab, baseline.is_open() ? &baseline : nullptr,
-                save.is_open() ? &save : nullptr, s);
+    const std::vector<TokenId>& chunk = chunks[static_cast<std::size_t>(c)];
+    score_chunk(engine.evaluate(chunk), chunk, row, n_vocab,
+                baseline.is_open() ? &baseline : nullptr, save.is_open() ? &save : nullptr, s);
     fmt::print(stderr, "[{}/{}] running PPL = {:.4f}\n", c + 1, n_chunks,
                std::exp(s.nll / static_cast<double>(s.n)));
   }
