@@ -37,4 +37,14 @@ std::string cuda_graph_summary([[maybe_unused]] const Backend& backend) {
 #endif
 }
 
+std::vector<std::string> cuda_attention_summary([[maybe_unused]] const Backend& backend) {
+  std::vector<std::string> lines;
+#ifdef KVSCOPE_HAVE_CUDA
+  if (const auto* cuda = dynamic_cast<const CudaBackend*>(&backend)) {
+    for (const std::string& line : cuda->attention_report()) lines.push_back("attention, " + line);
+  }
+#endif
+  return lines;
+}
+
 }  // namespace kvscope::cli

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "cli/arg_parser.h"
 #include "run/engine.h"
@@ -18,5 +19,8 @@ BackendFactory cuda_backend_factory();
 // How a CUDA backend ran its decode steps ("CUDA graphs: 250 steps replayed, ..."; why they
 // are off, when they are), or "" for another backend.
 std::string cuda_graph_summary(const Backend& backend);
+// Which paged attention kernel a CUDA backend's layer groups run and why, a line each
+// ("attention, layer group 0: fast kernel"); empty for another backend.
+std::vector<std::string> cuda_attention_summary(const Backend& backend);
 
 }  // namespace kvscope::cli

@@ -4,15 +4,17 @@
 // (KVSCOPE_ATTENTION_KERNEL=generic forces it).
 //
 // The generic kernel:
-// CTA (kv_head, token, split): the `group` query heads that share kv_head are served
-// together, so every K and V byte of the token's visible keys is read once per CTA. The
+// CTA (kv_head x head tile, token, split): the query heads that share kv_head are served
+// together, a tile of them per CTA (all of them unless their shared memory would pass the
+// device's limit: generic_attention_tiling), so every K and V byte of the token's visible
+// keys is read once per tile. The
 // keys [first, pos] are cut into n_splits ranges (blockIdx.z); each CTA walks its range
 // block by block with an online softmax (running max m and sum l per head), and a merge
 // kernel combines the splits:  out = sum_s e^(m_s - M) acc_s / sum_s e^(m_s - M) l_s.
 // With one split the CTA writes the normalised output itself.
 //
-// Shared memory per CTA (floats): q [group][head_dim] (pre-scaled), acc [group][head_dim],
-// p [group][block_size] (scores, then weights), m, l, rescale [group].
+// Shared memory per CTA (floats): q [tile][head_dim] (pre-scaled), acc [tile][head_dim],
+// p [tile][block_size] (scores, then weights), m, l, rescale [tile].
 #include <algorithm>
 #include <cfloat>
 #include <cstdlib>
@@ -132,18 +134,24 @@ __device__ void block_values(const KvLayerLayout& L, const std::uint8_t* base, i
   }
 }
 
-__global__ void attention_kernel(AttentionArgs a, const float* q, float* partial, float* out) {
+// blockIdx.x = kv_head * n_tiles + tile: the tile's query heads [h0, h0 + heads) of the
+// kv_head's group, shared memory carved for tile_heads.
+__global__ void attention_kernel(AttentionArgs a, int tile_heads, int n_tiles, const float* q,
+                                 float* partial, float* out) {
   extern __shared__ float smem[];
   const KvLayerLayout& L = a.layout;
-  const int kv_head = blockIdx.x, t = blockIdx.y, split = blockIdx.z;
+  const int kv_head = blockIdx.x / n_tiles, tile = blockIdx.x % n_tiles;
+  const int t = blockIdx.y, split = blockIdx.z;
   const int group = a.n_heads / L.n_kv_heads, hd = L.head_dim, bs = L.block_size;
-  const Smem s = carve(smem, group, hd, bs);
-  const float* qt = q + (static_cast<std::int64_t>(t) * a.n_heads + kv_head * group) * hd;
-  for (int i = threadIdx.x; i < group * hd; i += blockDim.x) {
+  const int h0 = kv_head * group + tile * tile_heads;            // the tile's first query head
+  const int heads = min(tile_heads, group - tile * tile_heads);  // and how many it has
+  const Smem s = carve(smem, tile_heads, hd, bs);
+  const float* qt = q + (static_cast<std::int64_t>(t) * a.n_heads + h0) * hd;
+  for (int i = threadIdx.x; i < heads * hd; i += blockDim.x) {
     s.q[i] = qt[i] * a.scale;
     s.acc[i] = 0.0f;
   }
-  for (int h = threadIdx.x; h < group; h += blockDim.x) s.m[h] = -FLT_MAX, s.l[h] = 0.0f;
+  for (int h = threadIdx.x; h < heads; h += blockDim.x) s.m[h] = -FLT_MAX, s.l[h] = 0.0f;
   __syncthreads();
 
   const int pos = a.tables.pos[t], first = a.tables.first[t];
@@ -153,17 +161,17 @@ __global__ void attention_kernel(AttentionArgs a, const float* q, float* partial
   for (int b = lo / bs; lo < hi && b <= (hi - 1) / bs; ++b) {
     const std::uint8_t* base = a.tables.pool + static_cast<std::int64_t>(table[b]) * L.block_bytes;
     const int s0 = max(lo, b * bs) - b * bs, s1 = min(hi - 1, b * bs + bs - 1) - b * bs;
-    block_scores(L, base, kv_head, s0, s1, group, s);
+    block_scores(L, base, kv_head, s0, s1, heads, s);
     __syncthreads();
-    block_softmax(bs, s0, s1, group, s);
+    block_softmax(bs, s0, s1, heads, s);
     __syncthreads();
-    block_values(L, base, kv_head, s0, s1, group, s);
+    block_values(L, base, kv_head, s0, s1, heads, s);
     __syncthreads();
   }
 
-  for (int i = threadIdx.x; i < group * hd; i += blockDim.x) {
+  for (int i = threadIdx.x; i < heads * hd; i += blockDim.x) {
     const int h = i / hd;
-    const std::int64_t head = static_cast<std::int64_t>(t) * a.n_heads + kv_head * group + h;
+    const std::int64_t head = static_cast<std::int64_t>(t) * a.n_heads + h0 + h;
     if (a.n_splits == 1) {
       out[head * hd + i % hd] = s.l[h] > 0.0f ? s.acc[i] / s.l[h] : 0.0f;
     } else {
@@ -173,8 +181,8 @@ __global__ void attention_kernel(AttentionArgs a, const float* q, float* partial
   if (a.n_splits > 1) {
     // [n_tokens][n_heads][n_splits][hd] accumulators, then [..][n_splits][2] (m, l)
     float* ml = partial + static_cast<std::int64_t>(gridDim.y) * a.n_heads * a.n_splits * hd;
-    for (int h = threadIdx.x; h < group; h += blockDim.x) {
-      const std::int64_t head = static_cast<std::int64_t>(t) * a.n_heads + kv_head * group + h;
+    for (int h = threadIdx.x; h < heads; h += blockDim.x) {
+      const std::int64_t head = static_cast<std::int64_t>(t) * a.n_heads + h0 + h;
       ml[(head * a.n_splits + split) * 2] = s.m[h];
       ml[(head * a.n_splits + split) * 2 + 1] = s.l[h];
     }
@@ -244,14 +252,23 @@ void launch_generic_paged_attention(const AttentionArgs& a, const float* q, floa
                                     float* out, cudaStream_t stream) {
   const KvLayerLayout& L = a.layout;
   const int group = a.n_heads / L.n_kv_heads;
-  const std::size_t smem =
-      sizeof(float) * (2 * static_cast<std::size_t>(group) * L.head_dim +
-                       static_cast<std::size_t>(group) * L.block_size + 3 * group);
-  KVSCOPE_CUDA_CHECK(cudaFuncSetAttribute(
-      attention_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
-  const dim3 grid(static_cast<unsigned>(L.n_kv_heads), static_cast<unsigned>(a.n_tokens),
-                  static_cast<unsigned>(a.n_splits));
-  attention_kernel<<<grid, kThreads, smem, stream>>>(a, q, partial, out);
+  const std::size_t limit = device_shared_memory_limit();
+  const GenericAttentionTiling tiling =
+      generic_attention_tiling(group, L.head_dim, L.block_size, limit);
+  if (tiling.tile_heads == 0) {
+    throw_usage_error("paged attention: one query head at head_dim " + std::to_string(L.head_dim) +
+                      " and block size " + std::to_string(L.block_size) + " needs " +
+                      std::to_string(generic_attention_smem_bytes(1, L.head_dim, L.block_size)) +
+                      " bytes of shared memory; this device allows " + std::to_string(limit) +
+                      " a CTA (use a smaller block size)");
+  }
+  KVSCOPE_CUDA_CHECK(cudaFuncSetAttribute(attention_kernel,
+                                          cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                          static_cast<int>(tiling.smem_bytes)));
+  const dim3 grid(static_cast<unsigned>(L.n_kv_heads * tiling.n_tiles),
+                  static_cast<unsigned>(a.n_tokens), static_cast<unsigned>(a.n_splits));
+  attention_kernel<<<grid, kThreads, tiling.smem_bytes, stream>>>(a, tiling.tile_heads,
+                                                                  tiling.n_tiles, q, partial, out);
   KVSCOPE_CUDA_CHECK_LAUNCH();
   if (a.n_splits > 1) {
     merge_kernel<<<dim3(static_cast<unsigned>(a.n_heads), static_cast<unsigned>(a.n_tokens)),
@@ -260,9 +277,11 @@ void launch_generic_paged_attention(const AttentionArgs& a, const float* q, floa
   }
 }
 
+}  // namespace
+
 // KVSCOPE_ATTENTION_KERNEL=generic, read once per process: the switch that lets a GPU
 // session compare the kernels, or fall back if the fast one misbehaves.
-bool generic_forced() {
+bool attention_generic_forced() {
   static const bool forced = [] {
     const char* v = std::getenv("KVSCOPE_ATTENTION_KERNEL");
     return v != nullptr && std::strcmp(v, "generic") == 0;
@@ -270,14 +289,12 @@ bool generic_forced() {
   return forced;
 }
 
-}  // namespace
-
 const char* attention_kernel_name(AttentionKernel kernel) {
   return kernel == AttentionKernel::Fast ? "fast" : "generic";
 }
 
 AttentionKernel chosen_attention_kernel(const AttentionArgs& args, const float* q) {
-  if (generic_forced() || fast_attention_unsupported(args, q) != nullptr) {
+  if (attention_generic_forced() || fast_attention_unsupported(args, q) != nullptr) {
     return AttentionKernel::Generic;
   }
   return AttentionKernel::Fast;

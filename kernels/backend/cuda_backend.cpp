@@ -7,7 +7,9 @@
 #include <string_view>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include "attention/paged_attention_choice.cuh"
 #include "backend/cuda_backend_state.h"
 #include "backend/cuda_check.h"
 #include "run/greedy.h"
@@ -84,6 +86,31 @@ CudaBackend::State::State(const Model& m, const CudaBackendOptions& o, CudaDevic
   }
 }
 
+// Which attention kernel the layers of group g run, in words: one choice for all of them, or
+// where the layers differ (an int4 layer whose offsets fall off their alignment), each
+// choice with its layers.
+std::string CudaBackend::State::attention_line(const KvCacheManager& kv, std::int64_t g) const {
+  const std::size_t limit = info.shared_memory_per_block_optin;
+  std::vector<std::pair<std::string, std::vector<std::int64_t>>> choices;
+  for (std::int64_t l = 0; l < kv.layout(g).n_layers; ++l) {
+    const AttentionChoice c =
+        attention_choice(kv_layer_layout(kv.layout(g), l), static_cast<int>(spec.n_heads), limit,
+                         attention_generic_forced());
+    std::string text = describe_attention_choice(c, limit);
+    auto it = std::find_if(choices.begin(), choices.end(),
+                           [&](const auto& ch) { return ch.first == text; });
+    if (it == choices.end()) it = choices.insert(choices.end(), {std::move(text), {}});
+    it->second.push_back(l);
+  }
+  if (choices.size() == 1) return fmt::format("layer group {}: {}", g, choices.front().first);
+  std::string line = fmt::format("layer group {}:", g);
+  for (const auto& [text, layers] : choices) {
+    line += fmt::format(" {} for its layers {};", text, fmt::join(layers, ", "));
+  }
+  line.pop_back();
+  return line;
+}
+
 // Both ensure_* return whether they wrote device memory through the legacy stream.
 bool CudaBackend::State::ensure_kv_pools(const KvCacheManager& kv) {
   bool changed = false;
@@ -100,6 +127,11 @@ bool CudaBackend::State::ensure_kv_pools(const KvCacheManager& kv) {
       changed = true;
     }
     kv_block_bytes[g] = bb;
+  }
+  if (changed || attention_lines.size() != n_groups) {
+    attention_lines.clear();
+    for (std::int64_t g = 0; g < kv.n_groups(); ++g)
+      attention_lines.push_back(attention_line(kv, g));
   }
   return changed;
 }
@@ -220,6 +252,10 @@ std::string CudaBackend::name() const {
   if (!s_->q8_requested) notes += ", f32 activations";
   if (!g.enabled()) notes += fmt::format(", CUDA graphs off: {}", g.off_reason());
   return fmt::format("CUDA ({}{})", s_->info.name, notes);
+}
+
+std::vector<std::string> CudaBackend::attention_report() const {
+  return s_->attention_lines;
 }
 
 CudaGraphReport CudaBackend::graph_report() const {

@@ -65,6 +65,10 @@ class CudaBackend final : public Backend {
   // ", CUDA graphs off: <reason>" when decode steps run eagerly.
   std::string name() const override;
   CudaGraphReport graph_report() const;
+  // Which paged attention kernel each layer group's layers run and why, one line a group
+  // ("layer group 0: generic kernel (head_dim is not 64, 96, 128 or 256), 3 query heads per
+  // CTA in 1 tile, 2.1 KiB shared memory of 99.0 KiB"); empty before the first step.
+  std::vector<std::string> attention_report() const;
   void forward(std::span<const SequenceChunk> chunks, KvCacheManager& kv,
                std::vector<float>& logits) override;
   // The logits stay on the device: an argmax kernel picks, one int per row comes back.

@@ -9,6 +9,7 @@
 #include <initializer_list>
 #include <optional>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "backend/cuda_backend.h"
@@ -44,6 +45,7 @@ struct CudaBackend::State {
 
   std::vector<cuda::DeviceBuffer> kv_pools;  // [n_groups] [n_blocks][block_bytes]
   std::vector<std::int64_t> kv_block_bytes;  // [n_groups]
+  std::vector<std::string> attention_lines;  // [n_groups] attention_report()
   cuda::DeviceBuffer rope_cos, rope_sin;     // [max_positions][rope_dim / 2]
   std::int64_t rope_positions = 0;
 
@@ -75,6 +77,7 @@ struct CudaBackend::State {
   State(const Model& m, const CudaBackendOptions& o, CudaDeviceInfo device);
 
   bool ensure_kv_pools(const KvCacheManager& kv);
+  std::string attention_line(const KvCacheManager& kv, std::int64_t group) const;
   bool ensure_rope_table(std::int64_t positions);
   void ensure_workspace(std::int64_t n_tokens, std::int64_t n_rows, std::int64_t partial_floats);
   int prepare_step(const cuda::StepPlan& plan, const KvCacheManager& kv, bool decode);

@@ -46,6 +46,7 @@ CudaDeviceInfo probe_cuda_device(int device) {
   info.compute_major = prop.major;
   info.compute_minor = prop.minor;
   info.sm_count = prop.multiProcessorCount;
+  info.shared_memory_per_block_optin = prop.sharedMemPerBlockOptin;
   info.total_bytes = prop.totalGlobalMem;
   size_t free_bytes = 0;
   size_t total_bytes = 0;

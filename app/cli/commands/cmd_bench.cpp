@@ -131,6 +131,9 @@ int cmd_bench(const Args& args) {
     if (const std::string graphs = cuda_graph_summary(engine.backend()); !graphs.empty()) {
       out["cuda_graphs"] = graphs;
     }
+    if (const auto attention = cuda_attention_summary(engine.backend()); !attention.empty()) {
+      out["cuda_attention"] = attention;
+    }
     if (const auto* cpu = dynamic_cast<const CpuBackend*>(&engine.backend())) {
       out["cpu_kernels"] = cpu->kernels();
     }
@@ -151,6 +154,9 @@ int cmd_bench(const Args& args) {
                achieved_gb_s, 100.0 * fraction, copy_gb_s);
     if (const std::string graphs = cuda_graph_summary(engine.backend()); !graphs.empty()) {
       fmt::print("{}\n", graphs);
+    }
+    for (const std::string& line : cuda_attention_summary(engine.backend())) {
+      fmt::print("{}\n", line);
     }
   }
   return 0;

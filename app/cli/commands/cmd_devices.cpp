@@ -24,6 +24,7 @@ int cmd_devices(const Args& args) {
                info.compute_major, info.compute_minor, info.sm_count,
                static_cast<double>(info.total_bytes) / (1ull << 30),
                static_cast<double>(info.free_bytes) / (1ull << 30));
+    fmt::print("cuda: {}\n", describe_attention_rules(info));
   } else {
     fmt::print("cuda: unavailable: {}\n", info.reason);
   }
