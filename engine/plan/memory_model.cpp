@@ -53,16 +53,46 @@ std::int64_t backend_overhead_bytes(PlanBackend backend) {
 
 Workspace workspace_for(const ModelSpec& spec, std::int64_t batch, std::int64_t prefill_chunk,
                         PlanBackend backend) {
+  KvCacheConfig kv;
+  kv.max_context = spec.context_length;
+  return workspace_for(spec, batch, prefill_chunk, backend, kv, CudaWorkspaceOptions{});
+}
+
+std::vector<CudaBuffer> cuda_plan_buffers(const ModelSpec& spec, std::int64_t batch,
+                                          std::int64_t prefill_chunk, const KvCacheConfig& kv,
+                                          const CudaWorkspaceOptions& cuda) {
+  CudaWorkspaceRequest r;
+  r.max_step_tokens = std::max(batch, prefill_chunk);
+  r.max_sequences = batch;
+  r.logits_rows = batch;
+  r.max_positions = kv.max_context > 0 ? kv.max_context : spec.context_length;
+  r.block_size = kv.block_size;
+  r.n_groups = std::max<std::int64_t>(1, static_cast<std::int64_t>(kv.groups.size()));
+  return cuda_workspace_buffers(spec, cuda, r);
+}
+
+Workspace workspace_for(const ModelSpec& spec, std::int64_t batch, std::int64_t prefill_chunk,
+                        PlanBackend backend, const KvCacheConfig& kv,
+                        const CudaWorkspaceOptions& cuda) {
   check_range("batch", batch, 1, kMaxBatch);
   check_range("prefill chunk", prefill_chunk, 1, kMaxTokens);
   Workspace w;
   w.step_tokens = std::max(batch, prefill_chunk);
+  w.logits = batch * spec.vocab_size * 4;
+  w.backend = backend_overhead_bytes(backend);
+  if (backend == PlanBackend::Cuda) {
+    const std::vector<CudaBuffer> all = cuda_plan_buffers(spec, batch, prefill_chunk, kv, cuda);
+    const std::size_t n_step = cuda_step_buffers(spec, cuda, {}).size();
+    for (std::size_t i = 0; i < all.size(); ++i) {
+      (i < n_step ? w.activations : w.buffers) += all[i].bytes;
+    }
+    w.activations -= w.logits;  // the step buffers' logits are batch rows too
+    return w;
+  }
   // Each width is < 2^22 (ModelSpec limits), step_tokens < 2^31: no overflow.
   const std::int64_t per_token_floats =
       3 * spec.dim + 2 * spec.q_dim() + 2 * spec.kv_dim() + 2 * spec.ffn_dim + spec.rope_dim;
   w.activations = w.step_tokens * per_token_floats * 4;
-  w.logits = batch * spec.vocab_size * 4;
-  w.backend = backend_overhead_bytes(backend);
   return w;
 }
 
@@ -91,7 +121,7 @@ MemoryPlan plan_memory(const PlanRequest& r) {
   validate_request(r);
   MemoryPlan p;
   p.weights = r.weights;
-  p.workspace = workspace_for(r.spec, r.batch, r.prefill_chunk, r.backend);
+  p.workspace = workspace_for(r.spec, r.batch, r.prefill_chunk, r.backend, r.kv, r.cuda);
   p.kv_bytes_per_token = kv_bytes_per_token(r.kv);
   p.kv_block_set_bytes = kv_block_set_bytes(r.kv);
   p.kv = kv_footprint(r.kv, r.batch, r.context, r.prefill_chunk);

@@ -18,12 +18,19 @@
 //                 tokens over all sequences, or one token per sequence while decoding.
 //                 Attention scores are not stored: attention runs over the cache block by
 //                 block with a running softmax.
+//                 On CUDA instead: every step buffer the backend allocates, at its largest
+//                 over the steps the batch and chunk allow (cuda_workspace.h, the function
+//                 CudaBackend sizes them with): the f32 activations, split partials, 8-bit
+//                 codes, fp16 inputs of cuBLAS, step tables, less the logits counted below.
 //   logits      = batch x vocab x 4 bytes: f32 logits of each sequence's last token.
+//   buffers     = CPU 0; CUDA the buffers every step shares: RoPE cos / sin tables, the
+//                 cuBLAS workspace (32 MiB from sm_90, 4 before) and the fp16 weight slab
+//                 (at most 64 MiB) cuBLAS projections dequantize into.
 //   backend     = CPU 0 (the "simulated GPU" budget holds only what the engine allocates);
-//                 CUDA 512 MiB for the CUDA context, cuBLAS handle and its workspace:
-//                 300-500 MiB is what a context costs on current drivers with lazy module
-//                 loading (more on larger GPUs), rounded up so that a plan that says
-//                 "fits" is not a few MiB short in practice.
+//                 CUDA 512 MiB for the CUDA context and the cuBLAS handle: 300-500 MiB is
+//                 what a context costs on current drivers with lazy module loading (more on
+//                 larger GPUs), rounded up so that a plan that says "fits" is not a few MiB
+//                 short in practice.
 #pragma once
 
 #include <cstdint>
@@ -31,6 +38,7 @@
 
 #include "kv/kv_cache_config.h"
 #include "model/model_spec.h"
+#include "plan/cuda_workspace.h"
 #include "plan/kv_footprint.h"
 #include "plan/weight_footprint.h"
 
@@ -45,12 +53,24 @@ struct Workspace {
   std::int64_t step_tokens = 0;
   std::int64_t activations = 0;
   std::int64_t logits = 0;
+  std::int64_t buffers = 0;
   std::int64_t backend = 0;
-  std::int64_t total() const { return activations + logits + backend; }
+  std::int64_t total() const { return activations + logits + buffers + backend; }
 };
 
+// For CUDA with the backend's default options, one KV group of 16-token blocks and the
+// model's context (the engine's own sizing of its pool uses this).
 Workspace workspace_for(const ModelSpec& spec, std::int64_t batch, std::int64_t prefill_chunk,
                         PlanBackend backend);
+// The same with the cache's shape (block size, groups, max_context) and the CUDA backend's
+// options (ignored for the CPU).
+Workspace workspace_for(const ModelSpec& spec, std::int64_t batch, std::int64_t prefill_chunk,
+                        PlanBackend backend, const KvCacheConfig& kv,
+                        const CudaWorkspaceOptions& cuda);
+// The CUDA buffers such a workspace counts (activations + logits + buffers of it).
+std::vector<CudaBuffer> cuda_plan_buffers(const ModelSpec& spec, std::int64_t batch,
+                                          std::int64_t prefill_chunk, const KvCacheConfig& kv,
+                                          const CudaWorkspaceOptions& cuda);
 
 struct MemoryBudget {
   std::int64_t total_bytes = 0;  // the GPU's memory, or the simulated size on the CPU
@@ -75,6 +95,7 @@ struct PlanRequest {
   std::int64_t context = 0;          // tokens per sequence (prompt + generated)
   std::int64_t prefill_chunk = 512;  // prompt tokens per step; also the KV growth step
   PlanBackend backend = PlanBackend::Cuda;
+  CudaWorkspaceOptions cuda;  // the CUDA backend's options and device (its workspace)
   MemoryBudget budget;
   // > 0: the KV pool gets exactly this (--kv-budget); weights and workspace are still
   // reported but not checked against `budget`.

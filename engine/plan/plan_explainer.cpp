@@ -119,15 +119,27 @@ void explain_workspace(std::string& out, const PlanRequest& r, const MemoryPlan&
   const ModelSpec& s = r.spec;
   const Workspace& w = p.workspace;
   out += "Workspace\n";
-  out += fmt::format(
-      "  activations = {} tokens per step x 4 B x (3 x {} + 2 x {} + 2 x {} + 2 x {} + {}) = {}\n",
-      group_digits(w.step_tokens), s.dim, s.q_dim(), s.kv_dim(), s.ffn_dim, s.rope_dim,
-      bytes(w.activations));
+  if (r.backend == PlanBackend::Cuda) {
+    out += fmt::format(
+        "  activations = the CUDA backend's step buffers at up to {} tokens per step (f32 "
+        "activations, split partials, 8-bit codes, cuBLAS fp16 inputs, step tables) = {}\n",
+        group_digits(w.step_tokens), bytes(w.activations));
+  } else {
+    out += fmt::format(
+        "  activations = {} tokens per step x 4 B x (3 x {} + 2 x {} + 2 x {} + 2 x {} + {}) = "
+        "{}\n",
+        group_digits(w.step_tokens), s.dim, s.q_dim(), s.kv_dim(), s.ffn_dim, s.rope_dim,
+        bytes(w.activations));
+  }
   out += fmt::format("  logits      = {} x {} vocab x 4 B = {}\n", sequences(r.batch),
                      group_digits(s.vocab_size), bytes(w.logits));
+  if (w.buffers > 0) {
+    out += fmt::format("  buffers     = RoPE tables, cuBLAS workspace and fp16 weight slab = {}\n",
+                       bytes(w.buffers));
+  }
   out += fmt::format(
       "  {} backend = {}\n", plan_backend_name(r.backend),
-      w.backend > 0 ? bytes(w.backend) + ": CUDA context and cuBLAS" : std::string("0 B"));
+      w.backend > 0 ? bytes(w.backend) + ": CUDA context and cuBLAS handle" : std::string("0 B"));
 }
 
 void explain_budget(std::string& out, const PlanRequest& r, const MemoryPlan& p) {

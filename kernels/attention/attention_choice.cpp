@@ -10,8 +10,19 @@
 #include "attention/paged_attention_choice.cuh"
 #include "backend/cuda_check.h"
 #include "backend/cuda_device.h"
+#include "plan/cuda_workspace.h"
 
 namespace kvscope::cuda {
+
+// The split rule is the planner's (plan/cuda_workspace.h), which sizes the partials with it.
+std::int64_t attention_partial_floats(int n_tokens, int n_heads, int head_dim, int n_splits) {
+  return cuda_attention_partial_floats(n_tokens, n_heads, head_dim, n_splits);
+}
+
+int attention_splits(int n_tokens, int n_heads, int n_kv_heads, std::int64_t max_keys,
+                     int sm_count) {
+  return cuda_attention_splits(n_tokens, n_heads, n_kv_heads, max_keys, sm_count);
+}
 
 std::size_t generic_attention_smem_bytes(int heads, int head_dim, int block_size) {
   const auto h = static_cast<std::size_t>(std::max(heads, 0));

@@ -32,13 +32,6 @@ namespace {
 constexpr int kThreads = 128;
 constexpr int kWarps = kThreads / kWarp;
 constexpr int kMaxLaneElems = 8;  // head_dim <= 256: a lane holds 8 elements of one key
-// Splits: enough CTAs for the fast kernel's residency (3 per SM) in one wave, each split at
-// least 64 keys (4 blocks of 16: a chunk per warp), and a cap that keeps the merge's reads
-// (n_heads x n_splits x (head_dim + 2) floats a token) small beside the KV bytes.
-constexpr int kMaxSplits = 128;
-constexpr int kSplitCtasPerSm = 3;
-constexpr int kSplitCtasPerSmWideTile = 2;  // tiles of 5..8 query heads
-constexpr std::int64_t kMinKeysPerSplit = 64;
 
 struct Smem {
   float* q;
@@ -212,27 +205,6 @@ __global__ void merge_kernel(int n_heads, int n_splits, int hd, const float* par
 }
 
 }  // namespace
-
-std::int64_t attention_partial_floats(int n_tokens, int n_heads, int head_dim, int n_splits) {
-  if (n_splits <= 1) return 0;
-  return static_cast<std::int64_t>(n_tokens) * n_heads * n_splits * (head_dim + 2);
-}
-
-int attention_splits(int n_tokens, int n_heads, int n_kv_heads, std::int64_t max_keys,
-                     int sm_count) {
-  // The fast kernel's CTAs: query heads in tiles of up to 8 per KV head; a tile of more than
-  // 4 heads needs the registers of two CTAs' worth of residency per SM instead of three.
-  const int group = std::max(1, n_heads / std::max(1, n_kv_heads));
-  const int tiles = (group + 7) / 8;
-  const int per_sm = std::min(group, 8) > 4 ? kSplitCtasPerSmWideTile : kSplitCtasPerSm;
-  const std::int64_t ctas =
-      std::max<std::int64_t>(1, static_cast<std::int64_t>(n_tokens) * n_kv_heads * tiles);
-  // rounded down: one more CTA than the SMs hold would run as a second wave
-  const std::int64_t want = per_sm * static_cast<std::int64_t>(sm_count) / ctas;
-  const std::int64_t by_keys = max_keys / kMinKeysPerSplit;
-  return static_cast<int>(
-      std::max<std::int64_t>(1, std::min({want, by_keys, std::int64_t{kMaxSplits}})));
-}
 
 namespace {
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <limits>
 #include <optional>
 #include <string_view>
@@ -84,6 +85,11 @@ CudaBackend::State::State(const Model& m, const CudaBackendOptions& o, CudaDevic
       gemm_slab_bytes = std::max(gemm_slab_bytes, gemm->slab_bytes(*w));
     }
   }
+  ws_options.gemm_min_tokens = gemm ? gemm_min_tokens : 0;
+  ws_options.q8_activations = q8_activations;
+  ws_options.gemm_slab_bytes = static_cast<std::int64_t>(gemm_slab_bytes);
+  ws_options.compute_major = info.compute_major;
+  ws_options.sm_count = info.sm_count;
 }
 
 // Which attention kernel the layers of group g run, in words: one choice for all of them, or
@@ -157,32 +163,21 @@ bool CudaBackend::State::ensure_rope_table(std::int64_t positions) {
   return true;
 }
 
-void CudaBackend::State::ensure_workspace(std::int64_t n_tokens, std::int64_t n_rows,
-                                          std::int64_t partial_floats) {
-  auto fit = [&](DeviceBuffer& b, std::int64_t floats, const char* what) {
-    b.reserve(alloc, static_cast<std::size_t>(floats) * sizeof(float), kWorkspace, what);
-  };
-  fit(x, n_tokens * spec.dim, "activations x");
-  fit(xb, n_tokens * spec.dim, "activations xb");
-  fit(qkv, n_tokens * (spec.q_dim() + 2 * spec.kv_dim()), "activations q, k, v");
-  fit(att, n_tokens * spec.q_dim(), "attention output");
-  fit(gate_up, 2 * n_tokens * spec.ffn_dim, "ffn gate and up");
-  fit(last, n_rows * spec.dim, "final hidden states");
-  fit(logits, n_rows * weights.output.rows, "logits");
-  fit(partial, std::max<std::int64_t>(partial_floats, 1), "attention split partials");
-  error_sums.reserve(alloc, static_cast<std::size_t>(spec.n_layers) * sizeof(KvErrorSums),
-                     kWorkspace, "KV quantization error sums");
-  // the layers' projections take T rows, the logits' n_rows: either may be below the GEMM's
-  std::int64_t q8_rows = 0;
-  for (const std::int64_t rows : {n_tokens, n_rows}) {
-    if (!uses_gemm(rows)) q8_rows = std::max(q8_rows, rows);
+void CudaBackend::State::ensure_workspace(const CudaStepShape& shape) {
+  const std::vector<CudaBuffer> sizes = cuda_step_buffers(spec, ws_options, shape);
+  // in cuda_step_buffers' order; the cuBLAS activations live in the ProjectionGemm
+  DeviceBuffer* const buffers[] = {&x,         &xb,     &qkv,     &att,        &gate_up,
+                                   &last,      &logits, &partial, &error_sums, &xq,
+                                   &xq_scales, nullptr, &ints,    &picks};
+  static_assert(std::size(buffers) == 14);
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    const auto bytes = static_cast<std::size_t>(sizes[i].bytes);
+    if (buffers[i]) {
+      buffers[i]->reserve(alloc, bytes, kWorkspace, sizes[i].what.data());
+    } else if (bytes > 0) {
+      gemm->reserve(shape.n_tokens, max_cols, gemm_slab_bytes);
+    }
   }
-  if (q8_activations && q8_rows > 0) {
-    const auto values = static_cast<std::size_t>(q8_rows * max_cols);
-    xq.reserve(alloc, values, kWorkspace, "8-bit activation codes");
-    xq_scales.reserve(alloc, values / 32 * sizeof(float), kWorkspace, "8-bit activation scales");
-  }
-  if (uses_gemm(n_tokens)) gemm->reserve(n_tokens, max_cols, gemm_slab_bytes);
 }
 
 // Everything a step's launches need before the first one: device memory (no allocation may
@@ -204,11 +199,18 @@ int CudaBackend::State::prepare_step(const StepPlan& plan, const KvCacheManager&
   const int room = decode ? attention_splits(T, n_heads, n_kv_heads,
                                              std::numeric_limits<int>::max(), info.sm_count)
                           : n_splits;
-  ensure_workspace(plan.n_tokens, plan.n_rows,
-                   attention_partial_floats(T, static_cast<int>(spec.n_heads),
-                                            static_cast<int>(spec.head_dim), room));
+  CudaStepShape shape;
+  shape.n_tokens = plan.n_tokens;
+  shape.n_rows = plan.n_rows;
+  shape.n_splits = room;
+  shape.n_groups = kv.n_groups();
+  shape.blocks_capacity = plan.blocks_capacity;
+  ensure_workspace(shape);
   const std::size_t bytes = plan.ints.size() * sizeof(int);
-  ints.reserve(alloc, bytes, kWorkspace, "step tables");
+  if (ints.size() < bytes) {
+    throw_error<Error>("CUDA step: {} bytes of step tables, {} reserved (cuda_step_table_ints)",
+                       bytes, ints.size());
+  }
   staging.upload(plan.ints.data(), bytes, ints.get(), stream);
   return n_splits;
 }
@@ -252,6 +254,10 @@ std::string CudaBackend::name() const {
   if (!s_->q8_requested) notes += ", f32 activations";
   if (!g.enabled()) notes += fmt::format(", CUDA graphs off: {}", g.off_reason());
   return fmt::format("CUDA ({}{})", s_->info.name, notes);
+}
+
+CudaWorkspaceOptions CudaBackend::workspace_options() const {
+  return s_->ws_options;
 }
 
 std::vector<std::string> CudaBackend::attention_report() const {
@@ -317,7 +323,6 @@ void CudaBackend::forward_greedy(std::span<const SequenceChunk> chunks, KvCacheM
   const State::StepShape step = s.run_step(chunks, kv);
   picks.resize(static_cast<std::size_t>(step.n_rows));
   if (step.n_rows == 0) return;
-  s.picks.reserve(s.alloc, picks.size() * sizeof(int), kWorkspace, "greedy picks");
   cuda::launch_argmax(s.logits.as<float>(), static_cast<int>(step.n_rows),
                       static_cast<int>(s.weights.output.rows), s.picks.as<int>(), s.stream);
   static_assert(sizeof(TokenId) == sizeof(int));

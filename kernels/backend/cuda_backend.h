@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "model/model.h"
+#include "plan/cuda_workspace.h"
 #include "run/backend.h"
 
 namespace kvscope {
@@ -69,6 +70,9 @@ class CudaBackend final : public Backend {
   // ("layer group 0: generic kernel (head_dim is not 64, 96, 128 or 256), 3 query heads per
   // CTA in 1 tile, 2.1 KiB shared memory of 99.0 KiB"); empty before the first step.
   std::vector<std::string> attention_report() const;
+  // What shapes this backend's workspace (plan/cuda_workspace.h): its options, its weights'
+  // types and its device. cuda_step_buffers of each step with these is what it reserves.
+  CudaWorkspaceOptions workspace_options() const;
   void forward(std::span<const SequenceChunk> chunks, KvCacheManager& kv,
                std::vector<float>& logits) override;
   // The logits stay on the device: an argmax kernel picks, one int per row comes back.

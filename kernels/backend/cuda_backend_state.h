@@ -21,6 +21,7 @@
 #include "backend/step_plan.h"
 #include "cpu/rope.h"
 #include "ops/gemm.h"
+#include "plan/cuda_workspace.h"
 
 namespace kvscope {
 
@@ -67,6 +68,7 @@ struct CudaBackend::State {
   std::optional<cuda::ProjectionGemm> gemm;
   std::int64_t gemm_min_tokens = 0;
   std::size_t gemm_slab_bytes = 0;  // the largest fp16 slab a matrix of this model needs
+  CudaWorkspaceOptions ws_options;  // what shapes the workspace (plan/cuda_workspace.h)
   std::int64_t max_cols = 0;        // the widest projection input: dim, q_dim or ffn_dim
 
   cuda::PinnedStaging staging;              // the step's ints on their way to `ints`
@@ -79,7 +81,9 @@ struct CudaBackend::State {
   bool ensure_kv_pools(const KvCacheManager& kv);
   std::string attention_line(const KvCacheManager& kv, std::int64_t group) const;
   bool ensure_rope_table(std::int64_t positions);
-  void ensure_workspace(std::int64_t n_tokens, std::int64_t n_rows, std::int64_t partial_floats);
+  // Reserves every step buffer at the sizes cuda_step_buffers gives (plan/cuda_workspace.h,
+  // the planner's own function), so the workspace the plan counts is what is allocated.
+  void ensure_workspace(const CudaStepShape& shape);
   int prepare_step(const cuda::StepPlan& plan, const KvCacheManager& kv, bool decode);
   bool uses_gemm(std::int64_t n_tokens) const { return gemm && n_tokens >= gemm_min_tokens; }
   cuda::StepGraphKey step_key(const cuda::StepPlan& plan, const KvCacheManager& kv,

@@ -4,6 +4,7 @@
 
 #include "backend/cuda_check.h"
 #include "ops/cublas_library.h"
+#include "plan/cuda_workspace.h"
 
 namespace kvscope::cuda {
 
@@ -11,20 +12,18 @@ namespace {
 
 constexpr auto kWorkspace = DeviceMemoryCategory::Workspace;
 
-// cuBLAS's recommended workspace (cublasSetWorkspace): 32 MiB on Hopper and newer, 4 MiB
-// before.
-std::size_t cublas_workspace_bytes(int device) {
+// cuBLAS's recommended workspace on this device (the planner's rule: 32 MiB from sm_90 on,
+// 4 MiB before).
+std::size_t device_cublas_workspace_bytes(int device) {
   int major = 0;
   KVSCOPE_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
-  return (major >= 9 ? std::size_t{32} : std::size_t{4}) << 20;
+  return static_cast<std::size_t>(cublas_workspace_bytes(major));
 }
 
 }  // namespace
 
 std::int64_t gemm_slab_rows(std::int64_t rows, std::int64_t cols, std::size_t scratch_bytes) {
-  const auto row_bytes = static_cast<std::size_t>(std::max<std::int64_t>(cols, 1)) * 2;
-  const auto fit = static_cast<std::int64_t>(scratch_bytes / row_bytes);
-  return std::clamp<std::int64_t>(fit, 1, std::max<std::int64_t>(rows, 1));
+  return cuda_gemm_slab_rows(rows, cols, static_cast<std::int64_t>(scratch_bytes));
 }
 
 ProjectionGemm::ProjectionGemm(DeviceAllocator& alloc, cudaStream_t stream,
@@ -34,7 +33,7 @@ ProjectionGemm::ProjectionGemm(DeviceAllocator& alloc, cudaStream_t stream,
   KVSCOPE_CUBLAS_CHECK(cublas.create(&handle_));
   try {
     KVSCOPE_CUBLAS_CHECK(cublas.set_stream(handle_, stream_));
-    const std::size_t ws = cublas_workspace_bytes(alloc_.device());
+    const std::size_t ws = device_cublas_workspace_bytes(alloc_.device());
     workspace_ = DeviceBuffer(alloc_, ws, kWorkspace, "cuBLAS workspace");
     KVSCOPE_CUBLAS_CHECK(cublas.set_workspace(handle_, workspace_.get(), ws));
   } catch (...) {

@@ -19,7 +19,9 @@
 #include "kernel_test_support.h"
 #include "model/model.h"
 #include "model/synthetic_model.h"
+#include "plan/cuda_workspace.h"
 #include "plan/kv_footprint.h"
+#include "plan/memory_model.h"
 #include "run/engine.h"
 #include "run/greedy.h"
 #include "support/test_data.h"
@@ -326,6 +328,57 @@ TEST(CudaGraphs, RandomModelMixedKvGroupsDecodeIsBitIdenticalWithAndWithoutGraph
 
 // 8-bit activations are on by default; the option or KVSCOPE_Q8_ACTIVATIONS=0 turns them off,
 // and name() says so.
+// The device workspace after a prompt of a full chunk and a 7-token one (8-bit codes for 7
+// rows, the most below gemm_min_tokens) and a few decode steps is cuda_step_buffers of those
+// steps at their largest plus the shared buffers (plan/cuda_workspace.h), byte for byte; the
+// planner's workspace for that chunk holds at least that.
+TEST(CudaBackend, TheWorkspaceItAllocatesIsThePlannersBufferList) {
+  KVSCOPE_REQUIRE_CUDA();
+  const ModelSpec spec = test::random_llama_spec("cuda-workspace", {2, 8, 2, 512, 320, 512});
+  const std::string path = (test::scratch_dir() / "workspace-random.gguf").string();
+  write_synthetic_gguf(path, spec, TensorType::Q4_0, 5);
+  EngineOptions o = cuda_options(false, 16, kDefaultGemm, true);
+  constexpr std::int64_t kChunk = 32;
+  o.scheduler.max_batch_tokens = kChunk;
+  Engine engine(path, o);
+  const auto* cuda = dynamic_cast<const CudaBackend*>(&engine.backend());
+  ASSERT_NE(cuda, nullptr) << engine.backend_note();
+  GenerationRequest r;
+  for (int i = 0; i < kChunk + 7; ++i) r.prompt.push_back(1 + (i * 13) % 300);
+  r.max_tokens = 4;
+  r.sampling.temperature = 0;
+  engine.generate(r);
+
+  const CudaWorkspaceOptions wo = cuda->workspace_options();
+  const KvCacheConfig& kc = engine.kv_cache().config();
+  const auto splits = [&](std::int64_t t, std::int64_t keys) {
+    return cuda_attention_splits(static_cast<int>(t), static_cast<int>(spec.n_heads),
+                                 static_cast<int>(spec.n_kv_heads), keys, wo.sm_count);
+  };
+  // (tokens, splits): the prompt's chunks split by their keys, decode keeps its most
+  const std::pair<std::int64_t, int> steps[] = {{kChunk, splits(kChunk, kChunk)},
+                                                {7, splits(7, kChunk + 7)},
+                                                {1, splits(1, std::int64_t{1} << 40)}};
+  std::vector<CudaBuffer> most;
+  for (const auto& [tokens, n_splits] : steps) {
+    CudaStepShape shape;
+    shape.n_tokens = tokens;
+    shape.n_rows = 1;
+    shape.n_splits = n_splits;
+    shape.n_groups = engine.kv_cache().n_groups();
+    shape.blocks_capacity = 16;
+    const auto list = cuda_step_buffers(spec, wo, shape);
+    if (most.empty()) most = list;
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      most[i].bytes = std::max(most[i].bytes, list[i].bytes);
+    }
+  }
+  for (const CudaBuffer& b : cuda_fixed_buffers(spec, wo, kc.max_context)) most.push_back(b);
+  const MemoryInfo m = engine.backend().memory_info(engine.kv_cache());
+  EXPECT_EQ(static_cast<std::int64_t>(m.workspace), total_bytes(most));
+  EXPECT_GE(total_bytes(cuda_plan_buffers(spec, 1, kChunk, kc, wo)), total_bytes(most));
+}
+
 TEST(CudaBackend, NameSaysWhenActivationsStayF32) {
   KVSCOPE_REQUIRE_CUDA();
   KVSCOPE_REQUIRE_SHARED(path, "models/stories260K.gguf");

@@ -2,20 +2,26 @@
 // token is where, bad chunks are refused before anything reaches the device, and decode steps
 // of one shape share one layout (what lets a captured CUDA graph be replayed).
 #include <algorithm>
+#include <span>
 #include <vector>
 
 #include <gtest/gtest.h>
 
 #include "backend/step_plan.h"
 #include "kv/kv_cache_manager.h"
+#include "plan/cuda_workspace.h"
 #include "util/error.h"
 
 namespace kvscope {
 namespace {
 
-KvCacheManager two_sequence_kv(std::int64_t window = 0) {
+// two_groups: layer 0 full attention in f16, layer 1 a window of `window` in int8.
+KvCacheManager two_sequence_kv(std::int64_t window = 0, bool two_groups = false) {
   KvCacheConfig c;
   c.groups = uniform_layer_groups(2, KvDtype::Int8, window);
+  if (two_groups) {
+    c.groups = {{{0}, KvDtype::F16, KvDtype::F16, 0}, {{1}, KvDtype::Int8, KvDtype::Int8, window}};
+  }
   c.n_kv_heads = 2;
   c.head_dim = 8;
   c.block_size = 4;
@@ -53,6 +59,33 @@ TEST(CudaStepPlan, PacksTokensPositionsTablesAndLogitRowsPerChunk) {
   blocks.insert(blocks.end(), tb.begin(), tb.end());
   EXPECT_EQ(slice(p.blocks_at[0], 4), blocks);
   EXPECT_EQ(p.max_keys, 9);
+}
+
+// The backend reserves the step tables with the planner's count (plan/cuda_workspace.h), so
+// the packed arrays must take exactly that many ints, whatever the chunks and groups.
+TEST(CudaStepPlan, TheTablesTakeTheIntsThePlannersWorkspaceCounts) {
+  for (const std::int64_t window : {0, 3}) {
+    for (const bool two_groups : {false, true}) {
+      const KvCacheManager kv = two_sequence_kv(window, two_groups);
+      const std::vector<TokenId> a = {7, 8, 9}, b = {5}, one = {1};
+      const SequenceChunk prompt[] = {{10, a, 6, true}, {20, b, 2, false}};
+      const SequenceChunk decode[] = {{10, one, 8, false}, {20, one, 2, false}};
+      for (const std::span<const SequenceChunk> chunks :
+           {std::span<const SequenceChunk>(prompt), std::span<const SequenceChunk>(decode)}) {
+        for (const std::int64_t min_capacity : {0, 64}) {
+          const cuda::StepPlan p = cuda::plan_step(chunks, kv, 100, 64, min_capacity);
+          CudaStepShape shape;
+          shape.n_tokens = p.n_tokens;
+          shape.n_rows = p.n_rows;
+          shape.n_groups = kv.n_groups();
+          shape.blocks_capacity = p.blocks_capacity;
+          EXPECT_EQ(static_cast<std::int64_t>(p.ints.size()), cuda_step_table_ints(shape))
+              << "window " << window << ", " << kv.n_groups() << " groups, " << chunks.size()
+              << " chunks";
+        }
+      }
+    }
+  }
 }
 
 TEST(CudaStepPlan, LastTokenOnlyGivesOneLogitRowPerChunk) {

@@ -169,6 +169,7 @@ json to_json(const ModelChoice& m, const GpuPreset* gpu, const PlanRequest& r, c
       {"workspace",
        {{"activations", pl.workspace.activations},
         {"logits", pl.workspace.logits},
+        {"buffers", pl.workspace.buffers},
         {"backend", pl.workspace.backend}}},
       {"usable_bytes", pl.usable_bytes},
       {"kv_budget_bytes", pl.kv_budget_bytes},
