@@ -25,9 +25,11 @@ namespace {
 
 constexpr auto kWorkspace = DeviceMemoryCategory::Workspace;
 
-// Why graphs start off ("" when they start on): the option, or KVSCOPE_CUDA_GRAPHS=0.
+// Why graphs start off ("" when they start on): the option, KVSCOPE_CUDA_SYNC=1 (a capture
+// cannot synchronise) or KVSCOPE_CUDA_GRAPHS=0.
 std::string graphs_off_reason(const CudaBackendOptions& o) {
   if (!o.cuda_graphs) return "turned off by the cuda_graphs option";
+  if (cuda_sync_mode()) return "turned off by KVSCOPE_CUDA_SYNC=1 (every launch is checked)";
   if (const auto v = env_turns_off("KVSCOPE_CUDA_GRAPHS")) {
     return fmt::format("turned off by KVSCOPE_CUDA_GRAPHS={}", *v);
   }
@@ -251,6 +253,7 @@ CudaBackend::~CudaBackend() = default;
 std::string CudaBackend::name() const {
   const StepGraph& g = *s_->graph;
   std::string notes;
+  if (s_->health.lost()) notes += ", device lost";
   if (!s_->q8_requested) notes += ", f32 activations";
   if (!g.enabled()) notes += fmt::format(", CUDA graphs off: {}", g.off_reason());
   return fmt::format("CUDA ({}{})", s_->info.name, notes);
@@ -302,15 +305,22 @@ void CudaBackend::State::finish_step(std::int64_t n_tokens, KvCacheManager& kv) 
   record_quant_error(n_tokens, kv);
 }
 
+// Every entry point runs its device work through `health`: once a sticky error has been
+// seen, each step ends at once with the device-lost message (device_health.h).
 void CudaBackend::forward(std::span<const SequenceChunk> chunks, KvCacheManager& kv,
                           std::vector<float>& logits) {
   State& s = *s_;
-  const State::StepShape step = s.run_step(chunks, kv);
-  logits.resize(static_cast<std::size_t>(step.n_rows * s.weights.output.rows));
-  if (step.n_rows == 0) return;
-  KVSCOPE_CUDA_CHECK(cudaMemcpyAsync(logits.data(), s.logits.get(), logits.size() * sizeof(float),
-                                     cudaMemcpyDeviceToHost, s.stream));
-  s.finish_step(step.n_tokens, kv);
+  s.health.run(
+      [&] {
+        const State::StepShape step = s.run_step(chunks, kv);
+        logits.resize(static_cast<std::size_t>(step.n_rows * s.weights.output.rows));
+        if (step.n_rows == 0) return;
+        KVSCOPE_CUDA_CHECK(cudaMemcpyAsync(logits.data(), s.logits.get(),
+                                           logits.size() * sizeof(float), cudaMemcpyDeviceToHost,
+                                           s.stream));
+        s.finish_step(step.n_tokens, kv);
+      },
+      last_launch);
 }
 
 // The same step, then one argmax launch over the logits rows (outside any graph, so greedy
@@ -319,16 +329,20 @@ void CudaBackend::forward_greedy(std::span<const SequenceChunk> chunks, KvCacheM
                                  std::vector<TokenId>& picks) {
   static_assert(cuda::kArgmaxInvalid == kPickInvalidLogit &&
                 cuda::kArgmaxAllMasked == kPickAllMasked);
-  State& s = *s_;
-  const State::StepShape step = s.run_step(chunks, kv);
-  picks.resize(static_cast<std::size_t>(step.n_rows));
-  if (step.n_rows == 0) return;
-  cuda::launch_argmax(s.logits.as<float>(), static_cast<int>(step.n_rows),
-                      static_cast<int>(s.weights.output.rows), s.picks.as<int>(), s.stream);
   static_assert(sizeof(TokenId) == sizeof(int));
-  KVSCOPE_CUDA_CHECK(cudaMemcpyAsync(picks.data(), s.picks.get(), picks.size() * sizeof(int),
-                                     cudaMemcpyDeviceToHost, s.stream));
-  s.finish_step(step.n_tokens, kv);
+  State& s = *s_;
+  s.health.run(
+      [&] {
+        const State::StepShape step = s.run_step(chunks, kv);
+        picks.resize(static_cast<std::size_t>(step.n_rows));
+        if (step.n_rows == 0) return;
+        cuda::launch_argmax(s.logits.as<float>(), static_cast<int>(step.n_rows),
+                            static_cast<int>(s.weights.output.rows), s.picks.as<int>(), s.stream);
+        KVSCOPE_CUDA_CHECK(cudaMemcpyAsync(picks.data(), s.picks.get(), picks.size() * sizeof(int),
+                                           cudaMemcpyDeviceToHost, s.stream));
+        s.finish_step(step.n_tokens, kv);
+      },
+      last_launch);
 }
 
 // The step's measured KV error, added to the manager's per-layer sums as the CPU backend's
@@ -346,23 +360,29 @@ void CudaBackend::State::record_quant_error(std::int64_t n_tokens, KvCacheManage
 // nothing worth copying (no token was written), so there is nothing to do.
 void CudaBackend::copy_blocks(std::span<const BlockCopy> copies) {
   State& s = *s_;
-  KVSCOPE_CUDA_CHECK(cudaSetDevice(s.alloc.device()));
-  for (const BlockCopy& c : copies) {
-    const auto g = static_cast<std::size_t>(c.group);
-    if (g >= s.kv_pools.size() || !s.kv_pools[g].get()) continue;
-    const std::int64_t bb = s.kv_block_bytes[g];
-    auto* base = s.kv_pools[g].as<std::uint8_t>();
-    KVSCOPE_CUDA_CHECK(cudaMemcpyAsync(base + c.dst * bb, base + c.src * bb,
-                                       static_cast<std::size_t>(bb), cudaMemcpyDeviceToDevice,
-                                       s.stream));
-  }
+  s.health.run(
+      [&] {
+        KVSCOPE_CUDA_CHECK(cudaSetDevice(s.alloc.device()));
+        for (const BlockCopy& c : copies) {
+          const auto g = static_cast<std::size_t>(c.group);
+          if (g >= s.kv_pools.size() || !s.kv_pools[g].get()) continue;
+          const std::int64_t bb = s.kv_block_bytes[g];
+          auto* base = s.kv_pools[g].as<std::uint8_t>();
+          KVSCOPE_CUDA_CHECK(cudaMemcpyAsync(base + c.dst * bb, base + c.src * bb,
+                                             static_cast<std::size_t>(bb), cudaMemcpyDeviceToDevice,
+                                             s.stream));
+        }
+      },
+      last_launch);
 }
 
 MemoryInfo CudaBackend::memory_info(const KvCacheManager& kv) const {
   const State& s = *s_;
   MemoryInfo info;
   info.device = s.info.name;
-  const DeviceMemoryStatus status = s.alloc.query();
+  // a lost device answers no query: the counts stand, its free memory reads 0
+  const DeviceMemoryStatus status =
+      s.health.lost() ? DeviceMemoryStatus{s.info.total_bytes, 0} : s.alloc.query();
   info.total = status.total;
   info.weights = s.alloc.bytes(DeviceMemoryCategory::Weights);
   info.workspace = s.alloc.bytes(DeviceMemoryCategory::Workspace);
@@ -384,6 +404,7 @@ MemoryInfo CudaBackend::memory_info(const KvCacheManager& kv) const {
 
 std::optional<DeviceMemory> CudaBackend::device_memory() const {
   const State& s = *s_;
+  s.health.check();
   const DeviceMemoryStatus status = s.alloc.query();
   const std::uint64_t ours = s.alloc.bytes(DeviceMemoryCategory::Weights) +
                              s.alloc.bytes(DeviceMemoryCategory::Workspace) +

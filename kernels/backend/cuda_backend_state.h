@@ -15,6 +15,7 @@
 #include "backend/cuda_backend.h"
 #include "backend/cuda_device.h"
 #include "backend/device_allocator.h"
+#include "backend/device_health.h"
 #include "backend/device_weights.h"
 #include "backend/kernel_launchers.h"
 #include "backend/step_graph.h"
@@ -43,6 +44,7 @@ struct CudaBackend::State {
   OwnedStream owned_stream;  // before everything that enqueues on it
   cudaStream_t stream = owned_stream.s;
   cuda::DeviceModelWeights weights;
+  cuda::DeviceHealth health;  // lost after a sticky error: every later step refuses at once
 
   std::vector<cuda::DeviceBuffer> kv_pools;  // [n_groups] [n_blocks][block_bytes]
   std::vector<std::int64_t> kv_block_bytes;  // [n_groups]
