@@ -1,8 +1,10 @@
 #include "backend/device_allocator.h"
 
+#include <exception>
 #include <utility>
 
 #include "backend/cuda_check.h"
+#include "backend/device_guard.h"
 #include "util/error.h"
 
 namespace kvscope::cuda {
@@ -30,6 +32,7 @@ DeviceAllocator::DeviceAllocator(int device) : device_(device) {
 void* DeviceAllocator::allocate(std::size_t bytes, DeviceMemoryCategory category,
                                 const char* what) {
   if (bytes == 0) return nullptr;
+  const ScopedDevice on(device_);
   void* ptr = nullptr;
   const cudaError_t err = cudaMalloc(&ptr, bytes);
   if (err == cudaErrorMemoryAllocation) {
@@ -47,7 +50,11 @@ void* DeviceAllocator::allocate(std::size_t bytes, DeviceMemoryCategory category
 void DeviceAllocator::release(void* ptr, std::size_t bytes,
                               DeviceMemoryCategory category) noexcept {
   if (!ptr) return;
-  cudaFree(ptr);  // an error here (a dead context at exit) has no one left to tell
+  try {
+    const ScopedDevice on(device_);
+    cudaFree(ptr);  // an error here (a dead context at exit) has no one left to tell
+  } catch (const std::exception&) {  // the device could not even be selected: nor freed
+  }
   bytes_[static_cast<std::size_t>(category)] -= bytes;
 }
 
@@ -58,6 +65,7 @@ std::uint64_t DeviceAllocator::total_bytes() const {
 }
 
 DeviceMemoryStatus DeviceAllocator::query() const {
+  const ScopedDevice on(device_);
   std::size_t free_bytes = 0, total = 0;
   KVSCOPE_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total));
   return {total, free_bytes};
@@ -109,6 +117,7 @@ void DeviceBuffer::check_range(std::size_t bytes, std::size_t offset) const {
 void DeviceBuffer::upload(const void* src, std::size_t bytes, std::size_t offset) {
   check_range(bytes, offset);
   if (bytes == 0) return;
+  const ScopedDevice on(alloc_->device());
   KVSCOPE_CUDA_CHECK(
       cudaMemcpy(static_cast<char*>(ptr_) + offset, src, bytes, cudaMemcpyHostToDevice));
 }
@@ -116,12 +125,15 @@ void DeviceBuffer::upload(const void* src, std::size_t bytes, std::size_t offset
 void DeviceBuffer::download(void* dst, std::size_t bytes, std::size_t offset) const {
   check_range(bytes, offset);
   if (bytes == 0) return;
+  const ScopedDevice on(alloc_->device());
   KVSCOPE_CUDA_CHECK(
       cudaMemcpy(dst, static_cast<const char*>(ptr_) + offset, bytes, cudaMemcpyDeviceToHost));
 }
 
 void DeviceBuffer::fill_zero() {
-  if (bytes_ > 0) KVSCOPE_CUDA_CHECK(cudaMemset(ptr_, 0, bytes_));
+  if (bytes_ == 0) return;
+  const ScopedDevice on(alloc_->device());
+  KVSCOPE_CUDA_CHECK(cudaMemset(ptr_, 0, bytes_));
 }
 
 }  // namespace kvscope::cuda
