@@ -12,8 +12,8 @@ packages=(
   qt6-qpa-plugins libqt6opengl6-dev libgl-dev libxkbcommon-dev
   # engine libraries
   libsentencepiece-dev sentencepiece nlohmann-json3-dev libfmt-dev libpcre2-dev
-  # tests and benchmarks
-  libgtest-dev libgmock-dev googletest libbenchmark-dev
+  # tests and benchmarks; clang + libclang-rt for the libFuzzer harnesses (fuzz preset)
+  libgtest-dev libgmock-dev googletest libbenchmark-dev clang libclang-rt-14-dev
   # headless screenshots
   xvfb xauth x11-utils imagemagick fonts-dejavu-core
 )

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Quick start #2: installs the dependencies, builds, and runs the whole test suite.
 # Under CI=true it builds with warnings as errors, then also runs the engine tests built
-# with AddressSanitizer + UBSan (the bad-input tests must pass there too).
+# with AddressSanitizer + UBSan (the bad-input tests must pass there too), and every
+# libFuzzer harness for a few seconds on its seeds (so they keep building and running).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash packaging/install-deps.sh
@@ -18,4 +19,9 @@ ctest --preset "$preset" -j "$jobs"
 if [ "${CI:-}" = "true" ] || [ "${KVSCOPE_TEST_ASAN:-}" = "1" ]; then
   bash packaging/build.sh asan
   ctest --preset asan -j "$jobs"
+fi
+
+if [ "${CI:-}" = "true" ] || [ "${KVSCOPE_TEST_FUZZ:-}" = "1" ]; then
+  bash packaging/build.sh fuzz
+  bash tests/fuzz/run.sh build-fuzz "${KVSCOPE_FUZZ_SECONDS:-5}"
 fi

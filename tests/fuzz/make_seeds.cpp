@@ -1,0 +1,105 @@
+// Writes the harnesses' seed corpora into DIR/<harness>/: small valid inputs of each kind
+// (a tiny synthetic GGUF with a SentencePiece vocab and one with a BPE vocab, a safetensors
+// file, config.json texts, chat templates, and text in several scripts), so the fuzzer starts
+// from inputs that pass the first checks. tests/fuzz/run.sh adds the real models.
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "model/model_spec.h"
+#include "model/synthetic_model.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+void write(const fs::path& p, const std::string& bytes) {
+  fs::create_directories(p.parent_path());
+  std::ofstream(p, std::ios::binary) << bytes;
+}
+
+kvscope::ModelSpec tiny_spec() {
+  kvscope::ModelSpec s;
+  s.architecture = "llama";
+  s.n_layers = 1;
+  s.dim = 32;
+  s.n_heads = 2;
+  s.n_kv_heads = 1;
+  s.head_dim = 16;
+  s.rope_dim = 16;
+  s.ffn_dim = 64;
+  s.vocab_size = 300;
+  s.context_length = 64;
+  s.rope_theta = 10000.0;
+  s.norm_eps = 1e-5;
+  return s;
+}
+
+// A safetensors file of one 2 x 2 F32 tensor.
+std::string tiny_safetensors() {
+  const std::string header =
+      R"({"__metadata__":{"format":"pt"},"w":{"dtype":"F32","shape":[2,2],"data_offsets":[0,16]}})";
+  std::string out(8, '\0');
+  const std::uint64_t n = header.size();
+  std::memcpy(out.data(), &n, 8);
+  return out + header + std::string(16, '\0');
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: make_seeds DIR\n");
+    return 2;
+  }
+  const fs::path dir = argv[1];
+  fs::create_directories(dir / "gguf");
+  kvscope::SyntheticVocab sp = kvscope::default_synthetic_vocab(300);
+  sp.chat_template =
+      "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n"
+      "{% endfor %}";
+  kvscope::write_synthetic_gguf((dir / "gguf/tiny_sp.gguf").string(), tiny_spec(),
+                                kvscope::TensorType::F32, 1, &sp);
+  kvscope::write_synthetic_gguf((dir / "gguf/tiny_q8.gguf").string(), tiny_spec(),
+                                kvscope::TensorType::Q8_0, 2, &sp);
+
+  write(dir / "safetensors/tiny.safetensors", tiny_safetensors());
+
+  write(dir / "hf_config/llama.json",
+        R"({"architectures":["LlamaForCausalLM"],"model_type":"llama","hidden_size":576,)"
+        R"("intermediate_size":1536,"num_hidden_layers":30,"num_attention_heads":9,)"
+        R"("num_key_value_heads":3,"max_position_embeddings":8192,"rms_norm_eps":1e-05,)"
+        R"("rope_theta":100000,"vocab_size":49152,"tie_word_embeddings":true,)"
+        R"("rope_scaling":null,"torch_dtype":"bfloat16"})");
+  write(dir / "hf_config/qwen2.json",
+        R"({"architectures":["Qwen2ForCausalLM"],"model_type":"qwen2","hidden_size":896,)"
+        R"("intermediate_size":4864,"num_hidden_layers":24,"num_attention_heads":14,)"
+        R"("num_key_value_heads":2,"sliding_window":32768,"use_sliding_window":false,)"
+        R"("rope_scaling":{"type":"yarn","factor":4.0,"original_max_position_embeddings":32768},)"
+        R"("vocab_size":151936})");
+
+  const std::vector<std::string> templates = {
+      "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + "
+      "message['content'] + '<|im_end|>' + '\\n'}}{% endfor %}",
+      "{{ bos_token }}{% for m in messages %}[INST] {{ m['content'] }} [/INST]{% endfor %}",
+      "<|start_header_id|>user<|end_header_id|>\n\n{{ m.content }}<|eot_id|>",
+      "<start_of_turn>user\nhi<end_of_turn>\n<start_of_turn>model\n",
+      "plain \x01user text\x01\x02assistant text"};
+  for (std::size_t i = 0; i < templates.size(); ++i) {
+    write(dir / ("chat_template/t" + std::to_string(i)), templates[i]);
+  }
+  const std::vector<std::string> texts = {
+      "Once upon a time, there was a little girl named Lily.",
+      "The capital of France is Paris.\n\n  Indented  code:\tx = 1;",
+      "你好，世界！今日は。Привет, мир! 🙂👍🏽 e\xcc\x81 \xe2\x80\x8d",
+      "<|im_start|>user\n<|im_end|></s><s>[INST]",
+      std::string("bytes \xff\xfe\x80 broken \xe4\xbd")};
+  for (std::size_t i = 0; i < texts.size(); ++i) {
+    write(dir / ("tokenizer/t" + std::to_string(i)), texts[i]);
+  }
+  return 0;
+}

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Runs every libFuzzer harness of the fuzz preset on its corpus.
+#   tests/fuzz/run.sh [BUILD_DIR] [SECONDS_EACH | -runs=N]
+# Seeds: make_seeds (small valid inputs of each kind) and the real models in
+# $KVSCOPE_SHARED_DIR/models (else ../shared/models). The corpora grow in BUILD_DIR/corpus;
+# a crash leaves its input in BUILD_DIR/findings and ends the script with status 1.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+build="${1:-$root/build-fuzz}"
+budget="${2:-10}"
+shared="${KVSCOPE_SHARED_DIR:-$root/../shared}"
+limit="-max_total_time=$budget"
+[[ $budget == -runs=* ]] && limit="$budget"
+
+corpus="$build/corpus"
+findings="$build/findings"
+mkdir -p "$corpus" "$findings"
+"$build/bin/make_seeds" "$corpus/seeds"
+[[ -f $shared/models/stories260K.gguf ]] && cp -n "$shared/models/stories260K.gguf" "$corpus/seeds/gguf/" || true
+
+status=0
+for harness in gguf safetensors hf_config tokenizer chat_template; do
+  mkdir -p "$corpus/$harness"
+  seeds=()
+  [[ -d $corpus/seeds/$harness ]] && seeds=("$corpus/seeds/$harness")
+  echo "== $harness ($limit)"
+  if ! KVSCOPE_SHARED_DIR="$shared" "$build/bin/${harness}_fuzz" "$corpus/$harness" "${seeds[@]}" \
+      "$limit" -max_len=1200000 -rss_limit_mb=2048 -timeout=20 \
+      -artifact_prefix="$findings/${harness}-" -print_final_stats=1 2>"$build/${harness}.log"; then
+    echo "   FAILED: see $build/${harness}.log and $findings"
+    status=1
+  fi
+  grep -E "#[0-9]+\s+DONE|stat::peak_rss_mb" "$build/${harness}.log" | sed 's/^/   /' || true
+done
+exit $status
