@@ -3,7 +3,6 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
-#include <sstream>
 
 #include <fmt/ranges.h>
 
@@ -15,6 +14,25 @@
 namespace kvscope {
 
 namespace {
+
+// Chat templates are a few KB (the largest published ones ~20 KB); 1 MiB is far beyond any,
+// and the text is kept in memory and searched for markers, so a bigger file is refused.
+constexpr std::uintmax_t kMaxTemplateBytes = std::uintmax_t{1} << 20;
+
+std::string read_template_file(const std::string& path) {
+  std::error_code ec;
+  const std::uintmax_t size = std::filesystem::file_size(path, ec);
+  if (ec) throw_error<ModelError>("{}: cannot read: {}", path, ec.message());
+  if (size > kMaxTemplateBytes) {
+    throw_error<ModelError>("{}: {} bytes is too large for a chat template (at most {})", path,
+                            size, kMaxTemplateBytes);
+  }
+  std::ifstream in(path, std::ios::binary);
+  std::string text(static_cast<std::size_t>(size), '\0');
+  in.read(text.data(), static_cast<std::streamsize>(size));
+  text.resize(static_cast<std::size_t>(in.gcount()));
+  return text;
+}
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -215,10 +233,7 @@ void HfModel::read_tokenizer_files(const std::string& folder) {
   }
   // Newer transformers versions save the template as its own file.
   if (auto p = join_path(folder, "chat_template.jinja"); !chat_template_ && is_file(p)) {
-    std::ifstream in(p, std::ios::binary);
-    std::ostringstream text;
-    text << in.rdbuf();
-    chat_template_ = text.str();
+    chat_template_ = read_template_file(p);
   }
 }
 

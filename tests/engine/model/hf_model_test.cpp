@@ -368,6 +368,15 @@ TEST(HfModel, ChatTemplateListTakesTheDefaultOne) {
   EXPECT_EQ(load_model(dir.string())->chat_template(), "D");
 }
 
+// chat_template.jinja was read whole, whatever its size.
+TEST(HfModel, AChatTemplateFileIsReadUpToACap) {
+  const auto dir = fs::path(TinyHfFolder().write());
+  std::ofstream(dir / "chat_template.jinja") << "{{ bos_token }}<|im_start|>";
+  EXPECT_EQ(load_model(dir.string())->chat_template(), "{{ bos_token }}<|im_start|>");
+  fs::resize_file(dir / "chat_template.jinja", (std::uintmax_t{1} << 20) + 1);
+  expect_load_error(dir.string(), {"chat_template.jinja", "too large for a chat template"});
+}
+
 TEST(HfModel, FolderWithoutWeightsIsRejected) {
   const auto dir = test::scratch_dir();
   write_json(dir / "config.json", TinyHfFolder().config);
