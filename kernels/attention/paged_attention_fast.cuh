@@ -44,34 +44,6 @@ struct FastAttentionLaunch {
   int n_tiles = 1;     // CTAs per KV head, token and split: ceil(group / G)
 };
 
-// The vector geometry of head_dim HD (64, 96, 128 or 256), as compile-time constants so
-// that the addresses of a chunk's loads differ by immediates (kv_format.h's sizes; the host
-// checks the layout agrees, fast_attention_unsupported).
-template <KvDtype KD, KvDtype VD, int HD>
-struct FastGeometry {
-  static constexpr int kTeam = HD <= 64 ? 8 : (HD <= 128 ? 16 : 32);  // P: lanes per key
-  static constexpr int kGroups = (HD + 31) / 32;
-  static constexpr int kKStride = lane_data_bytes(k_lane_format(KD)) * HD / 8;
-  static constexpr int kVStride = lane_data_bytes(v_lane_format(VD)) * HD / 8;
-  static constexpr int kKScales = KD == KvDtype::F16 ? 0 : (KD == KvDtype::Int8 ? 1 : 2) * kGroups;
-  static constexpr int kVScales = VD == KvDtype::F16 ? 0 : kGroups;
-};
-
-// Keys in flight per team (U): about 128 bytes of loads per lane, halved at G = 8 where the
-// query and the accumulators take 128 registers.
-template <KvDtype KD, KvDtype VD, int G>
-constexpr int fast_unroll() {
-  constexpr bool wide = KD == KvDtype::F16 || VD == KvDtype::F16;
-  return G == 8 ? (wide ? 2 : 4) : (wide ? 4 : 8);
-}
-
-// CTAs per SM the registers are capped for (65536 / (128 x CTAs) registers a thread): 3 up
-// to G = 4 (168 registers: no spills at U = 4 fp16 or U = 8 quantized keys in flight); at
-// G = 8 the query and accumulators alone take 128 registers, so 2.
-constexpr int fast_min_ctas(int g) {
-  return g == 8 ? 2 : 3;
-}
-
 inline std::size_t fast_attention_smem_bytes(int tile_heads, int head_dim) {
   const auto g = static_cast<std::size_t>(tile_heads);
   return sizeof(float) *
@@ -110,46 +82,11 @@ __device__ inline SplitRange split_range(const AttentionArgs& a) {
   return r;
 }
 
-// The compile-time shape of one instantiation: the team of P lanes a key, U keys a team in
-// flight, N = U * G scores a lane before the reduction and VPL after it (see
-// team_reduce_scatter: lane c then holds scores n0 .. n0 + VPL - 1, n0 = (c >> kShiftT) * VPL,
-// of the head-major index n = h * U + u).
+// One instantiation: its shape (fast_attention_tile.h) and the lane vectors of its formats.
 template <KvDtype KD_, KvDtype VD_, int G_, int HD_>
-struct FastTile {
-  static constexpr KvDtype KD = KD_, VD = VD_;
-  static constexpr int G = G_, HD = HD_;
-  using Geo = FastGeometry<KD, VD, HD>;
-  using KLane = LaneVector<k_lane_format(KD)>;
-  using VLane = LaneVector<v_lane_format(VD)>;
-  static constexpr int P = Geo::kTeam, U = fast_unroll<KD, VD, G>(), N = U * G;
-  static constexpr int KPW = kWarp / P, CK = KPW * U;  // keys a warp load, keys a chunk
-  static constexpr int S = ilog2(P) < ilog2(N) ? ilog2(P) : ilog2(N);
-  static constexpr int kShiftT = ilog2(P) - S;  // team-index bits below it: copies of one sum
-  static constexpr int VPL = N >> S;
-  static constexpr int kUBits = ilog2(U / VPL);  // team-index bits over a head's keys
-  static_assert(N % 4 == 0 && VPL <= U && U % VPL == 0, "fast attention tile shape");
-};
-
-// What a lane is in the tile: team s, place c in it, and the scores it holds after the
-// reduction (head hl, keys u0 .. u0 + VPL - 1).
-template <class T>
-struct LaneRole {
-  int warp, s, c, n0, hl, u0;
-  bool active;  // holds elements of the key: 8c < head_dim
-  bool owner;   // the first of the copies of its scores
-  bool writer;  // the owner in team 0 holding key 0 of head hl: writes r, m and l
-  __device__ LaneRole() {
-    const int lane = threadIdx.x % kWarp;
-    warp = threadIdx.x / kWarp;
-    s = lane / T::P;
-    c = lane % T::P;
-    n0 = (c >> T::kShiftT) * T::VPL;
-    hl = n0 / T::U;
-    u0 = n0 % T::U;
-    active = c * 8 < T::HD;
-    owner = (c & ((1 << T::kShiftT) - 1)) == 0;
-    writer = owner && s == 0 && u0 == 0;
-  }
+struct FastTile : FastShape<KD_, VD_, G_, HD_> {
+  using KLane = LaneVector<k_lane_format(KD_)>;
+  using VLane = LaneVector<v_lane_format(VD_)>;
 };
 
 // q [G][8] of the lane's elements of heads head0 .., pre-scaled, and each head's sum over
@@ -329,7 +266,7 @@ __global__ void __launch_bounds__(kFastThreads, fast_min_ctas(G))
   __shared__ __align__(16) float rows[kFastWarps][T::KPW][T::N + 4];  // p of each team
   __shared__ float rescale[kFastWarps][G];
   extern __shared__ __align__(16) float merge_smem[];
-  const LaneRole<T> role;
+  const LaneRole<T> role(static_cast<int>(threadIdx.x));
   const KvLayerLayout& L = a.layout;
   const int bs = L.block_size, group = a.n_heads / L.n_kv_heads;
   const int kv_head = blockIdx.x / n_tiles, h0 = (blockIdx.x % n_tiles) * G;
@@ -362,7 +299,7 @@ __global__ void __launch_bounds__(kFastThreads, fast_min_ctas(G))
       for (int h = 0; h < G; ++h) qo[h] = 0.0f;
     }
     lane_scores<T>(kv, qr, qsum, qo, d);
-    team_reduce_scatter<T::P / 2, T::N>(d, role.c);
+    team_reduce_scatter<T::P / 2, T::N>(d, role.c, ShflXor{});
     softmax_chunk<T>(d, slot0, lo, hi, role, st, rows[role.warp], rescale[role.warp]);
     accumulate_values<T>(vv, rows[role.warp][role.s], rescale[role.warp], st);
     b = nb, j = nj, blk = next_blk;

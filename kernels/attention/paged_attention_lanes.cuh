@@ -15,26 +15,10 @@
 #include <cstdint>
 #include <cstring>
 
+#include "attention/fast_attention_tile.h"
 #include "ops/device_math.cuh"
 
 namespace kvscope::cuda {
-
-// The stored formats a lane reads: the K side's Int4 is offset int4, the V side's symmetric.
-enum class LaneFormat : std::uint8_t { F16, Int8, Int4Sym, Int4Offset };
-
-constexpr LaneFormat k_lane_format(KvDtype d) {
-  return d == KvDtype::F16 ? LaneFormat::F16
-                           : (d == KvDtype::Int8 ? LaneFormat::Int8 : LaneFormat::Int4Offset);
-}
-constexpr LaneFormat v_lane_format(KvDtype d) {
-  return d == KvDtype::F16 ? LaneFormat::F16
-                           : (d == KvDtype::Int8 ? LaneFormat::Int8 : LaneFormat::Int4Sym);
-}
-
-// Bytes of data one lane loads per vector (its 8 elements).
-constexpr int lane_data_bytes(LaneFormat f) {
-  return f == LaneFormat::F16 ? 16 : (f == LaneFormat::Int8 ? 8 : 4);
-}
 
 // 8 fp16 values (little endian: element 0 in the low half of w.x) -> floats, exactly.
 __device__ __forceinline__ void f16x8_to_float(const uint4& w, float (&x)[8]) {

@@ -3,61 +3,38 @@
 
 #include <cfloat>
 
+#include "attention/fast_attention_tile.h"
 #include "ops/device_math.cuh"
 
 namespace kvscope::cuda {
 
-inline constexpr int kFastWarps = 4;  // warps per CTA of the fast kernel
-inline constexpr int kFastThreads = kFastWarps * kWarp;
-
-constexpr int ilog2(int n) {
-  return n <= 1 ? 0 : 1 + ilog2(n / 2);
-}
-
-// Sums v[0, Count) over each aligned team of P lanes while scattering the sums: every xor
-// step lane pairs swap halves of what they hold and keep one half each (lanes with bit O of
-// the team index c set keep the upper half), so Count values cost Count - 1 shuffles instead
-// of Count * log2(P). When Count reaches 1 before O does, the remaining steps are plain
-// butterfly sums. Afterwards v[0, max(1, N / P)) holds the team's sums of the indices
-// (c >> (log2 P - S)) * (N >> S) + i, S = min(log2 P, log2 N): team lanes that differ only
-// in their low log2 P - S bits hold copies.
-template <int O, int Count, int N>
-__device__ __forceinline__ void team_reduce_scatter(float (&v)[N], int c) {
-  if constexpr (O >= 1) {
-    if constexpr (Count > 1) {
-      constexpr int kHalf = Count / 2;
-      const bool upper = (c & O) != 0;
-#pragma unroll
-      for (int i = 0; i < kHalf; ++i) {
-        const float send = upper ? v[i] : v[i + kHalf];
-        const float keep = upper ? v[i + kHalf] : v[i];
-        v[i] = keep + __shfl_xor_sync(0xffffffffu, send, O);
-      }
-      team_reduce_scatter<O / 2, kHalf>(v, c);
-    } else {
-      v[0] += __shfl_xor_sync(0xffffffffu, v[0], O);
-      team_reduce_scatter<O / 2, 1>(v, c);
-    }
+// The warp's shuffle and the combining operations for fast_attention_tile.h's reductions.
+struct ShflXor {
+  KVSCOPE_HD float operator()(float v, int o) const {
+#if defined(__CUDA_ARCH__)
+    return __shfl_xor_sync(0xffffffffu, v, o);
+#else
+    (void)o;
+    return v;  // never called on the host: the CPU tests pass their own exchange
+#endif
   }
-}
+};
+struct MaxOf {
+  KVSCOPE_HD float operator()(float a, float b) const { return fmaxf(a, b); }
+};
+struct SumOf {
+  KVSCOPE_HD float operator()(float a, float b) const { return a + b; }
+};
 
 // Max / sum of v over the lanes that differ in the lane-index bits [Lo, Lo + Bits) and in
 // the bits from TeamBit up (the other key teams of the warp).
 template <int Lo, int Bits, int TeamBit>
 __device__ __forceinline__ float warp_max_over(float v) {
-#pragma unroll
-  for (int k = 0; k < Bits; ++k) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 1 << (Lo + k)));
-#pragma unroll
-  for (int o = 1 << TeamBit; o < kWarp; o *= 2) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
-  return v;
+  return combine_over<Lo, Bits, TeamBit>(v, ShflXor{}, MaxOf{});
 }
 template <int Lo, int Bits, int TeamBit>
 __device__ __forceinline__ float warp_sum_over(float v) {
-#pragma unroll
-  for (int k = 0; k < Bits; ++k) v += __shfl_xor_sync(0xffffffffu, v, 1 << (Lo + k));
-#pragma unroll
-  for (int o = 1 << TeamBit; o < kWarp; o *= 2) v += __shfl_xor_sync(0xffffffffu, v, o);
-  return v;
+  return combine_over<Lo, Bits, TeamBit>(v, ShflXor{}, SumOf{});
 }
 
 // One warp's running state: accumulators of its G heads for the lane's 8 elements, and the
