@@ -8,6 +8,7 @@
 // each block a live sequence holds must be the bytes a host-storage cache holds after the
 // same operations: forks, copy-on-write of shared tails, a sliding window dropping blocks,
 // truncation, freed blocks taken again (with Int4 keys, whose block offsets slot 0 sets).
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <span>
@@ -121,21 +122,46 @@ class Contract {
     }
   }
 
-  // Every block a live sequence holds: the device's bytes are the host cache's.
+  // Every slot a live sequence has written: the device's bytes are the host cache's (data,
+  // scales, and the int4 K offsets of each block whose slot 0 it wrote). Slots not written
+  // yet are not compared: the device pools start zeroed, host storage need not.
   void expect_same_bytes(const std::string& when) const {
     for (const SeqId seq : host_.sequence_ids()) {
+      const std::int64_t n = host_.n_tokens(seq);
       for (std::int64_t g = 0; g < host_.n_groups(); ++g) {
         const std::span<const BlockId> ids = device_.block_table(seq, g).blocks();
-        const std::vector<BlockId> blocks(ids.begin(), ids.end());
         const std::span<const BlockId> host_ids = host_.block_table(seq, g).blocks();
-        ASSERT_EQ(blocks, std::vector<BlockId>(host_ids.begin(), host_ids.end()))
-            << when << ": the same ids";
-        const std::int64_t bb = device_.layout(g).block_bytes();
-        for (const BlockId b : blocks) {
-          if (b == kNoBlock) continue;
-          const std::uint8_t* dev = pools_[static_cast<std::size_t>(g)].data() + b * bb;
-          EXPECT_EQ(std::memcmp(dev, host_.block_data(g, b), static_cast<std::size_t>(bb)), 0)
-              << when << ": sequence " << seq << ", group " << g << ", block " << b;
+        ASSERT_EQ(std::vector<BlockId>(ids.begin(), ids.end()),
+                  std::vector<BlockId>(host_ids.begin(), host_ids.end()))
+            << when << ": the same block ids";
+        const KvBlockLayout& L = device_.layout(g);
+        for (std::size_t j = 0; j < ids.size(); ++j) {
+          if (ids[j] == kNoBlock) continue;
+          const std::uint8_t* dev =
+              pools_[static_cast<std::size_t>(g)].data() + ids[j] * L.block_bytes();
+          const std::uint8_t* ref = host_.block_data(g, ids[j]);
+          const auto same = [&](std::int64_t offset, std::int64_t bytes) {
+            return std::memcmp(dev + offset, ref + offset, static_cast<std::size_t>(bytes)) == 0;
+          };
+          const std::int64_t first = static_cast<std::int64_t>(j) * L.block_size;
+          for (std::int64_t li = 0; li < L.n_layers; ++li) {
+            for (std::int64_t h = 0; h < L.n_kv_heads; ++h) {
+              if (L.k_dtype == KvDtype::Int4 && first < n) {
+                EXPECT_TRUE(same(L.k_offsets_offset(li, h), L.head_dim * 2))
+                    << when << ": int4 offsets, sequence " << seq << ", block " << ids[j];
+              }
+              for (std::int64_t pos = first; pos < std::min(n, first + L.block_size); ++pos) {
+                const std::int64_t slot = pos - first;
+                for (const KvSide side : {KvSide::K, KvSide::V}) {
+                  EXPECT_TRUE(
+                      same(L.data_offset(side, li, h, slot), L.data_stride(side)) &&
+                      same(L.scales_offset(side, li, h, slot), 2 * L.scales_per_vector(side)))
+                      << when << ": sequence " << seq << ", group " << g << ", block " << ids[j]
+                      << ", position " << pos << (side == KvSide::K ? " K" : " V");
+                }
+              }
+            }
+          }
         }
       }
     }
