@@ -14,6 +14,8 @@ packages=(
   libsentencepiece-dev sentencepiece nlohmann-json3-dev libfmt-dev libpcre2-dev
   # tests and benchmarks; clang + libclang-rt for the libFuzzer harnesses (fuzz preset)
   libgtest-dev libgmock-dev googletest libbenchmark-dev clang libclang-rt-14-dev
+  # packaging/get-model.sh: the first-run model comes from PyPI
+  python3 python3-pip
   # headless screenshots
   xvfb xauth x11-utils imagemagick fonts-dejavu-core
 )

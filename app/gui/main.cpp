@@ -3,6 +3,8 @@
 //   kvscope [MODEL]                 open MODEL (a GGUF file or a Hugging Face folder);
 //                                   without it the last used model, else the demo model
 //   --palette light|dark            the colour theme (default: the last one chosen)
+//   --notice TEXT                   a line for the notice bar at start (run-app.sh: why the
+//                                   demo model is open instead of the downloaded one)
 //   --screenshot-dir DIR            run a scripted chat and save PNGs of the window to DIR
 //   --screenshot-prefix NAME        file name prefix of those PNGs (default "kvscope")
 //   --bench-runs N --bench-tokens M decode tokens/s with the live panel visible vs hidden
@@ -61,6 +63,7 @@ int main(int argc, char** argv) {
   parser.addHelpOption();
   parser.addPositionalArgument("model", "GGUF file or Hugging Face folder to open");
   parser.addOption({"palette", "Colour theme: light or dark.", "theme"});
+  parser.addOption({"notice", "A line to show in the notice bar at start.", "text"});
   parser.addOption({"screenshot-dir", "Run a scripted chat, save PNGs here, quit.", "dir"});
   parser.addOption({"screenshot-prefix", "File name prefix of the PNGs.", "name", "kvscope"});
   parser.addOption({"bench-runs", "Decode speed runs, panel visible and hidden.", "n"});
@@ -86,5 +89,6 @@ int main(int argc, char** argv) {
   }
   window.show();
   window.openModel(startup_model(parser.positionalArguments()));
+  if (parser.isSet("notice")) window.showNotice(parser.value("notice"));
   return QApplication::exec();
 }

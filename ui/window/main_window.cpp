@@ -269,6 +269,10 @@ QString MainWindow::noticeText() const {
   return notice_->text();
 }
 
+void MainWindow::showNotice(const QString& text) {
+  notice_->showInfo(text);
+}
+
 QString MainWindow::workInProgress() const {
   QStringList work;
   int writing = 0;

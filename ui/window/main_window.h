@@ -64,6 +64,8 @@ class MainWindow : public QMainWindow {
   FitsPage* fitsPage() const { return fits_; }
   const std::optional<ModelInfo>& modelInfo() const { return model_; }
   QString noticeText() const;
+  // Shows `text` in the notice bar (an explanation, not an error).
+  void showNotice(const QString& text);
 
   // What closing the window would end now ("" when nothing): replies being written, a
   // model loading.
