@@ -68,11 +68,11 @@ CpuBackend::CpuBackend(const Model& model, const CpuBackendOptions& options)
       memory_total_(options.memory_total) {
   if (options.interleave_weights && matmul_.quantized_activations() &&
       !env_turns_off("KVSCOPE_CPU_INTERLEAVE")) {
-    interleave_weights();
+    interleave_weights(options.cancelled);
   }
 }
 
-void CpuBackend::interleave_weights() {
+void CpuBackend::interleave_weights(const std::function<bool()>& cancelled) {
   auto copy = [this](const WeightView& w) -> std::unique_ptr<InterleavedMatrix> {
     if (!w || !can_interleave(w.type) || w.cols % 32 != 0) return nullptr;
     auto m = std::make_unique<InterleavedMatrix>(w);
@@ -84,6 +84,7 @@ void CpuBackend::interleave_weights() {
     return m;
   };
   for (const LayerWeights& w : model_.weights().layers) {
+    if (cancelled && cancelled()) throw CancelledError("loading the model was cancelled");
     grouped_.push_back({copy(w.wq), copy(w.wk), copy(w.wv), copy(w.wo), copy(w.w_gate),
                         copy(w.w_up), copy(w.w_down)});
   }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -31,6 +32,9 @@ struct CpuBackendOptions {
   // back to the OS. false, or KVSCOPE_CPU_INTERLEAVE=0: the rows are read where the file maps
   // them.
   bool interleave_weights = true;
+  // Polled between layers while the weights are re-laid; true: the constructor throws
+  // CancelledError.
+  std::function<bool()> cancelled;
 };
 
 class CpuBackend final : public Backend {
@@ -77,7 +81,7 @@ class CpuBackend final : public Backend {
   struct GroupedLayer {
     std::unique_ptr<InterleavedMatrix> wq, wk, wv, wo, w_gate, w_up, w_down;
   };
-  void interleave_weights();
+  void interleave_weights(const std::function<bool()>& cancelled);
 
   const Model& model_;
   const ModelSpec& spec_;

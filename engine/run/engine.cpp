@@ -22,7 +22,16 @@ Engine::Engine(std::unique_ptr<Model> model, EngineOptions options)
 
 Engine::~Engine() = default;
 
+namespace {
+
+void check_cancel(const EngineOptions& o) {
+  if (o.cancel_load && o.cancel_load()) throw CancelledError("loading the model was cancelled");
+}
+
+}  // namespace
+
 void Engine::init() {
+  check_cancel(options_);
   const ModelSpec& spec = model_->spec();
   if (options_.context_length < 0) {
     throw_error<UsageError>("context length {} is negative", options_.context_length);
@@ -32,7 +41,9 @@ void Engine::init() {
   }
   tokenizer_ = make_tokenizer(*model_);
   template_family_ = detect_template(model_->chat_template());
+  check_cancel(options_);
   backend_ = make_backend();
+  check_cancel(options_);
   kv_ = std::make_unique<KvCacheManager>(make_kv_config());
   scheduler_ = std::make_unique<Scheduler>(*backend_, *kv_, *tokenizer_, options_.scheduler,
                                            spec.vocab_size);
@@ -56,6 +67,7 @@ std::unique_ptr<Backend> Engine::make_backend() {
   cpu.context_length = options_.context_length;
   cpu.memory_total = options_.memory_budget_bytes;
   cpu.q8_activations = options_.q8_activations;
+  cpu.cancelled = options_.cancel_load;
   return std::make_unique<CpuBackend>(*model_, cpu);
 }
 

@@ -58,6 +58,10 @@ struct EngineOptions {
   double memory_utilisation = 0.9;  // fraction of memory_budget_bytes the engine may use
   std::int64_t default_sequences = 4;
   SchedulerOptions scheduler;
+  // Polled while the engine is built (after the model file is read, between the layers the
+  // CPU backend re-lays); true makes the constructor throw CancelledError. The app sets it so
+  // quitting, or opening another model, does not wait for a multi-GB load to finish.
+  std::function<bool()> cancel_load;
 
   static constexpr std::int64_t kDefaultMaxContext = 8192;
 };

@@ -35,6 +35,12 @@ class CapacityError : public Error {
   using Error::Error;
 };
 
+// The caller asked an operation in progress to stop (a model load: EngineOptions::cancel_load).
+class CancelledError : public Error {
+ public:
+  using Error::Error;
+};
+
 // A caller passed an invalid option or argument.
 class UsageError : public Error {
  public:

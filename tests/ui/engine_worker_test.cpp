@@ -182,6 +182,42 @@ class EngineWorkerTest : public QObject {
     QVERIFY(finished.front().front().value<ReplyFinished>().generated_tokens > 0);
   }
 
+  // A load asked to stop (the app quitting, a newer model chosen) ends without a model and
+  // without an error, and the model loaded before is not loaded again in its place.
+  void aCancelledLoadEndsQuietlyAndRestoresNothing() {
+    KVSCOPE_QT_REQUIRE_SHARED(model, "models/stories260K.gguf");
+    Rig rig(model);
+    QVERIFY(rig.loaded_ok);
+    QSignalSpy failed(&rig.worker, &EngineWorker::modelFailed);
+    QSignalSpy loaded(&rig.worker, &EngineWorker::modelLoaded);
+    LoadRequest request{model, test::test_engine_options()};
+    int polls = 0;
+    request.options.cancel_load = [&polls] { return ++polls >= 2; };  // after reading the file
+    rig.worker.loadModel(request);
+    QVERIFY(polls >= 2);
+    QCOMPARE(failed.count(), 0);
+    QCOMPARE(loaded.count(), 0);
+    QSignalSpy finished(&rig.worker, &EngineWorker::replyFinished);
+    rig.worker.submitChat(rig.session.beginUserTurn(QStringLiteral("hi")));
+    QCOMPARE(finished.count(), 1);  // no model: answered at once
+  }
+
+  // The controller's cancel: a load for an older request, or while quitting, stops.
+  void theControllersCancelStopsOlderLoadsAndLoadsAtQuit() {
+    KVSCOPE_QT_REQUIRE_SHARED(model, "models/stories260K.gguf");
+    auto cancel = std::make_shared<LoadCancel>();
+    EngineWorker worker(test::scratch_dir(), cancel);
+    QSignalSpy loaded(&worker, &EngineWorker::modelLoaded);
+    cancel->latest = 2;
+    worker.loadModel({model, test::test_engine_options(), 1});  // superseded by request 2
+    QCOMPARE(loaded.count(), 0);
+    worker.loadModel({model, test::test_engine_options(), 2});
+    QCOMPARE(loaded.count(), 1);
+    cancel->quitting = true;
+    worker.loadModel({model, test::test_engine_options(), 2});
+    QCOMPARE(loaded.count(), 1);
+  }
+
   // Truncated while a reply streams: the next step would read past the mapping's new end
   // (SIGBUS, the whole app gone). The worker notices before the step and drops the engine
   // with a message naming the file; the app goes on.

@@ -7,7 +7,7 @@ namespace kvscope::ui {
 EngineController::EngineController(const QString& demo_folder, QObject* parent) : QObject(parent) {
   register_engine_metatypes();
   thread_.setObjectName(QStringLiteral("kvscope-engine"));
-  worker_ = new EngineWorker(demo_folder);
+  worker_ = new EngineWorker(demo_folder, cancel_);
   worker_->moveToThread(&thread_);
   connect(&thread_, &QThread::finished, worker_, &QObject::deleteLater);
 
@@ -36,9 +36,16 @@ EngineController::EngineController(const QString& demo_folder, QObject* parent) 
   thread_.start();
 }
 
+void EngineController::loadModel(LoadRequest request) {
+  request.generation = ++cancel_->latest;  // a load still running for an older one stops
+  emit loadRequested(request);
+}
+
 // The worker's pending steps are dropped with its event loop; a step already running
-// finishes first (one forward pass), then the worker and its engine are deleted there.
+// finishes first (one forward pass), a load stops at its next check, then the worker and its
+// engine are deleted there.
 EngineController::~EngineController() {
+  cancel_->quitting = true;
   thread_.quit();
   thread_.wait();
 }

@@ -9,6 +9,8 @@
 #include <QObject>
 #include <QThread>
 
+#include <memory>
+
 #include "worker/engine_messages.h"
 
 namespace kvscope::ui {
@@ -22,7 +24,8 @@ class EngineController : public QObject {
   explicit EngineController(const QString& demo_folder, QObject* parent = nullptr);
   ~EngineController() override;
 
-  void loadModel(const LoadRequest& request) { emit loadRequested(request); }
+  // Loads `request` after the load in progress (if any) is cancelled.
+  void loadModel(LoadRequest request);
   void submit(const ChatRequest& request) { emit submitRequested(request); }
   void stop(ChatId chat) { emit stopRequested(chat); }
   void forget(ChatId chat) { emit forgetRequested(chat); }
@@ -54,6 +57,7 @@ class EngineController : public QObject {
 
  private:
   QThread thread_;
+  std::shared_ptr<LoadCancel> cancel_ = std::make_shared<LoadCancel>();
   EngineWorker* worker_ = nullptr;  // lives on thread_, deleted there when it finishes
 };
 

@@ -7,6 +7,7 @@
 #include <QString>
 #include <QtGlobal>
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -32,6 +33,14 @@ using ChatId = qint64;
 struct LoadRequest {
   QString path;
   EngineOptions options;
+  std::uint64_t generation = 0;  // EngineController's count of loads asked; 0: not cancellable
+};
+
+// Shared by the EngineController (GUI thread) and its worker: a load in progress stops when
+// the app quits or a newer load has been asked for (EngineOptions::cancel_load).
+struct LoadCancel {
+  std::atomic<bool> quitting{false};
+  std::atomic<std::uint64_t> latest{0};
 };
 
 // What the GUI shows about the loaded model.

@@ -7,12 +7,14 @@
 #include <utility>
 
 #include "text/chat_template.h"
+#include "util/error.h"
 #include "worker/builtin_model.h"
 
 namespace kvscope::ui {
 
-EngineWorker::EngineWorker(QString demo_folder, QObject* parent)
-    : QObject(parent), demo_folder_(std::move(demo_folder)) {
+EngineWorker::EngineWorker(QString demo_folder, std::shared_ptr<const LoadCancel> cancel,
+                           QObject* parent)
+    : QObject(parent), demo_folder_(std::move(demo_folder)), cancel_(std::move(cancel)) {
   register_engine_metatypes();
 }
 
@@ -25,29 +27,39 @@ void EngineWorker::loadModel(const LoadRequest& request) {
   kept_.clear();
   release_after_step_.clear();
   engine_.reset();  // first, so two models never hold memory at once
-  if (load(request)) return;
+  // Cancelled: a newer load is queued, or the app is quitting; either way nothing to restore.
+  if (load(request) != LoadResult::Failed) return;
   if (last_good_) {
-    const LoadRequest previous = *last_good_;
+    LoadRequest previous = *last_good_;
+    previous.generation = 0;  // stopped only by quitting, not by the request that failed
     last_good_.reset();
     load(previous);
   }
 }
 
-bool EngineWorker::load(const LoadRequest& request) {
+EngineWorker::LoadResult EngineWorker::load(const LoadRequest& request) {
   const bool demo = request.path.isEmpty();
   emit modelLoading(demo ? builtin_model_label() : request.path);
   QString path = request.path;
   try {
     EngineOptions options = request.options;
+    if (cancel_) {
+      options.cancel_load = [cancel = cancel_, generation = request.generation] {
+        return cancel->quitting || (generation != 0 && cancel->latest != generation);
+      };
+    }
     if (demo) {
       path = ensure_builtin_model(demo_folder_);
       options = builtin_engine_options(std::move(options));
     }
     engine_ = std::make_unique<Engine>(path.toStdString(), std::move(options));
+  } catch (const CancelledError&) {
+    engine_.reset();
+    return LoadResult::Cancelled;
   } catch (const std::exception& e) {
     engine_.reset();
     emit modelFailed(QStringLiteral("Cannot load %1:\n%2").arg(path, QString::fromUtf8(e.what())));
-    return false;
+    return LoadResult::Failed;
   }
   files_ = FileSnapshot::take(path.toStdString());
   last_good_ = request;
@@ -56,7 +68,7 @@ bool EngineWorker::load(const LoadRequest& request) {
   last_frame_ms_ = -1;
   emit modelLoaded(model_info(path, demo));
   emit_frame(true);
-  return true;
+  return LoadResult::Loaded;
 }
 
 void EngineWorker::submitChat(const ChatRequest& request) {

@@ -30,7 +30,10 @@ class EngineWorker : public QObject {
 
  public:
   // `demo_folder`: where the demo model is written the first time it is needed.
-  explicit EngineWorker(QString demo_folder, QObject* parent = nullptr);
+  // `cancel` (shared with the EngineController) stops a load for a newer one or at quit;
+  // without it loads run to the end.
+  explicit EngineWorker(QString demo_folder, std::shared_ptr<const LoadCancel> cancel = {},
+                        QObject* parent = nullptr);
   ~EngineWorker() override;
 
   // Minimum time between two panel frames while generating (default 100 ms; 0: a frame
@@ -80,7 +83,8 @@ class EngineWorker : public QObject {
     std::optional<RequestResult> result;
   };
 
-  bool load(const LoadRequest& request);
+  enum class LoadResult { Loaded, Failed, Cancelled };
+  LoadResult load(const LoadRequest& request);
   // False (and the engine dropped, with modelFailed) when a model file changed on disk
   // since the load: reading on could end the process with SIGBUS (util/file_snapshot.h).
   bool model_files_unchanged();
@@ -99,6 +103,7 @@ class EngineWorker : public QObject {
   ModelInfo model_info(const QString& path, bool demo) const;
 
   QString demo_folder_;
+  std::shared_ptr<const LoadCancel> cancel_;
   std::unique_ptr<Engine> engine_;
   FileSnapshot files_;                    // the loaded model's files as they were at load
   QString files_changed_;                 // why the engine was dropped, when they changed

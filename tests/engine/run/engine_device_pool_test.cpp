@@ -21,10 +21,16 @@ using test::greedy_request;
 using test::small_options;
 using test::story_prompts;
 
+CpuBackendOptions one_thread() {
+  CpuBackendOptions o;
+  o.n_threads = 1;
+  return o;
+}
+
 class StandInGpu final : public Backend {
  public:
   StandInGpu(const Model& model, DeviceMemory memory)
-      : cpu_(model, CpuBackendOptions{1, 0, 0}), memory_(memory) {}
+      : cpu_(model, one_thread()), memory_(memory) {}
   std::string name() const override { return "stand-in GPU"; }
   void forward(std::span<const SequenceChunk> chunks, KvCacheManager& kv,
                std::vector<float>& logits) override {

@@ -234,3 +234,29 @@ TEST(EngineEvaluate, RejectsEmptyAndOverlongTexts) {
 
 }  // namespace
 }  // namespace kvscope
+
+namespace kvscope {
+namespace {
+
+// A load asked to stop ends with CancelledError at its next check: after the file is read,
+// and between the layers the CPU backend re-lays (SmolLM2's Q4_1 weights: one check each).
+TEST(EngineCancelLoad, StopsAtTheNextCheckWithCancelledError) {
+  KVSCOPE_REQUIRE_SHARED(model, "models/SmolLM2-135M-Instruct.Q4_1.gguf");
+  for (int stop_at : {1, 3, 10}) {
+    EngineOptions o;
+    o.backend = "cpu";
+    int polls = 0;
+    o.cancel_load = [&] { return ++polls >= stop_at; };
+    EXPECT_THROW(Engine(model, o), CancelledError) << "stop at check " << stop_at;
+    EXPECT_EQ(polls, stop_at);
+  }
+  EngineOptions o;
+  o.backend = "cpu";
+  int polls = 0;
+  o.cancel_load = [&] { return ++polls < 0; };
+  Engine engine(model, o);
+  EXPECT_GE(polls, 30);  // every layer was a chance to stop
+}
+
+}  // namespace
+}  // namespace kvscope
