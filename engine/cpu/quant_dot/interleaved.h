@@ -15,8 +15,9 @@
 //                          subtracts 128 * the activation codes' sum, exactly)
 // A last group of fewer than 8 rows is padded with zero blocks.
 //
-// Results: row r = sum over blocks of fma(float(P_r), d_r * d_x, acc_r), plus the minimums'
-// sum fma(min_r, s_x, off_r), then acc_r + off_r; P_r is the exact integer dot product. The
+// Results: row r = sum over blocks of fma(float(P_r), d_r * d_x, acc_r), plus (Q4_1) the
+// minimums' sum fma(min_r, s_x, off_r), then acc_r + off_r; P_r is the exact integer dot
+// product of the signed codes (Q4_0: u - 8, Q8_0: u - 128) with the activation codes. The
 // portable and SIMD kernels give the same bits; the sums are in another order than the
 // row-at-a-time kernels', so results differ from those by float rounding.
 #pragma once

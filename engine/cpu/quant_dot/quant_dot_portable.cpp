@@ -248,7 +248,7 @@ struct InterleavedKernel {
         d[r] = fp16_to_float(static_cast<std::uint16_t>(blk[2 * r] | (blk[2 * r + 1] << 8)));
         min[r] = F::kHasMin ? fp16_to_float(static_cast<std::uint16_t>(blk[16 + 2 * r] |
                                                                        (blk[17 + 2 * r] << 8)))
-                            : -8.0f * d[r];
+                            : 0.0f;
       }
       for (int t = 0; t < NT; ++t) {
         const Q8Block& a = static_cast<const Q8Block*>(x.data)[t * x.stride + b];
@@ -261,6 +261,8 @@ struct InterleavedKernel {
               }
             }
           } else {
+            // Q4_0's codes are u - 8: its offset is subtracted in the integer sum, exactly
+            if (!F::kHasMin) p = -8 * a.sum;
             for (int g = 0; g < 4; ++g) {
               for (int k = 0; k < 4; ++k) {
                 const std::uint8_t c = codes[(g * 8 + r) * 4 + k];
@@ -269,7 +271,7 @@ struct InterleavedKernel {
             }
           }
           acc[t][r] = std::fma(static_cast<float>(p), d[r] * a.d, acc[t][r]);
-          if (!kEightBit) off[t][r] = std::fma(min[r], a.s, off[t][r]);
+          if (F::kHasMin) off[t][r] = std::fma(min[r], a.s, off[t][r]);
         }
       }
     }

@@ -301,11 +301,11 @@ inline __m256i broadcast4(const std::int8_t* q) {
   return _mm256_set1_epi32(v);
 }
 
-// Lane r of every register is row r. Q4_0 and Q4_1 keep unsigned nibbles (Q4_0's -8 d is its
-// minimum). Q8_0 keeps its codes plus 128: with VNNI the products of those unsigned bytes,
-// minus 128 * the activations' code sum (the chains start there), are the signed products,
-// exactly; AVX2's maddubs would saturate on them, so it restores the sign and uses the sign
-// trick.
+// Lane r of every register is row r. Q4_0 and Q4_1 keep unsigned nibbles: Q4_0's chains
+// start at -8 x the activation code sum, so they end at the signed products exactly. Q8_0 keeps its
+// codes plus 128: with VNNI the products of those unsigned bytes, minus 128 * the activations' code
+// sum (the chains start there), are the signed products, exactly; AVX2's maddubs would saturate on
+// them, so it restores the sign and uses the sign trick.
 template <class F, int NT>
 struct InterleavedKernel {
   static constexpr bool kEightBit = std::is_same_v<F, Q8_0>;
@@ -322,7 +322,7 @@ struct InterleavedKernel {
       const std::uint8_t* blk = group + b * Layout::kBytes;
       const std::uint8_t* codes = blk + Layout::kCodeOffset;
       const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk)));
-      __m256 min = _mm256_mul_ps(_mm256_set1_ps(-8.0f), d);
+      __m256 min = _mm256_setzero_ps();
       if constexpr (F::kHasMin) {
         min = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 16)));
       }
@@ -335,6 +335,7 @@ struct InterleavedKernel {
       for (int t = 0; t < NT; ++t) {
         a[t] = &xs[t * x.stride + b];
         p[t] = q[t] = _mm256_setzero_si256();
+        if (!kEightBit && !F::kHasMin) p[t] = _mm256_set1_epi32(-8 * a[t]->sum);  // Q4_0: u - 8
 #if KVSCOPE_QDOT_VNNI
         if (kEightBit) p[t] = _mm256_set1_epi32(-128 * a[t]->sum);
 #endif
@@ -377,7 +378,7 @@ struct InterleavedKernel {
       for (int t = 0; t < NT; ++t) {
         acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(p[t], q[t])),
                                  _mm256_mul_ps(d, _mm256_set1_ps(a[t]->d)), acc[t]);
-        if (!kEightBit) off[t] = _mm256_fmadd_ps(min, _mm256_set1_ps(a[t]->s), off[t]);
+        if (F::kHasMin) off[t] = _mm256_fmadd_ps(min, _mm256_set1_ps(a[t]->s), off[t]);
       }
     }
 #pragma GCC unroll 4
