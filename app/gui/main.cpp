@@ -7,6 +7,7 @@
 //                                   demo model is open instead of the downloaded one)
 //   --screenshot-dir DIR            run a scripted chat and save PNGs of the window to DIR
 //   --screenshot-prefix NAME        file name prefix of those PNGs (default "kvscope")
+//   --screenshot-prompt TEXT        the scripted chat's first message (default: a story start)
 //   --bench-runs N --bench-tokens M decode tokens/s with the live panel visible vs hidden
 #include <QApplication>
 #include <QCommandLineParser>
@@ -66,6 +67,7 @@ int main(int argc, char** argv) {
   parser.addOption({"notice", "A line to show in the notice bar at start.", "text"});
   parser.addOption({"screenshot-dir", "Run a scripted chat, save PNGs here, quit.", "dir"});
   parser.addOption({"screenshot-prefix", "File name prefix of the PNGs.", "name", "kvscope"});
+  parser.addOption({"screenshot-prompt", "First message of the scripted chat.", "text"});
   parser.addOption({"bench-runs", "Decode speed runs, panel visible and hidden.", "n"});
   parser.addOption({"bench-tokens", "Tokens per benchmark run.", "n", "256"});
   parser.process(app);
@@ -81,6 +83,7 @@ int main(int argc, char** argv) {
     kvscope::ui::ScreenshotPlan plan;
     plan.out_dir = parser.value("screenshot-dir");
     plan.prefix = parser.value("screenshot-prefix");
+    if (parser.isSet("screenshot-prompt")) plan.first_prompt = parser.value("screenshot-prompt");
     QDir().mkpath(plan.out_dir);
     new kvscope::ui::ScreenshotDriver(&window, plan);
   } else if (parser.isSet("bench-runs")) {
