@@ -229,7 +229,11 @@ void HfModel::read_tokenizer_files(const std::string& folder) {
   if (auto p = join_path(folder, "tokenizer_config.json"); is_file(p)) {
     tokenizer_config_ = p;
     const json config = read_json_file(p, kTokenizerConfigLimits);
-    if (config.is_object()) chat_template_ = chat_template_from(config, p);
+    if (config.is_object()) {
+      chat_template_ = chat_template_from(config, p);
+      special_tokens_.add_bos = hf::find_bool(config, "add_bos_token", p);
+      special_tokens_.add_eos = hf::find_bool(config, "add_eos_token", p);
+    }
   }
   // Newer transformers versions save the template as its own file.
   if (auto p = join_path(folder, "chat_template.jinja"); !chat_template_ && is_file(p)) {

@@ -22,6 +22,7 @@ class HfModel : public Model {
   std::string tokenizer_model_path() const override { return tokenizer_model_; }
   std::string tokenizer_config_path() const override { return tokenizer_config_; }
   std::optional<std::string> chat_template() const override { return chat_template_; }
+  SpecialTokenFlags special_token_flags() const override { return special_tokens_; }
 
   // The opened weight files, in file name order.
   const std::vector<std::unique_ptr<SafetensorsFile>>& shards() const { return shards_; }
@@ -40,6 +41,7 @@ class HfModel : public Model {
   std::string tokenizer_model_;
   std::string tokenizer_config_;
   std::optional<std::string> chat_template_;
+  SpecialTokenFlags special_tokens_;
 };
 
 }  // namespace kvscope

@@ -71,6 +71,15 @@ class Model {
   // The Jinja chat template text, if the file carries one (never executed).
   virtual std::optional<std::string> chat_template() const { return std::nullopt; }
 
+  // Whether prompts start with BOS / end with EOS, where a HF folder's tokenizer_config.json
+  // says (add_bos_token / add_eos_token); unset: the tokenizer's own default. GGUF files
+  // carry theirs in the vocab metadata the tokenizer reads.
+  struct SpecialTokenFlags {
+    std::optional<bool> add_bos;
+    std::optional<bool> add_eos;
+  };
+  virtual SpecialTokenFlags special_token_flags() const { return {}; }
+
   // Total bytes of all weight tensors as stored (what a backend must hold).
   std::uint64_t weight_bytes() const;
   // Calls fn once per stored weight tensor (a tied output, aliasing token_embd, once).

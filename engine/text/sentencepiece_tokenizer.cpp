@@ -255,10 +255,13 @@ bool SentencePieceTokenizer::is_end_of_generation(TokenId id) const {
          std::ranges::find(end_of_generation_, id) != end_of_generation_.end();
 }
 
-std::unique_ptr<Tokenizer> load_sentencepiece_file(const std::string& path) {
+std::unique_ptr<Tokenizer> load_sentencepiece_file(const std::string& path,
+                                                   const Model::SpecialTokenFlags& flags) {
   const std::string bytes = read_model_file(path);
   SpVocab vocab;
   vocab.model = parse_sp_model(bytes, path);
+  vocab.add_bos = flags.add_bos.value_or(vocab.add_bos);
+  vocab.add_eos = flags.add_eos.value_or(vocab.add_eos);
   return std::make_unique<SentencePieceTokenizer>(bytes, std::move(vocab), path);
 }
 

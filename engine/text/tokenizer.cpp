@@ -28,7 +28,7 @@ std::unique_ptr<Tokenizer> make_tokenizer(const Model& model) {
         model.path(), *type);
   }
   const std::string sp_path = model.tokenizer_model_path();
-  if (!sp_path.empty()) return load_sentencepiece_file(sp_path);
+  if (!sp_path.empty()) return load_sentencepiece_file(sp_path, model.special_token_flags());
   throw_error<ModelError>(
       "no tokenizer: {} has no tokenizer.model (only SentencePiece tokenizers are read from "
       "Hugging Face folders)",

@@ -9,9 +9,9 @@
 #include <string_view>
 #include <vector>
 
-namespace kvscope {
+#include "model/model.h"
 
-class Model;
+namespace kvscope {
 
 using TokenId = std::int32_t;
 
@@ -58,7 +58,9 @@ class Tokenizer {
 // Throws ModelError (naming the file or metadata key) when it cannot be built.
 std::unique_ptr<Tokenizer> make_tokenizer(const Model& model);
 
-// A SentencePiece tokenizer from a tokenizer.model file (no model weights needed).
-std::unique_ptr<Tokenizer> load_sentencepiece_file(const std::string& path);
+// A SentencePiece tokenizer from a tokenizer.model file (no model weights needed); `flags`
+// (a HF folder's tokenizer_config.json) set whether BOS / EOS wrap a prompt.
+std::unique_ptr<Tokenizer> load_sentencepiece_file(const std::string& path,
+                                                   const Model::SpecialTokenFlags& flags = {});
 
 }  // namespace kvscope

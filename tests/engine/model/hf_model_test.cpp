@@ -360,6 +360,17 @@ TEST(HfModel, TokenizerFilesAndChatTemplateString) {
   EXPECT_EQ(model->chat_template(), "{{ messages }}");
 }
 
+TEST(HfModel, TokenizerConfigSaysWhetherBosAndEosWrapAPrompt) {
+  const auto dir = fs::path(TinyHfFolder().write());
+  EXPECT_FALSE(load_model(dir.string())->special_token_flags().add_bos);
+  write_json(dir / "tokenizer_config.json", {{"add_bos_token", false}, {"add_eos_token", true}});
+  const auto flags = load_model(dir.string())->special_token_flags();
+  EXPECT_EQ(flags.add_bos, false);
+  EXPECT_EQ(flags.add_eos, true);
+  write_json(dir / "tokenizer_config.json", {{"add_bos_token", "yes"}});
+  expect_load_error(dir.string(), {"tokenizer_config.json", "add_bos_token"});
+}
+
 TEST(HfModel, ChatTemplateListTakesTheDefaultOne) {
   const auto dir = fs::path(TinyHfFolder().write());
   write_json(dir / "tokenizer_config.json",

@@ -25,6 +25,9 @@ class TokenizerOnlyModel : public Model {
   }
   const GgufFile* gguf() const override { return gguf_.get(); }
   std::string tokenizer_model_path() const override { return tokenizer_model_; }
+  SpecialTokenFlags special_token_flags() const override { return flags; }
+
+  SpecialTokenFlags flags;  // what a tokenizer_config.json would say
 
  private:
   std::unique_ptr<GgufFile> gguf_;
@@ -102,6 +105,23 @@ TEST(MakeTokenizerTest, HuggingFaceFolderUsesItsTokenizerModel) {
   // spm_encode --output_format=id: "Hello world! How are you today?"
   EXPECT_EQ(tok->encode("Hello world! How are you today?", true),
             (std::vector<TokenId>{1, 15043, 3186, 29991, 1128, 526, 366, 9826, 29973}));
+}
+
+// add_bos_token / add_eos_token of tokenizer_config.json were ignored: every HF folder's
+// prompts started with BOS and none ended with EOS, whatever the folder said.
+TEST(MakeTokenizerTest, HuggingFaceFolderFollowsTheAddBosAndAddEosOfItsConfig) {
+  KVSCOPE_REQUIRE_SHARED(path, "models/llama2-tokenizer.model");
+  TokenizerOnlyModel model(nullptr, path);
+  model.flags = {false, true};
+  const auto tok = make_tokenizer(model);
+  EXPECT_FALSE(tok->add_bos_default());
+  // what the engine encodes a prompt with: no BOS
+  EXPECT_EQ(tok->encode("Hello world! How are you today?", tok->add_bos_default()),
+            (std::vector<TokenId>{15043, 3186, 29991, 1128, 526, 366, 9826, 29973}));
+  // special tokens asked for: EOS closes the text, as add_eos_token says
+  EXPECT_EQ(tok->encode("Hello world!", true), (std::vector<TokenId>{1, 15043, 3186, 29991, 2}));
+  model.flags = {};
+  EXPECT_TRUE(make_tokenizer(model)->add_bos_default());  // the SentencePiece default
 }
 
 TEST(MakeTokenizerTest, HuggingFaceFolderWithoutTokenizerModelIsAModelError) {
