@@ -70,8 +70,8 @@ bool cached_demo_is_whole(const QString& path) {
   return want.size() == 64 && file_sha256(path) == want;
 }
 
-// Writes `path` (by calling `write` on a path) through a uniquely named temporary file in the same
-// folder, synced, then renamed over it (two instances never write the same temporary file).
+// Makes `path` by calling `write` on a uniquely named temporary file in the same folder, then
+// syncs and renames it over `path` (two instances never write the same temporary file).
 void write_atomically(const QString& path, const std::function<void(const QString&)>& write) {
   QTemporaryFile tmp(path + QStringLiteral(".XXXXXX.part"));
   tmp.setAutoRemove(true);
@@ -81,10 +81,10 @@ void write_atomically(const QString& path, const std::function<void(const QStrin
   }
   tmp.close();
   write(tmp.fileName());
-  std::error_code ec;
   if (!sync_path(tmp.fileName())) {
     throw_error<UsageError>("cannot write {} to disk", tmp.fileName().toStdString());
   }
+  std::error_code ec;
   std::filesystem::rename(QFile::encodeName(tmp.fileName()).toStdString(),
                           QFile::encodeName(path).toStdString(), ec);
   if (ec) {
