@@ -11,6 +11,7 @@
 
 #include "model/synthetic_model.h"
 #include "support/engine_fixture.h"
+#include "support/generation_fixtures.h"
 
 namespace kvscope {
 namespace {
@@ -151,18 +152,7 @@ TEST_F(SchedulerStop, MaxTokensEndsTheRequestWithLength) {
 // A tiny random model whose greedy output is known: rewritten with its k-th generated token
 // declared EOS, it must stop right there (and go on through it when asked to).
 TEST(SchedulerEndOfGeneration, EosEndsTheRequestUnlessAskedToGoOn) {
-  ModelSpec spec;
-  spec.architecture = "llama";
-  spec.name = "eos-test";
-  spec.n_layers = 2;
-  spec.dim = 32;
-  spec.n_heads = 4;
-  spec.n_kv_heads = 2;
-  spec.head_dim = 8;
-  spec.rope_dim = 8;
-  spec.ffn_dim = 64;
-  spec.vocab_size = 300;
-  spec.context_length = 128;
+  const ModelSpec spec = test::tiny_llama_spec("eos-test", 300);
   const auto dir = test::scratch_dir();
   const std::string plain = (dir / "plain.gguf").string();
   write_synthetic_gguf(plain, spec, TensorType::F32, 7);

@@ -15,6 +15,7 @@
 #include "plan/kv_footprint.h"
 #include "run/cpu_backend.h"
 #include "support/engine_fixture.h"
+#include "support/generation_fixtures.h"
 #include "wrapped_scheduler.h"
 
 namespace kvscope {
@@ -25,18 +26,7 @@ constexpr std::int64_t kTokens = 260;  // the tokenizer's: <unk> <s> </s>, 256 b
 
 // A tiny random model whose last kRows - kTokens rows no token spells.
 std::string padded_model() {
-  ModelSpec spec;
-  spec.architecture = "llama";
-  spec.name = "padded-vocab";
-  spec.n_layers = 2;
-  spec.dim = 32;
-  spec.n_heads = 4;
-  spec.n_kv_heads = 2;
-  spec.head_dim = 8;
-  spec.rope_dim = 8;
-  spec.ffn_dim = 64;
-  spec.vocab_size = kRows;
-  spec.context_length = 128;
+  const ModelSpec spec = test::tiny_llama_spec("padded-vocab", kRows);
   const std::string path = (test::scratch_dir() / "padded.gguf").string();
   const SyntheticVocab vocab = default_synthetic_vocab(kTokens);
   write_synthetic_gguf(path, spec, TensorType::F32, 7, &vocab);
