@@ -28,6 +28,8 @@ constexpr Command kCommands[] = {
     {"perplexity", "PPL of a text; KL divergence against a saved baseline",
      kvscope::cli::cmd_perplexity},
     {"plan", "what fits: memory breakdown, maxima and the decode roofline", kvscope::cli::cmd_plan},
+    {"models", "the models on this computer (HF, Ollama, LM Studio, ...) and whether they fit",
+     kvscope::cli::cmd_models},
     {"bench", "prompt and decode tokens/s (median of repeats)", kvscope::cli::cmd_bench},
     {"bench-attention", "paged decode attention alone: us per call and GB/s per KV dtype",
      kvscope::cli::cmd_bench_attention},
