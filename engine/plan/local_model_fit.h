@@ -17,9 +17,10 @@
 namespace kvscope {
 
 struct LocalFitQuestion {
-  std::int64_t memory_bytes = 0;    // the GPU's memory
-  std::int64_t context = 0;         // tokens; 0 or past the model's limit: the model's limit
-  std::optional<KvDtype> kv_dtype;  // K and V in it; nullopt: the most precise that fits
+  std::int64_t memory_bytes = 0;  // the GPU's memory
+  std::int64_t context = 0;       // tokens; 0 or past the model's limit: the model's limit
+  std::optional<KvDtype> kv_dtype =
+      std::nullopt;  // K and V in it; nullopt: the most precise that fits
   double utilisation = 0.90;
   PlanBackend backend = PlanBackend::Cuda;
 };
