@@ -4,14 +4,15 @@
 #include <array>
 #include <cstdint>
 #include <limits>
-#include <queue>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
 
 #include "model/gguf/gguf_file.h"
+#include "text/bpe_merges.h"
 #include "text/byte_unicode.h"
+#include "text/end_of_generation.h"
 #include "text/pretokenizer.h"
 #include "util/error.h"
 
@@ -29,42 +30,9 @@ enum TokenType : std::int64_t {
   kByte = 6,
 };
 
-// Tokens that end a generation wherever they appear (llama.cpp's EOG list). Without an
-// eot id in the file, the first of these but <|eom_id|> in the vocab is the end of turn.
-constexpr std::array<std::string_view, 7> kEogTexts = {
-    "<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>", "<|endoftext|>", "<|eom_id|>", "<EOT>"};
+constexpr const auto& kEogTexts = kEndOfGenerationTexts;
 
 using TokenMap = std::unordered_map<std::string_view, TokenId>;  // views into pieces_
-
-struct Merge {
-  std::int32_t rank;
-  TokenId result;
-};
-
-std::uint64_t pair_key(TokenId left, TokenId right) {
-  return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(left)) << 32) |
-         static_cast<std::uint32_t>(right);
-}
-
-// One symbol of a piece being merged: a token and its neighbours in the linked list.
-struct Symbol {
-  TokenId id;  // -1 once merged into its left neighbour
-  std::int32_t prev;
-  std::int32_t next;
-};
-
-// A possible merge of symbols[left] with its right neighbour, valid while both still
-// hold the ids it was found for. Ordered lowest rank first, then leftmost first.
-struct Candidate {
-  std::int32_t rank;
-  std::int32_t left;
-  TokenId left_id;
-  TokenId right_id;
-  TokenId result;
-  bool operator>(const Candidate& o) const {
-    return rank != o.rank ? rank > o.rank : left > o.left;
-  }
-};
 
 class BpeTokenizer final : public Tokenizer {
  public:
@@ -108,9 +76,9 @@ class BpeTokenizer final : public Tokenizer {
   std::vector<std::int64_t> types_;  // [n_vocab]
   std::vector<bool> eog_;            // [n_vocab]
   TokenMap text_ids_;                // tokens text may produce (not special, unknown or unused)
-  std::unordered_map<std::uint64_t, Merge> merges_;  // (left, right) -> rank, result
-  std::array<TokenId, 256> byte_ids_{};              // token of each byte; -1 when absent
-  std::array<std::vector<TokenId>, 256> specials_;   // by first byte, longest first
+  BpeMerges merges_;
+  std::array<TokenId, 256> byte_ids_{};             // token of each byte; -1 when absent
+  std::array<std::vector<TokenId>, 256> specials_;  // by first byte, longest first
   TokenId bos_ = -1;
   TokenId eos_ = -1;
   TokenId eot_ = -1;
@@ -276,13 +244,11 @@ void BpeTokenizer::load_merges(const GgufFile& gguf, const TokenMap& all_ids) {
     const auto r = text_ids_.find(right);
     const auto j = text_ids_.find(joined);
     if (l == text_ids_.end() || r == text_ids_.end() || j == text_ids_.end()) continue;
-    merges_.try_emplace(pair_key(l->second, r->second),
-                        Merge{static_cast<std::int32_t>(rank), j->second});
+    merges_.add(l->second, r->second, static_cast<std::int32_t>(rank), j->second);
   }
 }
 
-// Merges one pre-token: its bytes become byte tokens, then the lowest-ranked adjacent
-// pair is merged (leftmost first on ties) until no pair has a merge. O(n log n).
+// Merges one pre-token: its bytes become byte tokens, which BpeMerges merges.
 void BpeTokenizer::encode_piece(std::string_view piece, std::vector<TokenId>& out) const {
   if (pretokenizer_.ignore_merges()) {
     const auto it = text_ids_.find(bytes_to_unicode(piece));
@@ -291,44 +257,16 @@ void BpeTokenizer::encode_piece(std::string_view piece, std::vector<TokenId>& ou
       return;
     }
   }
-  std::vector<Symbol> symbols(piece.size());  // [n_bytes]
+  std::vector<TokenId> symbols(piece.size());  // [n_bytes]
   for (std::size_t i = 0; i < piece.size(); ++i) {
     const auto byte = static_cast<std::uint8_t>(piece[i]);
-    const TokenId id = byte_ids_[byte];
-    if (id < 0) {
+    symbols[i] = byte_ids_[byte];
+    if (symbols[i] < 0) {
       throw_error<TextError>("byte 0x{:02X} has no token in the vocab of {}", byte, path_);
     }
-    const auto n = static_cast<std::int32_t>(i);
-    symbols[i] = Symbol{id, n - 1, i + 1 < piece.size() ? n + 1 : -1};
   }
-  std::priority_queue<Candidate, std::vector<Candidate>, std::greater<>> queue;
-  const auto consider = [&](std::int32_t left) {
-    if (left < 0) return;
-    const Symbol& l = symbols[static_cast<std::size_t>(left)];
-    if (l.next < 0) return;
-    const TokenId right_id = symbols[static_cast<std::size_t>(l.next)].id;
-    const auto it = merges_.find(pair_key(l.id, right_id));
-    if (it != merges_.end()) queue.push({it->second.rank, left, l.id, right_id, it->second.result});
-  };
-  for (std::int32_t i = 0; i + 1 < static_cast<std::int32_t>(symbols.size()); ++i) consider(i);
-  while (!queue.empty()) {
-    const Candidate c = queue.top();
-    queue.pop();
-    Symbol& l = symbols[static_cast<std::size_t>(c.left)];
-    if (l.id != c.left_id || l.next < 0) continue;  // stale: left changed since
-    Symbol& r = symbols[static_cast<std::size_t>(l.next)];
-    if (r.id != c.right_id) continue;  // stale: right changed since
-    l.id = c.result;
-    l.next = r.next;
-    if (r.next >= 0) symbols[static_cast<std::size_t>(r.next)].prev = c.left;
-    r.id = -1;
-    consider(l.prev);
-    consider(c.left);
-  }
-  for (std::int32_t i = symbols.empty() ? -1 : 0; i >= 0;
-       i = symbols[static_cast<std::size_t>(i)].next) {
-    out.push_back(symbols[static_cast<std::size_t>(i)].id);
-  }
+  merges_.apply(symbols);
+  out.insert(out.end(), symbols.begin(), symbols.end());
 }
 
 void BpeTokenizer::encode_text(std::string_view text, std::vector<TokenId>& out) const {

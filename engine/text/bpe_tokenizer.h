@@ -1,7 +1,8 @@
 // Byte-level BPE for GGUF "gpt2" vocabs (GPT-2, SmolLM2, Qwen2, Llama 3): text is split by
 // the vocab's pre-tokenizer regexes (tokenizer.ggml.pre), each piece's bytes become their
 // byte-alphabet tokens, and adjacent tokens are merged lowest rank first
-// (tokenizer.ggml.merges, rank = index) until no merge applies.
+// (tokenizer.ggml.merges, rank = index) until no merge applies, by BpeMerges, the merge
+// engine the tokenizer.json reader shares.
 //
 // Special tokens (token types CONTROL and USER_DEFINED) are matched only inside the
 // Control parts of encode_parts(); text in Text parts and encode() never becomes one. The

@@ -1,10 +1,8 @@
-#define PCRE2_CODE_UNIT_WIDTH 8
 #include "text/pretokenizer.h"
 
-#include <pcre2.h>
 #include <array>
 
-#include "util/error.h"
+#include "text/pcre2_regex.h"
 
 namespace kvscope {
 namespace {
@@ -76,12 +74,6 @@ std::vector<std::string_view> family_patterns(PretokenizerFamily family) {
   return {kGpt2};
 }
 
-std::string pcre2_message(int code) {
-  std::array<PCRE2_UCHAR, 256> buffer{};
-  pcre2_get_error_message(code, buffer.data(), buffer.size());
-  return reinterpret_cast<const char*>(buffer.data());
-}
-
 }  // namespace
 
 std::string_view pretokenizer_family_name(PretokenizerFamily family) {
@@ -100,53 +92,20 @@ std::string_view pretokenizer_family_name(PretokenizerFamily family) {
 
 // The compiled regexes of one pre-tokenizer, applied in order.
 struct Pretokenizer::Patterns {
-  std::vector<pcre2_code*> codes;
+  std::vector<Pcre2Regex> regexes;
 
   explicit Patterns(const std::vector<std::string_view>& sources) {
-    for (const std::string_view source : sources) {
-      int error = 0;
-      PCRE2_SIZE offset = 0;
-      pcre2_code* code =
-          pcre2_compile(reinterpret_cast<PCRE2_SPTR>(source.data()), source.size(),
-                        PCRE2_UTF | PCRE2_UCP | PCRE2_MATCH_INVALID_UTF, &error, &offset, nullptr);
-      if (code == nullptr) {
-        free_all();
-        throw_error<TextError>("pre-tokenizer regex does not compile at offset {}: {}", offset,
-                               pcre2_message(error));
-      }
-      pcre2_jit_compile(code, PCRE2_JIT_COMPLETE);  // optional: the interpreter is the fallback
-      codes.push_back(code);
-    }
-  }
-  ~Patterns() { free_all(); }
-  Patterns(const Patterns&) = delete;
-  Patterns& operator=(const Patterns&) = delete;
-
-  void free_all() {
-    for (pcre2_code* code : codes) pcre2_code_free(code);
-    codes.clear();
+    for (const std::string_view source : sources) regexes.emplace_back(source);
   }
 
-  // Appends to `out` the matches of `code` in `piece` and the unmatched text between them.
-  static void split_one(const pcre2_code* code, pcre2_match_data* match, std::string_view piece,
+  // Appends to `out` the matches of `regex` in `piece` and the unmatched text between them.
+  static void split_one(const Pcre2Regex& regex, std::string_view piece,
                         std::vector<std::string_view>& out) {
-    const auto* subject = reinterpret_cast<PCRE2_SPTR>(piece.data());
     std::size_t gap_start = 0;
-    std::size_t pos = 0;
-    while (pos < piece.size()) {
-      const int rc = pcre2_match(code, subject, piece.size(), pos, 0, match, nullptr);
-      if (rc == PCRE2_ERROR_NOMATCH) break;
-      if (rc < 0) throw_error<TextError>("pre-tokenizer regex failed: {}", pcre2_message(rc));
-      const PCRE2_SIZE* ovector = pcre2_get_ovector_pointer(match);
-      const std::size_t begin = ovector[0];
-      const std::size_t end = ovector[1];
-      if (end <= begin) {  // the patterns never match empty; step on rather than loop
-        pos = begin + 1;
-        continue;
-      }
-      if (begin > gap_start) out.push_back(piece.substr(gap_start, begin - gap_start));
-      out.push_back(piece.substr(begin, end - begin));
-      gap_start = pos = end;
+    for (const Pcre2Regex::Match m : regex.find_all(piece)) {
+      if (m.begin > gap_start) out.push_back(piece.substr(gap_start, m.begin - gap_start));
+      out.push_back(piece.substr(m.begin, m.end - m.begin));
+      gap_start = m.end;
     }
     if (gap_start < piece.size()) out.push_back(piece.substr(gap_start));
   }
@@ -171,18 +130,10 @@ std::vector<std::string_view> Pretokenizer::split(std::string_view text) const {
   std::vector<std::string_view> pieces;
   if (text.empty()) return pieces;
   pieces.push_back(text);
-  for (const pcre2_code* code : patterns_->codes) {
-    pcre2_match_data* match = pcre2_match_data_create_from_pattern(code, nullptr);
-    if (match == nullptr) throw_error<TextError>("pre-tokenizer: out of memory for match data");
+  for (const Pcre2Regex& regex : patterns_->regexes) {
     std::vector<std::string_view> next;
     next.reserve(pieces.size() * 2);
-    try {
-      for (const std::string_view piece : pieces) Patterns::split_one(code, match, piece, next);
-    } catch (...) {
-      pcre2_match_data_free(match);
-      throw;
-    }
-    pcre2_match_data_free(match);
+    for (const std::string_view piece : pieces) Patterns::split_one(regex, piece, next);
     pieces = std::move(next);
   }
   return pieces;
