@@ -1,7 +1,7 @@
 // Typed fields of the JSON files of a Hugging Face folder (config.json, the shard index,
 // tokenizer_config.json; read with model/json_reader.h) with errors that name the file and
-// the field. Internal to engine/model: it exposes nlohmann::json, which only this library
-// links.
+// the field. Internal to the engine libraries that link nlohmann::json (model, and text
+// for tokenizer.json); it exposes that type.
 #pragma once
 
 #include <cstdint>

@@ -66,6 +66,9 @@ class Model {
   virtual const GgufFile* gguf() const { return nullptr; }
   // tokenizer.model beside a HF folder's weights (empty when absent).
   virtual std::string tokenizer_model_path() const { return {}; }
+  // tokenizer.json (HF tokenizers library format) beside a HF folder's weights (empty when
+  // absent); preferred over tokenizer.model, as transformers' fast tokenizer reads it.
+  virtual std::string tokenizer_json_path() const { return {}; }
   // tokenizer_config.json of a HF folder (empty when absent).
   virtual std::string tokenizer_config_path() const { return {}; }
   // The Jinja chat template text, if the file carries one (never executed).
@@ -77,6 +80,15 @@ class Model {
   struct SpecialTokenFlags {
     std::optional<bool> add_bos;
     std::optional<bool> add_eos;
+    // tokenizer_config.json's bos_token / eos_token / pad_token text (unset when absent).
+    std::optional<std::string> bos_token;
+    std::optional<std::string> eos_token;
+    std::optional<std::string> pad_token;
+    std::string config_path;  // that file, for errors ("" when the folder has none)
+    // generation_config.json's eos_token_id (an int or a list: Llama 3 stops on three ids),
+    // checked against the vocab size of config.json; every one ends a generation.
+    std::vector<std::int64_t> eos_token_ids;
+    std::string generation_config_path;  // that file, for errors
   };
   virtual SpecialTokenFlags special_token_flags() const { return {}; }
 

@@ -112,7 +112,8 @@ TEST(MakeTokenizerTest, HuggingFaceFolderUsesItsTokenizerModel) {
 TEST(MakeTokenizerTest, HuggingFaceFolderFollowsTheAddBosAndAddEosOfItsConfig) {
   KVSCOPE_REQUIRE_SHARED(path, "models/llama2-tokenizer.model");
   TokenizerOnlyModel model(nullptr, path);
-  model.flags = {false, true};
+  model.flags.add_bos = false;
+  model.flags.add_eos = true;
   const auto tok = make_tokenizer(model);
   EXPECT_FALSE(tok->add_bos_default());
   // what the engine encodes a prompt with: no BOS
