@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <array>
+#include <cerrno>
 #include <cstring>
+#include <fstream>
 #include <set>
 
 #include "model/json_reader.h"
@@ -89,26 +91,56 @@ std::int64_t SafetensorsTensor::n_elements() const {
   return n;
 }
 
-SafetensorsFile::SafetensorsFile(const std::string& path) : map_(path) {
-  const std::uint64_t size = map_.size();
-  if (size < 8) {
-    throw_error<ModelError>("{}: file is {} bytes, too short for the 8-byte header length", path,
-                            size);
+SafetensorsFile::SafetensorsFile(const std::string& path)
+    : map_(std::in_place, path), path_(path), file_size_(map_->size()) {
+  header_size_ = header_length(map_->data());
+  read_header_text({reinterpret_cast<const char*>(map_->data() + 8), header_size_});
+  for (auto& t : tensors_) t.data = map_->data() + data_offset() + t.begin;
+}
+
+SafetensorsFile SafetensorsFile::read_header(const std::string& path) {
+  SafetensorsFile file;
+  file.path_ = path;
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in) throw_error<ModelError>("{}: cannot open: {}", path, std::strerror(errno));
+  const std::streamoff end = in.tellg();
+  if (end < 0) throw_error<ModelError>("{}: cannot tell its size", path);
+  file.file_size_ = static_cast<std::uint64_t>(end);
+  std::array<std::uint8_t, 8> first8{};
+  in.seekg(0);
+  in.read(reinterpret_cast<char*>(first8.data()),
+          static_cast<std::streamsize>(std::min<std::uint64_t>(8, file.file_size_)));
+  file.header_size_ = file.header_length(first8.data());
+  std::string header(file.header_size_, '\0');
+  if (!in.read(header.data(), static_cast<std::streamsize>(header.size()))) {
+    throw_error<ModelError>("{}: cannot read its {}-byte header", path, header.size());
+  }
+  file.read_header_text(header);
+  return file;
+}
+
+std::uint64_t SafetensorsFile::header_length(const std::uint8_t* first8) const {
+  if (file_size_ < 8) {
+    throw_error<ModelError>("{}: file is {} bytes, too short for the 8-byte header length", path_,
+                            file_size_);
   }
   std::uint64_t n = 0;
-  for (int i = 7; i >= 0; --i) n = (n << 8) | map_.data()[i];  // little-endian
+  for (int i = 7; i >= 0; --i) n = (n << 8) | first8[i];  // little-endian
   if (n > kMaxHeaderBytes) {
-    throw_error<ModelError>("{}: header length {} is over the {} byte limit", path, n,
+    throw_error<ModelError>("{}: header length {} is over the {} byte limit", path_, n,
                             kMaxHeaderBytes);
   }
-  if (n > size - 8) {
-    throw_error<ModelError>("{}: header length {} runs past end of file (size {})", path, n, size);
+  if (n > file_size_ - 8) {
+    throw_error<ModelError>("{}: header length {} runs past end of file (size {})", path_, n,
+                            file_size_);
   }
-  header_size_ = n;
-  const std::string_view header(reinterpret_cast<const char*>(map_.data() + 8), n);
+  return n;
+}
+
+void SafetensorsFile::read_header_text(std::string_view header) {
   if (auto bad = find_invalid_utf8(header)) {
     throw_error<ModelError>("{}: header is not valid UTF-8 (byte 0x{:02X} at header offset {})",
-                            path, static_cast<unsigned char>(header[*bad]), *bad);
+                            path_, static_cast<unsigned char>(header[*bad]), *bad);
   }
   parse_header(header);
   check_layout();
@@ -204,7 +236,7 @@ void SafetensorsFile::parse_header(std::string_view header) {
 
 void SafetensorsFile::check_layout() {
   const std::string& file = path();
-  const std::uint64_t data_size = map_.size() - data_offset();
+  const std::uint64_t data_size = file_size_ - data_offset();
   // Byte size from shape x dtype, overflow-checked, must equal the offsets' span.
   for (auto& t : tensors_) {
     std::uint64_t bytes = static_cast<std::uint64_t>(safetensors_dtype_size(t.dtype));
@@ -257,7 +289,6 @@ void SafetensorsFile::check_layout() {
         "bytes)",
         file, pos, data_size, data_size - pos);
   }
-  for (auto& t : tensors_) t.data = map_.data() + data_offset() + t.begin;
 }
 
 }  // namespace kvscope

@@ -57,7 +57,12 @@ class SafetensorsFile {
   // Maps and validates `path`; throws ModelError naming the file, the tensor and the numbers.
   explicit SafetensorsFile(const std::string& path);
 
-  const std::string& path() const { return map_.path(); }
+  // Reads and validates only the 8-byte length and the JSON header (every check the
+  // constructor makes, the layout against the file's size) with plain reads, never mapping
+  // the file: for listing models without touching their weights. Tensors' `data` is nullptr.
+  static SafetensorsFile read_header(const std::string& path);
+
+  const std::string& path() const { return path_; }
   std::uint64_t header_size() const { return header_size_; }
   std::uint64_t data_offset() const { return 8 + header_size_; }
 
@@ -68,10 +73,17 @@ class SafetensorsFile {
   const std::map<std::string, std::string>& metadata() const { return metadata_; }
 
  private:
+  SafetensorsFile() = default;
+  // Validates the header length read from the file's first 8 bytes; returns it.
+  std::uint64_t header_length(const std::uint8_t* first8) const;
+  // UTF-8, JSON and layout checks of the header text.
+  void read_header_text(std::string_view header);
   void parse_header(std::string_view header);
   void check_layout();
 
-  MappedFile map_;
+  std::optional<MappedFile> map_;  // empty for read_header()
+  std::string path_;
+  std::uint64_t file_size_ = 0;
   std::uint64_t header_size_ = 0;
   std::vector<SafetensorsTensor> tensors_;
   std::map<std::string, std::size_t, std::less<>> index_;

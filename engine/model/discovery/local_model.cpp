@@ -99,7 +99,7 @@ void read_gguf_parts(const std::vector<fs::path>& parts, LocalModel& m) {
   TensorTally tally;
   std::unique_ptr<GgufFile> first;
   for (std::size_t i = 0; i < parts.size(); ++i) {
-    auto file = std::make_unique<GgufFile>(parts[i].string());
+    auto file = std::make_unique<GgufFile>(GgufFile::read_header(parts[i].string()));
     tally_gguf(*file, tally);
     if (i == 0) first = std::move(file);
   }
@@ -142,7 +142,7 @@ void read_hf_folder(const fs::path& folder, LocalModel& m) {
   TensorTally tally;
   for (std::size_t i = 0; i < files.size(); ++i) {
     m.file_bytes += size_of_part(files[i], i, files.size());
-    tally_safetensors(SafetensorsFile(files[i].string()), tally);
+    tally_safetensors(SafetensorsFile::read_header(files[i].string()), tally);
   }
   set_weights(tally, m);
 }

@@ -1,7 +1,8 @@
 // One model found on this computer, described from its headers alone: a GGUF file's
 // metadata and tensor infos, or a Hugging Face folder's config.json and safetensors
-// headers. The weights are never read (GgufFile and SafetensorsFile map the file and touch
-// only the header pages), so describing a 70 GB model costs a few MB of reads. A file that
+// headers. The weights are never mapped or read (GgufFile::read_header and
+// SafetensorsFile::read_header read the files' first bytes), so describing a 70 GB model
+// costs the few MB of its header. A file that
 // cannot be read comes back with `error` set, never as an exception: one broken download
 // must not hide the others.
 #pragma once

@@ -13,13 +13,25 @@
 
 namespace kvscope {
 
+// Thrown by a ByteReader over the first bytes of a longer file when a read needs bytes the
+// file has but the prefix does not: the caller reads a prefix of at least `bytes` and parses
+// again. Deliberately no ModelError, so the reader's error wrapping lets it through.
+struct NeedMoreBytes {
+  std::uint64_t bytes = 0;
+};
+
 class ByteReader {
  public:
-  explicit ByteReader(std::span<const std::uint8_t> bytes) : bytes_(bytes) {}
+  explicit ByteReader(std::span<const std::uint8_t> bytes)
+      : bytes_(bytes), file_size_(bytes.size()) {}
+  // `bytes` holds the first bytes of a file of `file_size` bytes; sizes and bounds are the
+  // file's, so a hostile length is judged against the whole file, never the prefix.
+  ByteReader(std::span<const std::uint8_t> bytes, std::uint64_t file_size)
+      : bytes_(bytes), file_size_(file_size) {}
 
   std::uint64_t pos() const { return pos_; }
-  std::uint64_t size() const { return bytes_.size(); }
-  std::uint64_t remaining() const { return bytes_.size() - pos_; }
+  std::uint64_t size() const { return file_size_; }
+  std::uint64_t remaining() const { return file_size_ - pos_; }
 
   // Reads a little-endian integer or IEEE float of type T; `what` names the field.
   template <typename T>
@@ -56,16 +68,19 @@ class ByteReader {
             static_cast<std::size_t>(pos_ - begin)};
   }
 
-  // Throws unless n more bytes can be read.
+  // Throws ModelError unless the file has n more bytes, NeedMoreBytes when only the prefix
+  // lacks them.
   void require(std::uint64_t n, std::string_view what) const {
     if (n > remaining()) {
       throw_error<ModelError>("{}: needs {} bytes at offset {} but only {} remain (file size {})",
                               what, n, pos_, remaining(), size());
     }
+    if (n > bytes_.size() - pos_) throw NeedMoreBytes{pos_ + n};
   }
 
  private:
   std::span<const std::uint8_t> bytes_;
+  std::uint64_t file_size_ = 0;
   std::uint64_t pos_ = 0;
 };
 

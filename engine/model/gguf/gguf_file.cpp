@@ -8,6 +8,9 @@
 #include "model/gguf/gguf_file.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
 #include <new>
 #include <numeric>
 #include <stdexcept>
@@ -38,6 +41,10 @@ constexpr std::uint64_t kMaxTensorCount = std::uint64_t{1} << 20;
 // later copy out of it (vocabularies, score arrays), not the reading itself.
 constexpr std::uint64_t kMaxMetadataBytes = std::uint64_t{256} << 20;
 // Smallest possible encodings, used to bound counts before anything is allocated.
+// read_header(): the first read, and the most it reads (the metadata limit above plus tensor
+// infos of 2^20 tensors at up to ~300 bytes each).
+constexpr std::uint64_t kFirstHeaderRead = std::uint64_t{1} << 20;
+constexpr std::uint64_t kMaxHeaderRead = kMaxMetadataBytes + (std::uint64_t{320} << 20);
 constexpr std::uint64_t kMinKvBytes = 8 + 1 + 4 + 1;                  // key len, key, type, uint8
 constexpr std::uint64_t kMinTensorInfoBytes = 8 + 1 + 4 + 8 + 4 + 8;  // name, 1 dim, type, offset
 
@@ -75,7 +82,7 @@ void check_version(std::uint32_t version) {
   }
 }
 
-Header read_header(ByteReader& r) {
+Header read_gguf_header(ByteReader& r) {
   if (r.size() < 4) {
     throw_error<ModelError>("not a GGUF file: {} bytes, too short for the magic", r.size());
   }
@@ -285,10 +292,50 @@ std::int64_t GgufTensor::n_rows() const {
   return std::accumulate(dims.begin() + 1, dims.end(), std::int64_t{1}, std::multiplies<>());
 }
 
-GgufFile::GgufFile(const std::string& path) : map_(path) {
+GgufFile::GgufFile(const std::string& path)
+    : map_(std::in_place, path), path_(path), file_size_(map_->size()) {
+  parse(map_->bytes());
+  for (auto& t : tensors_) t.data = map_->data() + data_offset_ + t.offset;
+}
+
+GgufFile GgufFile::read_header(const std::string& path) {
+  GgufFile file;
+  file.path_ = path;
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in) throw_error<ModelError>("{}: cannot open: {}", path, std::strerror(errno));
+  const std::streamoff end = in.tellg();
+  if (end < 0) throw_error<ModelError>("{}: cannot tell its size", path);
+  file.file_size_ = static_cast<std::uint64_t>(end);
+  // Real headers take a few KB to tens of MB; read a little, then what the parse asks for.
+  std::uint64_t want = std::min(file.file_size_, kFirstHeaderRead);
+  while (true) {
+    file.header_.resize(want);
+    in.seekg(0);
+    if (!in.read(reinterpret_cast<char*>(file.header_.data()),
+                 static_cast<std::streamsize>(want))) {
+      throw_error<ModelError>("{}: cannot read its first {} bytes", path, want);
+    }
+    try {
+      file.parse(file.header_);
+      return file;
+    } catch (const NeedMoreBytes& more) {
+      if (more.bytes > kMaxHeaderRead) {
+        throw_error<ModelError>("{}: the header reaches offset {}, over the limit of {} bytes",
+                                path, more.bytes, kMaxHeaderRead);
+      }
+      want = std::min(file.file_size_, std::max(more.bytes, 4 * want));
+    }
+  }
+}
+
+void GgufFile::parse(std::span<const std::uint8_t> bytes) {
+  key_order_.clear();
+  metadata_.clear();
+  tensors_.clear();
+  tensor_index_.clear();
   try {
-    ByteReader r(map_.bytes());
-    const Header h = read_header(r);
+    ByteReader r(bytes, file_size_);
+    const Header h = read_gguf_header(r);
     version_ = h.version;
     read_metadata(r, h.n_kv, key_order_, metadata_);
     alignment_ = read_alignment(metadata_);
@@ -304,14 +351,13 @@ GgufFile::GgufFile(const std::string& path) : map_(path) {
     // The data section starts at the next multiple of the alignment (overflow-safe).
     const std::uint64_t pad = (alignment_ - r.pos() % alignment_) % alignment_;
     data_offset_ = r.pos() + pad;
-    check_data_ranges(tensors_, data_offset_, alignment_, map_.size());
-    for (auto& t : tensors_) t.data = map_.data() + data_offset_ + t.offset;
+    check_data_ranges(tensors_, data_offset_, alignment_, file_size_);
   } catch (const ModelError& e) {
-    throw_error<ModelError>("{}: {}", path, e.what());
+    throw_error<ModelError>("{}: {}", path_, e.what());
   } catch (const std::bad_alloc&) {
-    throw_error<ModelError>("{}: out of memory while reading the GGUF header", path);
+    throw_error<ModelError>("{}: out of memory while reading the GGUF header", path_);
   } catch (const std::length_error& e) {
-    throw_error<ModelError>("{}: while reading the GGUF header: {}", path, e.what());
+    throw_error<ModelError>("{}: while reading the GGUF header: {}", path_, e.what());
   }
 }
 

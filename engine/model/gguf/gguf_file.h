@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -89,11 +90,17 @@ class GgufFile {
   // Maps and validates `path`; throws ModelError naming what is wrong (field, tensor, numbers).
   explicit GgufFile(const std::string& path);
 
-  const std::string& path() const { return map_.path(); }
+  // Reads and validates only the header (metadata and tensor infos, every check the
+  // constructor makes, tensor ranges against the file's size) with plain reads of the
+  // file's first bytes, never mapping it: for listing models without touching their
+  // weights. Tensors' `data` is nullptr. Throws as the constructor does.
+  static GgufFile read_header(const std::string& path);
+
+  const std::string& path() const { return path_; }
   std::uint32_t version() const { return version_; }
   std::uint64_t alignment() const { return alignment_; }
   std::uint64_t data_offset() const { return data_offset_; }
-  std::uint64_t file_size() const { return map_.size(); }
+  std::uint64_t file_size() const { return file_size_; }
 
   // --- metadata, keys in file order
   const std::vector<std::string>& keys() const { return key_order_; }
@@ -126,7 +133,15 @@ class GgufFile {
   const GgufTensor& tensor(std::string_view name) const;
 
  private:
-  MappedFile map_;
+  GgufFile() = default;
+  // Parses the header from `bytes`, the first bytes (or all) of the file; NeedMoreBytes
+  // when they end inside the header.
+  void parse(std::span<const std::uint8_t> bytes);
+
+  std::optional<MappedFile> map_;     // empty for read_header()
+  std::vector<std::uint8_t> header_;  // read_header()'s bytes, which the metadata views
+  std::string path_;
+  std::uint64_t file_size_ = 0;
   std::uint32_t version_ = 0;
   std::uint64_t alignment_ = 32;
   std::uint64_t data_offset_ = 0;
