@@ -18,8 +18,9 @@ void declare_engine_options(ArgParser& p) {
   p.option({"--memory"}, "device memory to plan within, e.g. 16GiB (a simulated GPU on the CPU)");
   p.option({"-b", "--batch-size"}, "tokens per forward step / prompt chunk (default 512)");
   p.flag({"--f32-activations"},
-         "CPU: float activations for every weight type (the exact reference path; default: "
-         "8-bit codes for quantized weights, as llama.cpp)");
+         "CPU: float activations for every weight type and llama.cpp's fp16 attention order "
+         "(the exact reference path; default: 8-bit codes for quantized weights, as llama.cpp, "
+         "and float SIMD attention)");
 }
 
 EngineOptions engine_options(const ArgParser& p) {

@@ -5,6 +5,7 @@
 #include <limits>
 #include <vector>
 
+#include "cpu/float_attention.h"
 #include "cpu/ggml_flash_attn.h"
 #include "cpu/thread_pool.h"
 #include "kv/format/kv_format.h"
@@ -15,14 +16,10 @@ namespace kvscope {
 
 namespace {
 
-// Per-thread scratch for one (token, KV head) work item; sized once per parallel_for chunk.
+// Scratch of the fp16 path for one (token, KV head) work item; sized once per parallel_for chunk.
 struct Scratch {
-  std::vector<float> q_scaled;          // [group][head_dim]   float path
-  std::vector<float> scores;            // [group][block_size] float path
-  std::vector<float> run_max, run_sum;  // [group]             float path
-  std::vector<float> keys, values;      // [block_size + 1][head_dim] float path (decode_block)
-  std::vector<std::uint16_t> q16, acc;  // [group][head_dim]   fp16 path
-  std::vector<GgmlFlashHead> heads;     // [group]             fp16 path
+  std::vector<std::uint16_t> q16, acc;  // [group][head_dim] fp16 bits
+  std::vector<GgmlFlashHead> heads;     // [group]
 };
 
 // What one attention call reads: the layer's group, its layout and the sequence's blocks.
@@ -73,136 +70,238 @@ void attend_f16(const LayerView& lv, std::int64_t kv_head, std::int64_t group, s
   }
 }
 
-// Decodes the visible K or V vectors [s0, s1] of one KV head in a block into
-// buf [block_size + 1][head_dim] (rows s0..s1; the last row is scratch): every stored byte is
-// decoded once per block for the whole group of query heads, and the arithmetic after it runs on
-// plain floats.
-void decode_block(const LayerView& lv, KvSide side, std::int64_t kv_head, const std::uint8_t* base,
-                  std::int64_t s0, std::int64_t s1, float* buf) {
+// Decodes the visible K or V vectors [s0, s1] of one KV head in a block into float rows
+// buf [s1 - s0 + 1][row] (zero padded): every stored byte is decoded once per block for all the
+// query heads of the group. offsets: [head_dim] scratch for the block's int4 key offsets.
+void decode_rows(const LayerView& lv, KvSide side, std::int64_t kv_head, const std::uint8_t* base,
+                 std::int64_t s0, std::int64_t s1, std::int64_t row, float* buf, float* offsets) {
   const KvBlockLayout& L = lv.L;
   const std::int64_t hd = L.head_dim;
-  const std::int64_t bs = L.block_size;
-  const bool k4 = side == KvSide::K && L.k_dtype == KvDtype::Int4;
-  float* offsets = buf + bs * hd;  // [head_dim] after the rows: the block's key offsets
+  const KvDtype dtype = L.dtype(side);
+  if (dtype == KvDtype::F16) {
+    const auto* data =
+        reinterpret_cast<const std::uint16_t*>(L.data(base, side, lv.layer, kv_head, s0));
+    float_attention_rows_from_f16(data, L.data_stride(side) / 2, s1 - s0 + 1, hd, row, buf);
+    return;
+  }
+  const bool k4 = side == KvSide::K && dtype == KvDtype::Int4;
   if (k4) {
     const std::uint16_t* stored = L.k_offsets(base, lv.layer, kv_head);
     for (std::int64_t i = 0; i < hd; ++i) offsets[i] = fp16_to_float(stored[i]);
   }
-  for (std::int64_t slot = s0; slot <= s1; ++slot) {
+  for (std::int64_t slot = s0; slot <= s1; ++slot, buf += row) {
     const auto* data = L.data(base, side, lv.layer, kv_head, slot);
     const auto* scales = L.scales(base, side, lv.layer, kv_head, slot);
     if (k4) {
-      kv_k4_dequantize(data, scales, offsets, hd, buf + slot * hd);
+      kv_k4_dequantize(data, scales, offsets, hd, buf);
     } else {
-      kv_dequantize(L.dtype(side), data, scales, hd, buf + slot * hd);
+      kv_dequantize(dtype, data, scales, hd, buf);
     }
+    std::fill(buf + hd, buf + row, 0.0f);
   }
 }
 
-// a . b over n floats in 8 independent running sums, which the compiler turns into SIMD
-// lanes (one running sum is a dependency chain it may not reorder).
-float dot8(const float* a, const float* b, std::int64_t n) {
-  float acc[8] = {};
-  std::int64_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    for (int j = 0; j < 8; ++j) acc[j] += a[i + j] * b[i + j];
-  }
-  float sum = ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
-  for (; i < n; ++i) sum += a[i] * b[i];
-  return sum;
+// Float attention works on chunks of kChunkKeys consecutive positions (whole blocks, fixed by
+// position, not by the thread count): each chunk's softmax state starts empty and the chunks
+// of a query merge in position order. A long context's chunks can then run on different
+// threads (one decoded token has only n_kv_heads items otherwise) and the result has the same
+// bits whichever thread ran which chunk, and whether the token came alone or in a prompt.
+constexpr std::int64_t kChunkKeys = 128;
+
+// Per-thread buffers of the float path, grown once.
+struct FloatScratch {
+  std::vector<float> q;             // [heads][row]   scaled, zero padded
+  std::vector<float> keys, values;  // [block_size][row]
+  std::vector<float> offsets;       // [head_dim]     a block's int4 key offsets
+  std::vector<float> scores;        // [heads][round_up(block_size, 8)]
+  FloatAttentionState chunk, total;
+};
+
+// One float work unit: query heads [h0, h0 + n_heads) of KV head kv_head for token t.
+struct FloatTask {
+  const LayerView& lv;
+  std::int64_t kv_head, h0, n_heads, pos;
+  std::int64_t row, chunk_blocks;
+};
+
+// The chunks holding keys visible from `pos`: [first, last].
+std::pair<std::int64_t, std::int64_t> chunk_range(const LayerView& lv, std::int64_t pos,
+                                                  std::int64_t chunk_blocks) {
+  const std::int64_t bs = lv.L.block_size;
+  const std::int64_t first = lv.kv.first_visible_position(lv.group, pos);
+  return {first / bs / chunk_blocks, pos / bs / chunk_blocks};
 }
 
-// Quantized K or V: float attention, softmax online block by block. q: [group][head_dim]
-// pre-scaled by 1/sqrt(head_dim); out: [group][head_dim].
-void attend_float(const LayerView& lv, std::int64_t kv_head, std::int64_t group, std::int64_t pos,
-                  const float* q, float* out, Scratch& s) {
-  const KvBlockLayout& L = lv.L;
-  const std::int64_t hd = L.head_dim;
-  const std::int64_t bs = L.block_size;
-  s.scores.resize(static_cast<std::size_t>(group * bs));
-  s.keys.resize(static_cast<std::size_t>((bs + 1) * hd));
-  s.values.resize(static_cast<std::size_t>((bs + 1) * hd));
-  // per head: out accumulates sum_j e^(s_j - max) v_j, run_sum sums e^(s_j - max)
-  s.run_max.assign(static_cast<std::size_t>(group), -std::numeric_limits<float>::infinity());
-  s.run_sum.assign(static_cast<std::size_t>(group), 0.0f);
-  std::fill(out, out + group * hd, 0.0f);
-  for_each_visible_block(lv, pos, [&](const std::uint8_t* base, std::int64_t s0, std::int64_t s1) {
-    decode_block(lv, KvSide::K, kv_head, base, s0, s1, s.keys.data());
-    decode_block(lv, KvSide::V, kv_head, base, s0, s1, s.values.data());
-    for (std::int64_t h = 0; h < group; ++h) {
-      float* sc = &s.scores[h * bs];
-      float* o = out + h * hd;
-      float block_max = s.run_max[h];
-      for (std::int64_t slot = s0; slot <= s1; ++slot) {
-        sc[slot] = dot8(q + h * hd, &s.keys[slot * hd], hd);
-        block_max = std::max(block_max, sc[slot]);
+// state = softmax state of chunk c's visible keys. q: [n_heads][row] scaled and padded.
+void attend_chunk(const FloatTask& task, std::int64_t c, const float* q, FloatScratch& s,
+                  FloatAttentionState& state) {
+  const LayerView& lv = task.lv;
+  const std::int64_t bs = lv.L.block_size;
+  const std::int64_t first = lv.kv.first_visible_position(lv.group, task.pos);
+  const std::int64_t b0 = std::max(first / bs, c * task.chunk_blocks);
+  const std::int64_t b1 = std::min(task.pos / bs, c * task.chunk_blocks + task.chunk_blocks - 1);
+  state.reset(task.n_heads, task.row);
+  for (std::int64_t b = b0; b <= b1; ++b) {
+    const std::uint8_t* base = lv.kv.block_data(lv.group, lv.table.block(b));
+    const std::int64_t s0 = std::max(first, b * bs) - b * bs;
+    const std::int64_t s1 = std::min(task.pos, b * bs + bs - 1) - b * bs;
+    decode_rows(lv, KvSide::K, task.kv_head, base, s0, s1, task.row, s.keys.data(),
+                s.offsets.data());
+    decode_rows(lv, KvSide::V, task.kv_head, base, s0, s1, task.row, s.values.data(),
+                s.offsets.data());
+    float_attention_keys(q, s.keys.data(), s.values.data(), s1 - s0 + 1, state, s.scores.data());
+  }
+}
+
+// Sizes s for a task and fills s.q with its heads' queries (q: [n_heads][head_dim]) scaled
+// by `scale`.
+void prepare(const FloatTask& task, const float* q, float scale, FloatScratch& s) {
+  const std::int64_t hd = task.lv.L.head_dim, bs = task.lv.L.block_size, row = task.row;
+  s.q.assign(static_cast<std::size_t>(task.n_heads * row), 0.0f);
+  for (std::int64_t h = 0; h < task.n_heads; ++h) {
+    for (std::int64_t i = 0; i < hd; ++i) s.q[h * row + i] = q[h * hd + i] * scale;
+  }
+  s.keys.resize(static_cast<std::size_t>(bs * row));
+  s.values.resize(static_cast<std::size_t>(bs * row));
+  s.offsets.resize(static_cast<std::size_t>(hd));
+  s.scores.resize(static_cast<std::size_t>(task.n_heads * float_attention_row(bs)));
+}
+
+// How work is cut. A (token, KV head) item reads its keys once for all its query heads; when
+// there are fewer such items than threads can share (decoding one token), the chunks of a
+// long context become items of their own, and if those are still few the query heads of a
+// group are split into parts (each part reads the group's keys again: worth it only then).
+struct FloatPlan {
+  std::int64_t parts = 1, part_heads = 1;
+  bool split_chunks = false;
+};
+
+FloatPlan plan_float(std::int64_t n_tokens, std::int64_t n_kv_heads, std::int64_t group,
+                     std::int64_t max_chunks, int threads) {
+  FloatPlan p;
+  const std::int64_t want = 2 * static_cast<std::int64_t>(threads);
+  std::int64_t items = n_tokens * n_kv_heads;
+  if (items < want && max_chunks > 1) {
+    p.split_chunks = true;
+    items *= max_chunks;
+  }
+  p.parts = items >= want ? 1 : std::min(group, (want + items - 1) / items);
+  p.part_heads = (group + p.parts - 1) / p.parts;
+  return p;
+}
+
+// Float attention for every (token, KV head, part) item; with split_chunks each chunk is
+// attended by whichever thread claims it and the chunks are merged afterwards, in order.
+void float_attention(ThreadPool& pool, const LayerView& lv, const AttentionShape& shape,
+                     std::int64_t start_pos, std::int64_t n_tokens, const float* q, float* out) {
+  const std::int64_t hd = shape.head_dim, q_dim = shape.n_heads * hd;
+  const std::int64_t group = shape.n_heads / shape.n_kv_heads;
+  const std::int64_t row = float_attention_row(hd);
+  const std::int64_t chunk_blocks = std::max<std::int64_t>(1, kChunkKeys / lv.L.block_size);
+  // chunks any of the tokens sees (a sliding window moves with the position)
+  const std::int64_t c_lo = chunk_range(lv, start_pos, chunk_blocks).first;
+  const std::int64_t c_hi = chunk_range(lv, start_pos + n_tokens - 1, chunk_blocks).second;
+  const FloatPlan plan =
+      plan_float(n_tokens, shape.n_kv_heads, group, c_hi - c_lo + 1, pool.size());
+  const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
+  const std::int64_t n_chunks = plan.split_chunks ? c_hi - c_lo + 1 : 1;
+  const std::int64_t units = n_tokens * shape.n_kv_heads * plan.parts;
+  // the task of a unit (token, KV head, part), with its first query value
+  const auto task_of = [&](std::int64_t unit, std::int64_t* first) {
+    const std::int64_t t = unit / (shape.n_kv_heads * plan.parts);
+    const std::int64_t kvh = unit / plan.parts % shape.n_kv_heads;
+    const std::int64_t h0 = unit % plan.parts * plan.part_heads;
+    *first = t * q_dim + (kvh * group + h0) * hd;  // heads of a group are adjacent in q, out
+    return FloatTask{lv,  kvh,         h0, std::min(plan.part_heads, group - h0), start_pos + t,
+                     row, chunk_blocks};
+  };
+  thread_local std::vector<FloatAttentionState> partial;  // [units][n_chunks] with split_chunks
+  if (plan.split_chunks && partial.size() < static_cast<std::size_t>(units * n_chunks)) {
+    partial.resize(static_cast<std::size_t>(units * n_chunks));
+  }
+  FloatAttentionState* const partials = partial.data();
+  pool.parallel_for(units * n_chunks, [&](std::int64_t begin, std::int64_t end) {
+    thread_local FloatScratch s;
+    for (std::int64_t item = begin; item < end; ++item) {
+      std::int64_t first = 0;
+      const FloatTask task = task_of(item / n_chunks, &first);
+      if (task.n_heads <= 0) continue;
+      prepare(task, q + first, scale, s);
+      const auto [c0, c1] = chunk_range(lv, task.pos, chunk_blocks);
+      if (plan.split_chunks) {  // chunk c_lo + item % n_chunks, if this token sees it
+        const std::int64_t c = c_lo + item % n_chunks;
+        FloatAttentionState& st = partials[item];
+        if (c >= c0 && c <= c1) {
+          attend_chunk(task, c, s.q.data(), s, st);
+        } else {
+          st.reset(task.n_heads, row);
+        }
+        continue;
       }
-      const float rescale = std::exp(s.run_max[h] - block_max);  // re-weighs the old terms
-      if (rescale != 1.0f) {
-        for (std::int64_t i = 0; i < hd; ++i) o[i] *= rescale;
-        s.run_sum[h] *= rescale;
+      s.total.reset(task.n_heads, row);
+      for (std::int64_t c = c0; c <= c1; ++c) {
+        attend_chunk(task, c, s.q.data(), s, s.chunk);
+        float_attention_merge(s.total, s.chunk);
       }
-      s.run_max[h] = block_max;
-      for (std::int64_t slot = s0; slot <= s1; ++slot) {
-        const float w = std::exp(sc[slot] - block_max);
-        s.run_sum[h] += w;
-        const float* v = &s.values[slot * hd];
-        for (std::int64_t i = 0; i < hd; ++i) o[i] += w * v[i];
-      }
+      float_attention_end(s.total, hd, out + first);
     }
   });
-  for (std::int64_t h = 0; h < group; ++h) {
-    const float inv = s.run_sum[h] > 0.0f ? 1.0f / s.run_sum[h] : 0.0f;
-    for (std::int64_t i = 0; i < hd; ++i) out[h * hd + i] *= inv;
+  if (!plan.split_chunks) return;
+  thread_local FloatAttentionState total;
+  for (std::int64_t unit = 0; unit < units; ++unit) {
+    std::int64_t first = 0;
+    const FloatTask task = task_of(unit, &first);
+    if (task.n_heads <= 0) continue;
+    total.reset(task.n_heads, row);
+    for (std::int64_t c = 0; c < n_chunks; ++c)
+      float_attention_merge(total, partials[unit * n_chunks + c]);
+    float_attention_end(total, hd, out + first);
   }
+}
+
+// llama.cpp's fp16 flash attention for every (token, KV head, part) item; parts as above.
+void ggml_order_attention(ThreadPool& pool, const LayerView& lv, const AttentionShape& shape,
+                          std::int64_t start_pos, std::int64_t n_tokens, const float* q,
+                          float* out) {
+  const std::int64_t hd = shape.head_dim, q_dim = shape.n_heads * hd;
+  const std::int64_t group = shape.n_heads / shape.n_kv_heads;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(hd));  // llama.cpp's kq_scale
+  const FloatPlan plan = plan_float(n_tokens, shape.n_kv_heads, group, 1, pool.size());
+  const std::int64_t items = n_tokens * shape.n_kv_heads;
+  pool.parallel_for(items * plan.parts, [&](std::int64_t begin, std::int64_t end) {
+    Scratch s;
+    for (std::int64_t item = begin; item < end; ++item) {
+      const std::int64_t t = item / (shape.n_kv_heads * plan.parts);
+      const std::int64_t kvh = item / plan.parts % shape.n_kv_heads;
+      const std::int64_t h0 = item % plan.parts * plan.part_heads;
+      const std::int64_t n_heads = std::min(plan.part_heads, group - h0);
+      if (n_heads <= 0) continue;
+      const std::int64_t first = t * q_dim + (kvh * group + h0) * hd;
+      attend_f16(lv, kvh, n_heads, start_pos + t, scale, q + first, out + first, s);
+    }
+  });
 }
 
 }  // namespace
 
 void paged_attention(ThreadPool& pool, const KvCacheManager& kv, SeqId seq, std::int64_t layer,
                      const AttentionShape& shape, std::int64_t start_pos, std::int64_t n_tokens,
-                     std::span<const float> q, std::span<float> out) {
-  const std::int64_t hd = shape.head_dim;
-  const std::int64_t q_dim = shape.n_heads * hd;
+                     std::span<const float> q, std::span<float> out, AttentionMath math) {
+  const std::int64_t q_dim = shape.n_heads * shape.head_dim;
   if (static_cast<std::int64_t>(q.size()) != n_tokens * q_dim ||
       static_cast<std::int64_t>(out.size()) != n_tokens * q_dim) {
     throw_error<UsageError>("paged_attention: q has {} and out {} values, expected {} x {}",
                             q.size(), out.size(), n_tokens, q_dim);
   }
+  if (n_tokens == 0) return;
   const std::int64_t g = kv.group_of_layer(layer);
   const LayerView lv{kv, kv.layout(g), kv.block_table(seq, g), g, kv.layer_in_group(layer)};
   const bool f16 = lv.L.k_dtype == KvDtype::F16 && lv.L.v_dtype == KvDtype::F16;
-  const std::int64_t group = shape.n_heads / shape.n_kv_heads;
-  const float scale = 1.0f / std::sqrt(static_cast<float>(hd));  // llama.cpp's kq_scale
-  // One work item per (token, KV head, part of its query heads). Decoding has few (3 KV heads
-  // for SmolLM2): the heads of a group are then split into parts so every thread has work.
-  // A head's arithmetic does not depend on the others of its group, so results are the same;
-  // each part reads the group's K and V once.
-  const std::int64_t items = n_tokens * shape.n_kv_heads;
-  const std::int64_t want = 2 * static_cast<std::int64_t>(pool.size());
-  const std::int64_t parts = items >= want ? 1 : std::min(group, (want + items - 1) / items);
-  const std::int64_t part_heads = (group + parts - 1) / parts;
-  pool.parallel_for(items * parts, [&](std::int64_t begin, std::int64_t end) {
-    Scratch s;
-    for (std::int64_t item = begin; item < end; ++item) {
-      const std::int64_t t = item / (shape.n_kv_heads * parts);
-      const std::int64_t kvh = item / parts % shape.n_kv_heads;
-      const std::int64_t h0 = item % parts * part_heads;
-      const std::int64_t n_heads = std::min(part_heads, group - h0);
-      if (n_heads <= 0) continue;
-      // heads of a group are adjacent in q and out: [n_heads][hd]
-      const std::int64_t first = t * q_dim + (kvh * group + h0) * hd;
-      const float* qt = q.data() + first;
-      float* ot = out.data() + first;
-      if (f16) {
-        attend_f16(lv, kvh, n_heads, start_pos + t, scale, qt, ot, s);
-        continue;
-      }
-      s.q_scaled.resize(static_cast<std::size_t>(n_heads * hd));
-      for (std::int64_t i = 0; i < n_heads * hd; ++i) s.q_scaled[i] = qt[i] * scale;
-      attend_float(lv, kvh, n_heads, start_pos + t, s.q_scaled.data(), ot, s);
-    }
-  });
+  if (f16 && math == AttentionMath::GgmlOrder) {
+    ggml_order_attention(pool, lv, shape, start_pos, n_tokens, q.data(), out.data());
+  } else {
+    float_attention(pool, lv, shape, start_pos, n_tokens, q.data(), out.data());
+  }
 }
 
 }  // namespace kvscope

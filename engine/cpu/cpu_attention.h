@@ -13,6 +13,18 @@ namespace kvscope {
 
 class ThreadPool;
 
+// The arithmetic of attention over an fp16 cache (quantized caches always take Float):
+//   GgmlOrder  llama.cpp's CPU flash attention operation for operation (fp16 query, fp16
+//              accumulator, one key at a time; ggml_flash_attn.h): the reference decoder
+//              must reproduce llama.cpp's log-probabilities, and on an fp16 cache that takes
+//              the same roundings, not just the same math. One thread per (token, KV head).
+//   Float      float softmax attention (float_attention.h): keys and values decoded once per
+//              block for the group, SIMD scores, exponentials and sums, and a long context
+//              split into chunks of positions that threads share when one token is decoded.
+//              Closer to exact attention than GgmlOrder, and several times faster at long
+//              contexts; what the engine runs unless asked for the exact reference path.
+enum class AttentionMath { GgmlOrder, Float };
+
 struct AttentionShape {
   std::int64_t n_heads = 0;
   std::int64_t n_kv_heads = 0;
@@ -25,16 +37,14 @@ struct AttentionShape {
 //   out: [n_tokens][n_heads][head_dim]
 // The K/V of positions up to start_pos + n_tokens - 1 must already be written.
 // Softmax is computed online (running max and sum, as flash attention does), so no buffer
-// grows with the context. The arithmetic depends on the layer group's KV dtypes:
-//   F16 K and V   llama.cpp's CPU flash attention operation for operation (fp16 query, fp16
-//                 accumulator, one key at a time; ggml_flash_attn.h): the reference decoder
-//                 must reproduce llama.cpp's log-probabilities, and on an fp16 cache that
-//                 takes the same roundings, not just the same math.
-//   Int8 / Int4   float accumulation, block by block (llama.cpp has no such cache to match):
-//                 each block's K and V of a KV head are dequantized once (Int4 key offsets
-//                 decoded once per block) for all the query heads of its group.
+// grows with the context. `math` chooses the arithmetic on an F16 cache (above); Int8 / Int4
+// caches (llama.cpp has none to match) always take Float, with each block's K and V of a KV
+// head dequantized once (Int4 key offsets decoded once per block) for all the query heads of
+// its group. Either way the result does not depend on the thread count, on how the blocks lie
+// in the pool, or on which other tokens came in the same call.
 void paged_attention(ThreadPool& pool, const KvCacheManager& kv, SeqId seq, std::int64_t layer,
                      const AttentionShape& shape, std::int64_t start_pos, std::int64_t n_tokens,
-                     std::span<const float> q, std::span<float> out);
+                     std::span<const float> q, std::span<float> out,
+                     AttentionMath math = AttentionMath::GgmlOrder);
 
 }  // namespace kvscope

@@ -175,7 +175,7 @@ void CpuBackend::attention_block(std::int64_t layer, std::span<const SequenceChu
     const auto n = static_cast<std::int64_t>(c.tokens.size());
     const auto span_len = static_cast<std::size_t>(n * q_dim);
     paged_attention(pool_, kv, c.seq, layer, shape, c.start_pos, n, {&s_.q[t * q_dim], span_len},
-                    {&s_.att[t * q_dim], span_len});
+                    {&s_.att[t * q_dim], span_len}, attention_math());
     t += n;
   }
   matmul_.set_input(rows(s_.att, n_tokens, q_dim), q_dim);
@@ -231,8 +231,9 @@ void CpuBackend::compute_logits(std::span<const SequenceChunk> chunks, std::vect
 
 std::string CpuBackend::kernels() const {
   return fmt::format("{} kernels, {}", cpu_isa_name(matmul_.isa()),
-                     matmul_.quantized_activations() ? "8-bit activations for quantized weights"
-                                                     : "f32 activations");
+                     matmul_.quantized_activations()
+                         ? "8-bit activations for quantized weights"
+                         : "f32 activations, llama.cpp's attention order");
 }
 
 MemoryInfo CpuBackend::memory_info(const KvCacheManager& kv) const {

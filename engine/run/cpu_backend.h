@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "cpu/cpu_attention.h"
 #include "cpu/matmul.h"
 #include "cpu/rope.h"
 #include "cpu/thread_pool.h"
@@ -23,8 +24,10 @@ struct CpuBackendOptions {
   std::int64_t context_length = 0;  // the context the engine runs at (RoPE scaling)
   std::uint64_t memory_total = 0;   // simulated device size for memory_info (0: host RAM)
   // Activations encoded for each weight type, as llama.cpp does (8-bit codes for quantized
-  // weights, fp16/bf16 for F16/BF16): logits move by the codes' rounding. false (or
-  // KVSCOPE_Q8_ACTIVATIONS=0): float activations for every type, the exact reference path.
+  // weights, fp16/bf16 for F16/BF16): logits move by the codes' rounding; attention over an
+  // fp16 cache in float SIMD (AttentionMath::Float). false (or KVSCOPE_Q8_ACTIVATIONS=0):
+  // float activations for every type and llama.cpp's fp16 attention order, the exact
+  // reference path.
   bool q8_activations = true;
   // With q8_activations: Q4_0, Q4_1 and Q8_0 matrices are copied once, at construction, into
   // 8-row groups (cpu/quant_dot/interleaved.h), which the dot products read about three
@@ -71,6 +74,10 @@ class CpuBackend final : public Backend {
     std::uint64_t bytes() const;
   };
 
+  // Float on the fast path, llama.cpp's order on the exact reference path (q8_activations).
+  AttentionMath attention_math() const {
+    return matmul_.quantized_activations() ? AttentionMath::Float : AttentionMath::GgmlOrder;
+  }
   void embed(std::span<const SequenceChunk> chunks);
   void attention_block(std::int64_t layer, std::span<const SequenceChunk> chunks,
                        std::int64_t n_tokens, KvCacheManager& kv);

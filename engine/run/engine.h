@@ -36,8 +36,9 @@ struct EngineOptions {
   std::string backend = "auto";  // "cpu", "cuda", or "auto" (cuda when it works, else cpu)
   BackendFactory cuda_factory;   // empty: this build has no CUDA backend
   int n_threads = 0;             // CPU threads (0: all cores)
-  // CPU: activations encoded per weight type as llama.cpp does (cpu/matmul.h); false, or
-  // KVSCOPE_Q8_ACTIVATIONS=0: float activations, the exact reference path.
+  // CPU: activations encoded per weight type as llama.cpp does (cpu/matmul.h) and float SIMD
+  // attention (cpu/cpu_attention.h); false, or KVSCOPE_Q8_ACTIVATIONS=0: float activations
+  // and llama.cpp's fp16 attention order, the exact reference path.
   bool q8_activations = true;
   KvDtype k_dtype = KvDtype::F16;
   KvDtype v_dtype = KvDtype::F16;

@@ -1,7 +1,8 @@
-// paged_attention (the CPU reference): on an fp16 cache it is llama.cpp's flash attention
-// (ggml_flash_attn.h) bit for bit whatever the block size, the order of the blocks in the
-// pool or the query chunk; on a quantized cache it is float softmax attention over the
-// dequantized keys and values. Sliding windows read only the visible keys.
+// paged_attention (the CPU reference): on an fp16 cache in GgmlOrder math it is llama.cpp's
+// flash attention (ggml_flash_attn.h) bit for bit whatever the block size, the order of the
+// blocks in the pool or the query chunk; in Float math, and on a quantized cache, it is float
+// softmax attention over the dequantized keys and values, to float precision, with the same
+// bits whatever the threads. Sliding windows read only the visible keys.
 #include "cpu/cpu_attention.h"
 
 #include <algorithm>
@@ -14,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include "cpu/ggml_flash_attn.h"
+#include "cpu/simd_dispatch.h"
 #include "cpu/thread_pool.h"
 #include "kv/format/kv_format.h"
 #include "util/error.h"
@@ -64,7 +66,8 @@ struct Fixture {
     cfg.head_dim = c.head_dim;
     cfg.block_size = c.block_size;
     cfg.max_context = 4096;
-    cfg.n_blocks = 2 * ((c.length + c.block_size - 1) / c.block_size) + 8;
+    // the filler sequence below takes about one block every ten tokens
+    cfg.n_blocks = 2 * ((c.length + c.block_size - 1) / c.block_size) + c.length / 8 + 8;
     return cfg;
   }
 
@@ -175,12 +178,13 @@ std::vector<double> expected_exact(const Case& c, const Fixture& f, const std::v
   return out;
 }
 
-std::vector<float> run(const Case& c, const Fixture& f, const std::vector<float>& q) {
+std::vector<float> run(const Case& c, const Fixture& f, const std::vector<float>& q,
+                       AttentionMath math = AttentionMath::GgmlOrder) {
   ThreadPool pool(c.threads);
   std::vector<float> out(q.size(), -7.0f);
   const int n_heads = c.n_kv_heads * c.group;
   paged_attention(pool, f.kv, kSeq, 1, {n_heads, c.n_kv_heads, c.head_dim}, c.length - c.n_query,
-                  c.n_query, q, out);
+                  c.n_query, q, out, math);
   return out;
 }
 
@@ -289,6 +293,92 @@ TEST(CpuAttention, SlidingWindowReadsOnlyTheVisibleKeys) {
       const auto want = expected_exact(c, f, q);
       for (std::size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-4) << i;
     }
+  }
+}
+
+void expect_near_exact(const std::vector<float>& got, const std::vector<double>& want,
+                       const std::string& what) {
+  ASSERT_EQ(got.size(), want.size());
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    ASSERT_NEAR(got[i], want[i], 2e-6 + 2e-5 * std::abs(want[i])) << what << " value " << i;
+  }
+}
+
+// Float math: exact attention to float precision on every cache dtype, block size, head_dim
+// (36 is padded to 40 lanes), window, and contexts of several 128-position chunks.
+TEST(CpuAttention, FloatMathIsExactAttentionToFloatPrecision) {
+  for (const KvDtype dtype : {KvDtype::F16, KvDtype::Int8, KvDtype::Int4}) {
+    for (const int head_dim : {8, 36, 64}) {
+      for (const int block_size : {1, 5, 16, 64}) {
+        for (const int window : {0, 150}) {
+          Case c;
+          c.dtype = dtype;
+          c.head_dim = head_dim;
+          c.block_size = block_size;
+          c.group = 3;
+          c.window = window;
+          c.length = 300 + block_size;
+          c.n_query = window > 0 ? 1 : 2;  // the fixture frees blocks out of the last window
+          c.threads = 2;
+          const Fixture f(c);
+          const auto q = queries(c);
+          expect_near_exact(run(c, f, q, AttentionMath::Float), expected_exact(c, f, q), c.name());
+        }
+      }
+    }
+  }
+}
+
+// Float math cuts a decoded token's context into chunks that any thread may take, and a
+// prompt's tokens into (token, KV head) items: neither the thread count nor whether a token
+// came alone or in a prompt chunk may change a bit.
+TEST(CpuAttention, FloatMathGivesTheSameBitsWhateverTheThreadsAndTheBatch) {
+  for (const KvDtype dtype : {KvDtype::F16, KvDtype::Int4}) {
+    Case c;
+    c.dtype = dtype;
+    c.head_dim = 64;
+    c.n_kv_heads = 3;
+    c.group = 3;
+    c.length = 700;
+    c.n_query = 5;
+    const Fixture f(c);
+    const auto q = queries(c);
+    c.threads = 1;
+    const auto reference = run(c, f, q, AttentionMath::Float);
+    for (const int threads : {2, 3, 8}) {
+      c.threads = threads;
+      expect_bits_equal(run(c, f, q, AttentionMath::Float), reference,
+                        c.name() + " threads " + std::to_string(threads));
+    }
+    // the last token alone (split into chunks) against its row of the prompt run
+    const std::size_t q_dim = static_cast<std::size_t>(c.n_kv_heads * c.group * c.head_dim);
+    const std::vector<float> last_q(q.end() - static_cast<std::ptrdiff_t>(q_dim), q.end());
+    const std::vector<float> last(reference.end() - static_cast<std::ptrdiff_t>(q_dim),
+                                  reference.end());
+    c.n_query = 1;
+    for (const int threads : {1, 2, 5}) {
+      c.threads = threads;
+      expect_bits_equal(run(c, f, last_q, AttentionMath::Float), last,
+                        c.name() + " alone, threads " + std::to_string(threads));
+    }
+  }
+}
+
+TEST(CpuAttention, FloatMathPortableAndAvx2GiveTheSameBits) {
+  if (!cpu_has_avx2_fma_f16c()) GTEST_SKIP() << "this CPU has no AVX2 + FMA + F16C";
+  for (const KvDtype dtype : {KvDtype::F16, KvDtype::Int8, KvDtype::Int4}) {
+    Case c;
+    c.dtype = dtype;
+    c.head_dim = 72;
+    c.block_size = 7;
+    c.length = 400;
+    c.n_query = 3;
+    c.threads = 1;  // the calling thread runs every item, inside the scope below
+    const Fixture f(c);
+    const auto q = queries(c);
+    const auto simd = run(c, f, q, AttentionMath::Float);
+    const PortableArithmeticScope portable;
+    expect_bits_equal(run(c, f, q, AttentionMath::Float), simd, c.name());
   }
 }
 

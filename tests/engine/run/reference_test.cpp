@@ -66,6 +66,7 @@ TEST_P(ReferenceTest, GreedyIdsAndTopLogprobsMatchLlamaCpp) {
   KVSCOPE_REQUIRE_SHARED(reference, "reference/stories260K-greedy.json");
   EngineOptions options;
   options.backend = "cpu";
+  options.q8_activations = false;  // the exact reference path: llama.cpp's attention order
   options.n_threads = 2;
   options.block_size = GetParam();
   Engine engine(model, options);
@@ -82,6 +83,7 @@ TEST(Reference, ChunkedPrefillGivesTheSameOutput) {
   KVSCOPE_REQUIRE_SHARED(reference, "reference/stories260K-greedy.json");
   EngineOptions options;
   options.backend = "cpu";
+  options.q8_activations = false;          // the exact reference path: llama.cpp's attention order
   options.scheduler.max_batch_tokens = 2;  // prompts of 5+ tokens go in chunks of 2
   Engine engine(model, options);
   for (const Case& c : test::load_reference_cases(reference))
@@ -93,6 +95,7 @@ TEST(Reference, ForkHalfWayContinuesIdenticallyToTheParent) {
   KVSCOPE_REQUIRE_SHARED(reference, "reference/stories260K-greedy.json");
   EngineOptions options;
   options.backend = "cpu";
+  options.q8_activations = false;  // the exact reference path: llama.cpp's attention order
   options.block_size = 16;
   Engine engine(model, options);
   for (const Case& c : test::load_reference_cases(reference)) {

@@ -1,0 +1,63 @@
+// Float softmax attention of one GQA group over runs of keys: the CPU attention's default
+// arithmetic (cpu_attention.h). Keys and values are decoded to float rows once per block for
+// all the query heads of the group; scores, exponentials and the weighted sum of values run
+// 8 lanes at a time. There is an AVX2 + FMA + F16C version and a portable one that performs
+// the same IEEE operations in the same order, so both give the same bits (tests compare them).
+//
+// Rows are `row` = head_dim rounded up to 8 floats; the padding columns of q, K and V rows
+// are zero, so every dot product and every update runs over whole 8-lane vectors.
+//
+// Online softmax over keys fed run by run (a run is one block's visible slots): for query head
+// h with scores s_j = q_h . k_j (q pre-scaled by 1/sqrt(head_dim)) the state keeps
+//   max[h] = max_j s_j,   sum[h] = sum_j e^(s_j - max[h]),   acc[h] = sum_j e^(s_j - max[h]) v_j
+// and two states over disjoint key ranges merge into the state of their union; the result is
+// acc[h] / sum[h].
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace kvscope {
+
+constexpr std::int64_t kFloatAttentionLanes = 8;
+
+// head_dim rounded up to a whole number of lanes.
+inline std::int64_t float_attention_row(std::int64_t head_dim) {
+  return (head_dim + kFloatAttentionLanes - 1) / kFloatAttentionLanes * kFloatAttentionLanes;
+}
+
+// The softmax state of `n_heads` query heads. acc: [n_heads][row].
+struct FloatAttentionState {
+  std::int64_t n_heads = 0;
+  std::int64_t row = 0;
+  std::vector<float> max, sum, acc;
+
+  // No key seen yet: max = -inf, sum = 0, acc = 0 (allocates only when it grows).
+  void reset(std::int64_t heads, std::int64_t row_floats);
+  bool empty(std::int64_t h) const { return sum[h] == 0.0f; }
+};
+
+// Feeds n_keys keys to every head of `state`:
+//   q: [n_heads][row] pre-scaled, zero padded;  k, v: [n_keys][row] zero padded;
+//   scores: scratch of at least n_heads * round_up(n_keys, 8) floats.
+void float_attention_keys(const float* q, const float* k, const float* v, std::int64_t n_keys,
+                          FloatAttentionState& state, float* scores);
+
+// into = the state of into's keys and from's keys together (same heads and row).
+void float_attention_merge(FloatAttentionState& into, const FloatAttentionState& from);
+
+// out[h][0, head_dim) = acc[h] / sum[h] (0 for a head that saw no key). out: [n_heads][head_dim].
+void float_attention_end(const FloatAttentionState& state, std::int64_t head_dim, float* out);
+
+// fp16 rows to float rows: src [n][src_stride] fp16 bits (the first head_dim used),
+// dst [n][row] with zero padding.
+void float_attention_rows_from_f16(const std::uint16_t* src, std::int64_t src_stride,
+                                   std::int64_t n, std::int64_t head_dim, std::int64_t row,
+                                   float* dst);
+
+// y[i] = e^x[i] for x[i] <= 0 (larger values are clamped to 88), to about 2 ulp; below
+// about -87.3 it returns e^-87.3 (1.2e-38) instead of a smaller number or 0. The exponential
+// the kernels use, exposed for tests.
+void float_attention_exp(const float* x, float* y, std::int64_t n);
+
+}  // namespace kvscope

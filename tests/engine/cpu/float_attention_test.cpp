@@ -1,0 +1,154 @@
+// The float attention kernels (float_attention.h): the exponential's accuracy, the online
+// softmax over runs of keys against a direct softmax in double, merging two key ranges, and
+// the AVX2 functions against the portable ones bit for bit.
+#include "cpu/float_attention.h"
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "cpu/simd_dispatch.h"
+
+namespace kvscope {
+namespace {
+
+std::vector<float> uniform(std::size_t n, unsigned seed, float lo, float hi) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> d(lo, hi);
+  std::vector<float> v(n);
+  for (float& x : v) x = d(rng);
+  return v;
+}
+
+TEST(FloatAttention, ExpIsWithinTwoUlpOverTheScoresRange) {
+  std::vector<float> x = uniform(100000, 1, -87.0f, 0.0f);
+  x.insert(x.end(), {0.0f, -1e-8f, -0.5f, -1.0f, -10.0f, -80.0f});
+  std::vector<float> y(x.size());
+  float_attention_exp(x.data(), y.data(), static_cast<std::int64_t>(x.size()));
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const double want = std::exp(static_cast<double>(x[i]));
+    const double ulp = want * std::ldexp(1.0, -23);  // float spacing near want, at most
+    ASSERT_LE(std::abs(y[i] - want), 2 * ulp) << "e^" << x[i];
+  }
+  float one = 0.0f;
+  const float zero = 0.0f;
+  float_attention_exp(&zero, &one, 1);
+  EXPECT_EQ(one, 1.0f);  // a rescale by e^0 changes nothing
+}
+
+TEST(FloatAttention, ExpBelowTheNormalRangeIsTinyNotWrong) {
+  const std::vector<float> x = {-88.0f, -100.0f, -1e30f, -INFINITY};
+  std::vector<float> y(x.size());
+  float_attention_exp(x.data(), y.data(), static_cast<std::int64_t>(x.size()));
+  for (const float v : y) {
+    EXPECT_GT(v, 0.0f);
+    EXPECT_LT(v, 1.3e-38f);
+  }
+}
+
+// Softmax attention of n_heads queries over n keys in double. q, k, v: [..][row] padded.
+std::vector<double> direct(const std::vector<float>& q, const std::vector<float>& k,
+                           const std::vector<float>& v, int n_heads, int n, int hd, int row) {
+  std::vector<double> out(static_cast<std::size_t>(n_heads * hd));
+  for (int h = 0; h < n_heads; ++h) {
+    std::vector<double> s(n);
+    double mx = -1e300, sum = 0;
+    for (int j = 0; j < n; ++j) {
+      double d = 0;
+      for (int i = 0; i < hd; ++i) d += double{q[h * row + i]} * k[j * row + i];
+      mx = std::max(mx, s[j] = d);
+    }
+    for (double& x : s) sum += (x = std::exp(x - mx));
+    for (int j = 0; j < n; ++j) {
+      for (int i = 0; i < hd; ++i) out[h * hd + i] += s[j] / sum * v[j * row + i];
+    }
+  }
+  return out;
+}
+
+struct Inputs {
+  int n_heads = 3, n = 100, hd = 20;
+  int row = static_cast<int>(float_attention_row(20));
+  std::vector<float> q, k, v;
+  Inputs() {
+    q = uniform(static_cast<std::size_t>(n_heads * row), 2, -2.0f, 2.0f);
+    k = uniform(static_cast<std::size_t>(n * row), 3, -2.0f, 2.0f);
+    v = uniform(static_cast<std::size_t>(n * row), 4, -1.0f, 1.0f);
+    for (auto* m : {&q, &k, &v}) {  // zero padding, as the kernels require
+      for (std::size_t r = 0; r < m->size() / row; ++r) {
+        for (int i = hd; i < row; ++i) (*m)[r * row + i] = 0.0f;
+      }
+    }
+  }
+};
+
+// Feeds keys [from, to) in runs of `run` keys into a fresh state.
+FloatAttentionState feed(const Inputs& in, int from, int to, int run) {
+  FloatAttentionState st;
+  st.reset(in.n_heads, in.row);
+  std::vector<float> scores(static_cast<std::size_t>(in.n_heads * float_attention_row(run)));
+  for (int j = from; j < to; j += run) {
+    const int n = std::min(run, to - j);
+    float_attention_keys(in.q.data(), &in.k[j * in.row], &in.v[j * in.row], n, st, scores.data());
+  }
+  return st;
+}
+
+std::vector<float> finish(const Inputs& in, const FloatAttentionState& st) {
+  std::vector<float> out(static_cast<std::size_t>(in.n_heads * in.hd));
+  float_attention_end(st, in.hd, out.data());
+  return out;
+}
+
+TEST(FloatAttention, RunsOfKeysAndMergedRangesGiveSoftmaxAttention) {
+  const Inputs in;
+  const auto want = direct(in.q, in.k, in.v, in.n_heads, in.n, in.hd, in.row);
+  for (const int run : {1, 7, 16, 100}) {
+    const auto got = finish(in, feed(in, 0, in.n, run));
+    for (std::size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-6) << run;
+  }
+  // keys [0, 37) and [37, 100) attended apart and merged, in either state's favour of max
+  FloatAttentionState a = feed(in, 0, 37, 16), b = feed(in, 37, in.n, 16), empty;
+  empty.reset(in.n_heads, in.row);
+  float_attention_merge(a, empty);  // merging nothing changes nothing
+  float_attention_merge(empty, b);  // merging into nothing copies
+  float_attention_merge(a, empty);
+  const auto got = finish(in, a);
+  for (std::size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-6) << i;
+}
+
+TEST(FloatAttention, AHeadThatSawNoKeyGivesZeros) {
+  FloatAttentionState st;
+  st.reset(2, 8);
+  std::vector<float> out(16, 5.0f);
+  float_attention_end(st, 8, out.data());
+  for (const float x : out) EXPECT_EQ(x, 0.0f);
+}
+
+void expect_same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+  ASSERT_EQ(a.size(), b.size());
+  EXPECT_EQ(std::memcmp(a.data(), b.data(), a.size() * sizeof(float)), 0);
+}
+
+TEST(FloatAttention, PortableAndAvx2GiveTheSameBits) {
+  if (!cpu_has_avx2_fma_f16c()) GTEST_SKIP() << "this CPU has no AVX2 + FMA + F16C";
+  const Inputs in;
+  const std::vector<float> x = uniform(1003, 9, -90.0f, 0.0f);
+  std::vector<float> e_simd(x.size()), e_port(x.size());
+  float_attention_exp(x.data(), e_simd.data(), static_cast<std::int64_t>(x.size()));
+  FloatAttentionState simd = feed(in, 0, 50, 13), simd_b = feed(in, 50, in.n, 13);
+  float_attention_merge(simd, simd_b);
+  const PortableArithmeticScope portable;
+  float_attention_exp(x.data(), e_port.data(), static_cast<std::int64_t>(x.size()));
+  FloatAttentionState port = feed(in, 0, 50, 13), port_b = feed(in, 50, in.n, 13);
+  float_attention_merge(port, port_b);
+  expect_same_bits(e_simd, e_port);
+  expect_same_bits(simd.acc, port.acc);
+  expect_same_bits(simd.sum, port.sum);
+}
+
+}  // namespace
+}  // namespace kvscope
