@@ -105,16 +105,17 @@ void HostCacheFlusher::flush(ThreadPool& pool) {
 std::vector<double> time_cpu_paged_attention(ThreadPool& pool, const KvCacheManager& kv,
                                              const AttentionBenchShape& shape,
                                              std::span<const float> q, int repetitions,
-                                             HostCacheFlusher& flusher, std::span<float> out) {
+                                             HostCacheFlusher& flusher, std::span<float> out,
+                                             AttentionMath math) {
   const AttentionShape attn{shape.n_heads, shape.n_kv_heads, shape.head_dim};
   const std::int64_t pos = kv.n_tokens(kBenchSeq) - 1;
-  paged_attention(pool, kv, kBenchSeq, 0, attn, pos, 1, q, out);  // warm-up: threads awake
+  paged_attention(pool, kv, kBenchSeq, 0, attn, pos, 1, q, out, math);  // warm-up: threads awake
   std::vector<double> us;
   us.reserve(static_cast<std::size_t>(repetitions));
   for (int r = 0; r < repetitions; ++r) {
     flusher.flush(pool);
     const auto start = Clock::now();
-    paged_attention(pool, kv, kBenchSeq, 0, attn, pos, 1, q, out);
+    paged_attention(pool, kv, kBenchSeq, 0, attn, pos, 1, q, out, math);
     us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - start).count());
   }
   return us;

@@ -10,6 +10,7 @@
 #include <span>
 #include <vector>
 
+#include "cpu/cpu_attention.h"
 #include "kv/format/kv_format.h"
 #include "kv/kv_cache_manager.h"
 #include "kv/kv_ids.h"
@@ -63,10 +64,11 @@ class HostCacheFlusher {
 
 // Decode attention of kBenchSeq's last position (one query token) over layer 0 of `kv`:
 // one warm-up call, then `repetitions` calls, each after a cache flush; returns each call's
-// microseconds. out: [n_heads][head_dim], the last call's result.
+// microseconds, with the given arithmetic. out: [n_heads][head_dim], the last call's result.
 std::vector<double> time_cpu_paged_attention(ThreadPool& pool, const KvCacheManager& kv,
                                              const AttentionBenchShape& shape,
                                              std::span<const float> q, int repetitions,
-                                             HostCacheFlusher& flusher, std::span<float> out);
+                                             HostCacheFlusher& flusher, std::span<float> out,
+                                             AttentionMath math);
 
 }  // namespace kvscope::cli

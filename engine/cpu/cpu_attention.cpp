@@ -132,6 +132,22 @@ std::pair<std::int64_t, std::int64_t> chunk_range(const LayerView& lv, std::int6
   return {first / bs / chunk_blocks, pos / bs / chunk_blocks};
 }
 
+// Asks for the K and V data of one KV head in the block at `base` to be brought into the
+// cache while the current block is computed: a context's blocks lie anywhere in the pool, so
+// the hardware prefetcher, which follows addresses, cannot guess the next one; without this
+// every block starts with a wait for memory. (Scales, small and beside the data, follow.)
+void prefetch_head(const LayerView& lv, std::int64_t kv_head, const std::uint8_t* base) {
+#if defined(__GNUC__) || defined(__clang__)
+  for (const KvSide side : {KvSide::K, KvSide::V}) {
+    const std::uint8_t* p = lv.L.data(base, side, lv.layer, kv_head, 0);
+    const std::int64_t bytes = lv.L.block_size * lv.L.data_stride(side);
+    for (std::int64_t off = 0; off < bytes; off += 64) __builtin_prefetch(p + off);
+  }
+#else
+  (void)lv, (void)kv_head, (void)base;
+#endif
+}
+
 // state = softmax state of chunk c's visible keys. q: [n_heads][row] scaled and padded.
 void attend_chunk(const FloatTask& task, std::int64_t c, const float* q, FloatScratch& s,
                   FloatAttentionState& state) {
@@ -143,6 +159,7 @@ void attend_chunk(const FloatTask& task, std::int64_t c, const float* q, FloatSc
   state.reset(task.n_heads, task.row);
   for (std::int64_t b = b0; b <= b1; ++b) {
     const std::uint8_t* base = lv.kv.block_data(lv.group, lv.table.block(b));
+    if (b < b1) prefetch_head(lv, task.kv_head, lv.kv.block_data(lv.group, lv.table.block(b + 1)));
     const std::int64_t s0 = std::max(first, b * bs) - b * bs;
     const std::int64_t s1 = std::min(task.pos, b * bs + bs - 1) - b * bs;
     decode_rows(lv, KvSide::K, task.kv_head, base, s0, s1, task.row, s.keys.data(),

@@ -45,6 +45,7 @@ struct BenchOptions {
   AttentionBenchShape shape;
   int repetitions = 20;
   int threads = 1;
+  AttentionMath math = AttentionMath::Float;  // CPU: what the engine runs by default
 };
 
 // One attention kernel's median on a (dtype, context) layout (CUDA).
@@ -131,6 +132,7 @@ BenchOptions parse_options(const ArgParser& p) {
   }
   o.repetitions = int_option(p, "-r", 20, 100000);
   o.threads = int_option(p, "-t", ThreadPool::default_threads(), ThreadPool::kMaxThreads);
+  if (p.has("--ggml-order")) o.math = AttentionMath::GgmlOrder;
   return o;
 }
 
@@ -161,7 +163,7 @@ Measured measure(const BenchOptions& o, KvDtype dtype, std::int64_t context, Thr
   m.cpu_out.resize(q.size());
   if (!o.cuda) {
     r.samples_us =
-        time_cpu_paged_attention(pool, kv, o.shape, q, o.repetitions, *flusher, m.cpu_out);
+        time_cpu_paged_attention(pool, kv, o.shape, q, o.repetitions, *flusher, m.cpu_out, o.math);
     r.output_finite = all_finite(m.cpu_out);
     r.cache_flush_bytes = flusher->bytes();
     return m;
@@ -303,6 +305,9 @@ int cmd_bench_attention(const Args& args) {
   p.option({"--block-size"}, "token slots per KV block (default 16)");
   p.option({"-r", "--repetitions"}, "timed calls; the median is reported (default 20)");
   p.option({"-t", "--threads"}, "CPU threads (default: all cores)");
+  p.flag({"--ggml-order"},
+         "CPU: time llama.cpp's fp16 attention order (the exact reference path) instead of the "
+         "default float attention");
   p.flag({"--json"}, "print the results as JSON");
   if (!p.parse(args)) return 0;
   const BenchOptions o = parse_options(p);
