@@ -41,6 +41,8 @@ using nlohmann::json;
 constexpr JsonLimits kIndexLimits{.max_bytes = 16 << 20};
 // Chat templates and added-token tables: real files are well under 1 MiB.
 constexpr JsonLimits kTokenizerConfigLimits{.max_bytes = 16 << 20};
+// A few hundred bytes in every published folder.
+constexpr JsonLimits kGenerationConfigLimits{.max_bytes = 1 << 20};
 
 std::string join_path(const std::string& folder, const std::string& name) {
   return (fs::path(folder) / name).string();
@@ -91,6 +93,20 @@ std::optional<std::string> chat_template_from(const json& config, const std::str
     if (!first) first = text;
   }
   return first;
+}
+
+// tokenizer_config.json's bos_token / eos_token / pad_token: the token's text, or an
+// object whose "content" is (transformers' AddedToken form); null or absent: unset.
+std::optional<std::string> token_text(const json& config, const char* field,
+                                      const std::string& source) {
+  const auto it = config.find(field);
+  if (it == config.end() || it->is_null()) return std::nullopt;
+  if (it->is_string()) return it->get<std::string>();
+  if (it->is_object()) {
+    if (auto content = hf::find_string(*it, "content", source + ": " + field)) return content;
+  }
+  throw_error<ModelError>("{}: {}: expected a token's text or {{\"content\": ...}}, found {}",
+                          source, field, describe_json(*it));
 }
 
 }  // namespace
@@ -226,18 +242,47 @@ void HfModel::bind_weights(const std::string& folder) {
 
 void HfModel::read_tokenizer_files(const std::string& folder) {
   if (auto p = join_path(folder, "tokenizer.model"); is_file(p)) tokenizer_model_ = p;
+  if (auto p = join_path(folder, "tokenizer.json"); is_file(p)) tokenizer_json_ = p;
   if (auto p = join_path(folder, "tokenizer_config.json"); is_file(p)) {
     tokenizer_config_ = p;
+    special_tokens_.config_path = p;
     const json config = read_json_file(p, kTokenizerConfigLimits);
     if (config.is_object()) {
       chat_template_ = chat_template_from(config, p);
       special_tokens_.add_bos = hf::find_bool(config, "add_bos_token", p);
       special_tokens_.add_eos = hf::find_bool(config, "add_eos_token", p);
+      special_tokens_.bos_token = token_text(config, "bos_token", p);
+      special_tokens_.eos_token = token_text(config, "eos_token", p);
+      special_tokens_.pad_token = token_text(config, "pad_token", p);
     }
   }
   // Newer transformers versions save the template as its own file.
   if (auto p = join_path(folder, "chat_template.jinja"); !chat_template_ && is_file(p)) {
     chat_template_ = read_template_file(p);
+  }
+  if (auto p = join_path(folder, "generation_config.json"); is_file(p)) read_generation_config(p);
+}
+
+// eos_token_id: one id or a list (Llama 3 Instruct lists three); each must be a row of the
+// embedding (config.json's vocab_size).
+void HfModel::read_generation_config(const std::string& path) {
+  special_tokens_.generation_config_path = path;
+  const json config = read_json_file(path, kGenerationConfigLimits);
+  const auto it = config.is_object() ? config.find("eos_token_id") : config.end();
+  if (it == config.end() || it->is_null()) return;
+  const json list = it->is_array() ? *it : json::array({*it});
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const std::string field = it->is_array() ? fmt::format("eos_token_id[{}]", i) : "eos_token_id";
+    if (!list[i].is_number_integer()) {
+      throw_error<ModelError>("{}: {}: expected a token id, found {}", path, field,
+                              describe_json(list[i]));
+    }
+    const auto id = list[i].get<std::int64_t>();
+    if (id < 0 || id >= spec_.vocab_size) {
+      throw_error<ModelError>("{}: {} = {} is out of range (vocab_size {} in config.json)", path,
+                              field, id, spec_.vocab_size);
+    }
+    special_tokens_.eos_token_ids.push_back(id);
   }
 }
 

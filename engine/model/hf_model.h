@@ -1,6 +1,8 @@
 // A model in a Hugging Face folder: config.json, the weights in model.safetensors or in
-// the shards model.safetensors.index.json lists, and beside them tokenizer.model and
-// tokenizer_config.json (chat template). Weights are viewed in place in the shard maps.
+// the shards model.safetensors.index.json lists, and beside them tokenizer.json and/or
+// tokenizer.model, tokenizer_config.json (chat template, BOS / EOS) and
+// generation_config.json (the ids that end a generation). Weights are viewed in place in the shard
+// maps.
 #pragma once
 
 #include <map>
@@ -20,6 +22,7 @@ class HfModel : public Model {
   explicit HfModel(const std::string& folder);
 
   std::string tokenizer_model_path() const override { return tokenizer_model_; }
+  std::string tokenizer_json_path() const override { return tokenizer_json_; }
   std::string tokenizer_config_path() const override { return tokenizer_config_; }
   std::optional<std::string> chat_template() const override { return chat_template_; }
   SpecialTokenFlags special_token_flags() const override { return special_tokens_; }
@@ -34,11 +37,13 @@ class HfModel : public Model {
   WeightView view(const std::string& name, std::int64_t rows, std::int64_t cols) const;
   WeightView vector_view(const std::string& name, std::int64_t n) const;
   void read_tokenizer_files(const std::string& folder);
+  void read_generation_config(const std::string& path);
 
   std::vector<std::unique_ptr<SafetensorsFile>> shards_;
   // Every tensor by name, pointing into the shard that holds it.
   std::map<std::string, const SafetensorsTensor*, std::less<>> tensors_;
   std::string tokenizer_model_;
+  std::string tokenizer_json_;
   std::string tokenizer_config_;
   std::optional<std::string> chat_template_;
   SpecialTokenFlags special_tokens_;

@@ -3,6 +3,8 @@
 #include "model/gguf/gguf_file.h"
 #include "model/model.h"
 #include "text/bpe_tokenizer.h"
+#include "text/end_of_generation_ids.h"
+#include "text/hf_tokenizer.h"
 #include "text/sentencepiece_tokenizer.h"
 #include "util/error.h"
 
@@ -27,12 +29,20 @@ std::unique_ptr<Tokenizer> make_tokenizer(const Model& model) {
         "no tokenizer: {}: tokenizer.ggml.model \"{}\" is not supported (\"llama\" or \"gpt2\")",
         model.path(), *type);
   }
-  const std::string sp_path = model.tokenizer_model_path();
-  if (!sp_path.empty()) return load_sentencepiece_file(sp_path, model.special_token_flags());
-  throw_error<ModelError>(
-      "no tokenizer: {} has no tokenizer.model (only SentencePiece tokenizers are read from "
-      "Hugging Face folders)",
-      model.path());
+  // tokenizer.json first: transformers' AutoTokenizer loads the fast tokenizer, which reads
+  // it, when a folder has both; tokenizer.model is what it converts when there is none.
+  const Model::SpecialTokenFlags flags = model.special_token_flags();
+  std::unique_ptr<Tokenizer> tokenizer;
+  if (const std::string json_path = model.tokenizer_json_path(); !json_path.empty()) {
+    tokenizer = load_hf_tokenizer(json_path, flags);
+  } else if (const std::string sp_path = model.tokenizer_model_path(); !sp_path.empty()) {
+    tokenizer = load_sentencepiece_file(sp_path, flags);
+  } else {
+    throw_error<ModelError>("no tokenizer: {} has neither tokenizer.json nor tokenizer.model",
+                            model.path());
+  }
+  return with_end_of_generation_ids(std::move(tokenizer), flags.eos_token_ids,
+                                    flags.generation_config_path + ": eos_token_id");
 }
 
 }  // namespace kvscope

@@ -1,5 +1,6 @@
 // Text <-> token ids. Implementations: SentencePiece (a tokenizer.model file or a GGUF
-// "llama" vocab) and byte-level BPE (GGUF "gpt2" vocabs: SmolLM2, Qwen2, Llama 3).
+// "llama" vocab), byte-level BPE (GGUF "gpt2" vocabs: SmolLM2, Qwen2, Llama 3) and the BPE
+// models of a Hugging Face tokenizer.json (hf_tokenizer.h).
 // User text is never parsed into special tokens; only template control text is.
 #pragma once
 
@@ -54,8 +55,10 @@ class Tokenizer {
   virtual bool is_end_of_generation(TokenId id) const { return id == eos() || id == eot(); }
 };
 
-// The model's own tokenizer: embedded in the GGUF, or tokenizer.model of a HF folder.
-// Throws ModelError (naming the file or metadata key) when it cannot be built.
+// The model's own tokenizer: embedded in the GGUF, or a HF folder's tokenizer.json (preferred,
+// as transformers' fast tokenizer reads it) else its tokenizer.model, with the ids of its
+// generation_config.json ending generations too. Throws ModelError (naming the file or
+// metadata key) when it cannot be built.
 std::unique_ptr<Tokenizer> make_tokenizer(const Model& model);
 
 // A SentencePiece tokenizer from a tokenizer.model file (no model weights needed); `flags`

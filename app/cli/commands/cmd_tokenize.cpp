@@ -6,13 +6,15 @@
 #include "cli/arg_parser.h"
 #include "cli/command.h"
 #include "model/model.h"
+#include "text/hf_tokenizer.h"
 #include "text/tokenizer.h"
 
 namespace kvscope::cli {
 
 int cmd_tokenize(const Args& args) {
   ArgParser p("tokenize", "-m MODEL -p TEXT [--ids] [--no-bos]");
-  p.option({"-m", "--model"}, "model: a GGUF file, a Hugging Face folder, or a tokenizer.model");
+  p.option({"-m", "--model"},
+           "model: a GGUF file, a Hugging Face folder, a tokenizer.model or a tokenizer.json");
   p.option({"-p", "--prompt"}, "the text to tokenize");
   p.flag({"--ids"}, "print only the ids, as a JSON array");
   p.flag({"--no-bos"}, "do not add BOS (default: as the model's metadata says)");
@@ -24,6 +26,8 @@ int cmd_tokenize(const Args& args) {
   std::unique_ptr<Tokenizer> tokenizer;
   if (path.size() > 6 && path.ends_with(".model")) {
     tokenizer = load_sentencepiece_file(path);
+  } else if (path.ends_with(".json")) {
+    tokenizer = load_hf_tokenizer(path);
   } else {
     model = load_model(path);
     tokenizer = make_tokenizer(*model);

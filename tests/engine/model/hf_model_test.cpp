@@ -12,8 +12,10 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "engine/text/tiny_tokenizer_json.h"
 #include "model/model.h"
 #include "support/test_data.h"
+#include "text/tokenizer.h"
 #include "util/error.h"
 #include "util/half.h"
 
@@ -453,6 +455,63 @@ TEST(HfModel, HostileIndexNamesAreQuotedBounded) {
     EXPECT_THAT(e.what(), HasSubstr("must be a file name in the folder"));
     EXPECT_LT(std::string(e.what()).size(), 500u);
   }
+}
+
+TEST(HfModel, TokenizerJsonAndTheConfigTokensAreRead) {
+  const auto dir = fs::path(TinyHfFolder().write());
+  std::ofstream(dir / "tokenizer.json") << "{}";
+  write_json(dir / "tokenizer_config.json",
+             {{"bos_token", "<s>"},
+              {"eos_token", {{"content", "</s>"}, {"special", true}}},
+              {"pad_token", nullptr}});
+  const auto model = load_model(dir.string());
+  EXPECT_EQ(model->tokenizer_json_path(), (dir / "tokenizer.json").string());
+  const auto flags = model->special_token_flags();
+  EXPECT_EQ(flags.bos_token, "<s>");
+  EXPECT_EQ(flags.eos_token, "</s>");
+  EXPECT_FALSE(flags.pad_token);
+  EXPECT_EQ(flags.config_path, (dir / "tokenizer_config.json").string());
+  write_json(dir / "tokenizer_config.json", {{"eos_token", 2}});
+  expect_load_error(dir.string(), {"tokenizer_config.json: eos_token: expected a token's text"});
+}
+
+// Llama 3 Instruct stops on three ids; the list form was not read at all.
+TEST(HfModel, GenerationConfigEosIdsAreReadAsAnIntOrAList) {
+  const auto dir = fs::path(TinyHfFolder().write());
+  write_json(dir / "generation_config.json", {{"eos_token_id", 3}});
+  EXPECT_EQ(load_model(dir.string())->special_token_flags().eos_token_ids,
+            std::vector<std::int64_t>{3});
+  write_json(dir / "generation_config.json", {{"eos_token_id", {31, 2, 5}}});
+  const auto flags = load_model(dir.string())->special_token_flags();
+  EXPECT_EQ(flags.eos_token_ids, (std::vector<std::int64_t>{31, 2, 5}));
+  EXPECT_EQ(flags.generation_config_path, (dir / "generation_config.json").string());
+}
+
+TEST(HfModel, GenerationConfigEosIdOutsideTheVocabIsNamed) {
+  const auto dir = fs::path(TinyHfFolder().write());
+  write_json(dir / "generation_config.json", {{"eos_token_id", {2, 32}}});
+  expect_load_error(dir.string(), {"generation_config.json: eos_token_id[1] = 32 is out of range",
+                                   "vocab_size 32"});
+  write_json(dir / "generation_config.json", {{"eos_token_id", -1}});
+  expect_load_error(dir.string(), {"generation_config.json: eos_token_id = -1 is out of range"});
+  write_json(dir / "generation_config.json", {{"eos_token_id", "2"}});
+  expect_load_error(dir.string(), {"eos_token_id: expected a token id, found string"});
+}
+
+// The whole path a HF folder takes: tokenizer.json, tokenizer_config.json and
+// generation_config.json read by the model, the tokenizer made from them.
+TEST(HfModel, FolderWithTokenizerJsonStopsOnEveryGenerationConfigId) {
+  const auto dir = fs::path(TinyHfFolder().write());
+  test::write_json(dir / "tokenizer.json", test::tiny_file());
+  write_json(dir / "tokenizer_config.json", {{"bos_token", "<s>"}, {"add_bos_token", false}});
+  write_json(dir / "generation_config.json", {{"eos_token_id", {2, 31}}});
+  const auto model = load_model(dir.string());
+  const auto tok = make_tokenizer(*model);
+  EXPECT_EQ(tok->kind(), "bpe (tokenizer.json)");
+  EXPECT_FALSE(tok->add_bos_default());  // the config's add_bos_token beats the template
+  EXPECT_TRUE(tok->is_end_of_generation(2));
+  EXPECT_TRUE(tok->is_end_of_generation(31));
+  EXPECT_FALSE(tok->is_end_of_generation(30));
 }
 
 }  // namespace
