@@ -117,7 +117,7 @@ TEST_P(HfReferenceTest, IdsEqualTheTokenizersLibrary) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Tokenizers, HfReferenceTest,
-                         ::testing::Values("smollm2", "llama3", "sp_bpe", "metaspace"));
+                         ::testing::Values("smollm2", "llama3", "sp_bpe", "metaspace", "splits"));
 
 // The SmolLM2 GGUF vocab written as a tokenizer.json (by this test, no Python) tokenizes
 // like the GGUF tokenizer: the two byte-level paths share one merge engine and agree.

@@ -20,6 +20,8 @@ Tokenizers:
   sp_bpe   a SentencePiece-style BPE as transformers converts Llama 2 (Prepend + Replace
            normalizer, byte_fallback, fuse_unk, Replace/ByteFallback/Fuse/Strip decoder)
   metaspace  the same model with a Metaspace pre-tokenizer (prepend_scheme first) and decoder
+  splits   the llama3 model behind every Split behavior (String and Regex patterns, invert),
+           Digits in runs, and Strip / Lowercase / NFKC / Regex Replace normalizers
 Exits 77 when the tokenizers package is missing (the C++ test then skips).
 """
 import json
@@ -192,6 +194,24 @@ def metaspace():
     return tok
 
 
+def splits():
+    tok = llama3()
+    tok.normalizer = normalizers.Sequence([
+        normalizers.Strip(left=True, right=False), normalizers.NFKC(), normalizers.Lowercase(),
+        normalizers.Replace(Regex(r"[ \t]{3,}"), "  "),
+    ])
+    tok.pre_tokenizer = pre_tokenizers.Sequence([
+        pre_tokenizers.Split(" ", behavior="merged_with_previous"),
+        pre_tokenizers.Split(Regex(r"[,;]"), behavior="removed"),
+        pre_tokenizers.Split(Regex(r"[.!?]+"), behavior="merged_with_next"),
+        pre_tokenizers.Split(Regex(r"\n"), behavior="contiguous"),
+        pre_tokenizers.Split(Regex(r"\p{L}+"), behavior="isolated", invert=True),
+        pre_tokenizers.Digits(individual_digits=False),
+        pre_tokenizers.ByteLevel(add_prefix_space=True, use_regex=False),
+    ])
+    return tok
+
+
 def main():
     if len(sys.argv) < 2:
         print(__doc__, file=sys.stderr)
@@ -203,6 +223,7 @@ def main():
     write(out_dir, "llama3", llama3(), strings)
     write(out_dir, "sp_bpe", sp_bpe(), strings)
     write(out_dir, "metaspace", metaspace(), strings)
+    write(out_dir, "splits", splits(), strings)
     return 0
 
 
