@@ -84,20 +84,14 @@ void decode_rows(const LayerView& lv, KvSide side, std::int64_t kv_head, const s
     float_attention_rows_from_f16(data, L.data_stride(side) / 2, s1 - s0 + 1, hd, row, buf);
     return;
   }
-  const bool k4 = side == KvSide::K && dtype == KvDtype::Int4;
-  if (k4) {
+  if (side == KvSide::K && dtype == KvDtype::Int4) {
     const std::uint16_t* stored = L.k_offsets(base, lv.layer, kv_head);
     for (std::int64_t i = 0; i < hd; ++i) offsets[i] = fp16_to_float(stored[i]);
   }
   for (std::int64_t slot = s0; slot <= s1; ++slot, buf += row) {
-    const auto* data = L.data(base, side, lv.layer, kv_head, slot);
-    const auto* scales = L.scales(base, side, lv.layer, kv_head, slot);
-    if (k4) {
-      kv_k4_dequantize(data, scales, offsets, hd, buf);
-    } else {
-      kv_dequantize(dtype, data, scales, hd, buf);
-    }
-    std::fill(buf + hd, buf + row, 0.0f);
+    float_attention_row_from_quantized(side, dtype, L.data(base, side, lv.layer, kv_head, slot),
+                                       L.scales(base, side, lv.layer, kv_head, slot), offsets, hd,
+                                       row, buf);
   }
 }
 
@@ -132,17 +126,24 @@ std::pair<std::int64_t, std::int64_t> chunk_range(const LayerView& lv, std::int6
   return {first / bs / chunk_blocks, pos / bs / chunk_blocks};
 }
 
-// Asks for the K and V data of one KV head in the block at `base` to be brought into the
-// cache while the current block is computed: a context's blocks lie anywhere in the pool, so
-// the hardware prefetcher, which follows addresses, cannot guess the next one; without this
-// every block starts with a wait for memory. (Scales, small and beside the data, follow.)
+// Asks for one KV head's K and V (data, scales, Int4 key offsets) in the block at `base` to
+// be brought into the cache while the current block is computed: a context's blocks lie
+// anywhere in the pool, so the hardware prefetcher, which follows addresses, cannot guess the
+// next one; without this every block starts with a wait for memory.
 void prefetch_head(const LayerView& lv, std::int64_t kv_head, const std::uint8_t* base) {
 #if defined(__GNUC__) || defined(__clang__)
+  const KvBlockLayout& L = lv.L;
+  const auto ask = [](const void* from, std::int64_t bytes) {
+    for (std::int64_t off = 0; off < bytes; off += 64) {
+      __builtin_prefetch(static_cast<const std::uint8_t*>(from) + off);
+    }
+  };
   for (const KvSide side : {KvSide::K, KvSide::V}) {
-    const std::uint8_t* p = lv.L.data(base, side, lv.layer, kv_head, 0);
-    const std::int64_t bytes = lv.L.block_size * lv.L.data_stride(side);
-    for (std::int64_t off = 0; off < bytes; off += 64) __builtin_prefetch(p + off);
+    ask(L.data(base, side, lv.layer, kv_head, 0), L.block_size * L.data_stride(side));
+    const std::int64_t n_scales = kv_scales_per_vector(side, L.dtype(side), L.head_dim);
+    if (n_scales > 0) ask(L.scales(base, side, lv.layer, kv_head, 0), L.block_size * n_scales * 2);
   }
+  if (L.k_dtype == KvDtype::Int4) ask(L.k_offsets(base, lv.layer, kv_head), L.head_dim * 2);
 #else
   (void)lv, (void)kv_head, (void)base;
 #endif

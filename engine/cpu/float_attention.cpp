@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "cpu/simd_dispatch.h"
@@ -201,6 +202,57 @@ KVSCOPE_TARGET_AVX2 void rows_from_f16_avx2(const std::uint16_t* src, std::int64
   }
 }
 
+// 8 codes of a two-per-byte row from element i (even), low nibble first, as 32-bit lanes.
+KVSCOPE_TARGET_AVX2 __m256i nibbles8(const std::uint8_t* data, std::int64_t i) {
+  std::int32_t four = 0;
+  std::memcpy(&four, data + i / 2, 4);
+  const __m128i bytes = _mm_cvtsi32_si128(four);
+  const __m128i mask = _mm_set1_epi8(0x0f);
+  const __m128i lo = _mm_and_si128(bytes, mask);
+  const __m128i hi = _mm_and_si128(_mm_srli_epi16(bytes, 4), mask);
+  return _mm256_cvtepu8_epi32(_mm_unpacklo_epi8(lo, hi));  // [lo0, hi0, lo1, hi1, ...]
+}
+
+// kv_dequantize's Int8 / Int4 groups (value = s * q) and kv_k4_dequantize's offset-int4
+// groups (value = (o + m) + s * code), 8 values at a time inside a group; a group's last
+// values, when its size is not a multiple of 8, one at a time with the same operations.
+KVSCOPE_TARGET_AVX2 void row_from_quantized_avx2(KvSide side, KvDtype dtype,
+                                                 const std::uint8_t* data,
+                                                 const std::uint16_t* scales, const float* offsets,
+                                                 std::int64_t hd, float* out) {
+  const bool k4 = side == KvSide::K && dtype == KvDtype::Int4;
+  const std::int64_t group = kv_group_size(side, dtype, hd);
+  for (std::int64_t begin = 0, g = 0; begin < hd; begin += group, ++g) {
+    const std::int64_t end = std::min(begin + group, hd);
+    const float s = fp16_to_float(scales[k4 ? 2 * g : g]);
+    const float m = k4 ? fp16_to_float(scales[2 * g + 1]) : 0.0f;
+    const __m256 sv = _mm256_set1_ps(s), mv = _mm256_set1_ps(m);
+    std::int64_t i = begin;
+    for (; i + kLanes <= end; i += kLanes) {
+      if (dtype == KvDtype::Int8) {
+        const __m128i q = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(data + i));
+        _mm256_storeu_ps(out + i, _mm256_mul_ps(sv, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(q))));
+      } else if (!k4) {
+        const __m256i q = _mm256_sub_epi32(nibbles8(data, i), _mm256_set1_epi32(8));
+        _mm256_storeu_ps(out + i, _mm256_mul_ps(sv, _mm256_cvtepi32_ps(q)));
+      } else {
+        const __m256 code = _mm256_cvtepi32_ps(nibbles8(data, i));
+        const __m256 om = _mm256_add_ps(_mm256_loadu_ps(offsets + i), mv);
+        _mm256_storeu_ps(out + i, _mm256_add_ps(om, _mm256_mul_ps(sv, code)));
+      }
+    }
+    for (; i < end; ++i) {
+      if (dtype == KvDtype::Int8) {
+        out[i] = s * static_cast<float>(static_cast<std::int8_t>(data[i]));
+        continue;
+      }
+      const int nibble = (data[i / 2] >> (4 * (i & 1))) & 0x0f;
+      out[i] = k4 ? (offsets[i] + m) + s * static_cast<float>(nibble)
+                  : s * static_cast<float>(nibble - 8);
+    }
+  }
+}
+
 #endif  // KVSCOPE_X86_SIMD
 
 }  // namespace
@@ -262,6 +314,23 @@ void float_attention_rows_from_f16(const std::uint16_t* src, std::int64_t src_st
   for (std::int64_t j = 0; j < n; ++j, src += src_stride, dst += row) {
     for (std::int64_t i = 0; i < head_dim; ++i) dst[i] = fp16_to_float(src[i]);
     for (std::int64_t i = head_dim; i < row; ++i) dst[i] = 0.0f;
+  }
+}
+
+void float_attention_row_from_quantized(KvSide side, KvDtype dtype, const std::uint8_t* data,
+                                        const std::uint16_t* scales, const float* offsets,
+                                        std::int64_t head_dim, std::int64_t row, float* out) {
+  std::fill(out + head_dim, out + row, 0.0f);
+#if KVSCOPE_X86_SIMD
+  // groups of whole vectors of 8 (SmolLM2 and larger heads) run 8 lanes at a time
+  if (use_avx2_fma_f16c() && kv_group_size(side, dtype, head_dim) % kLanes == 0) {
+    return row_from_quantized_avx2(side, dtype, data, scales, offsets, head_dim, out);
+  }
+#endif
+  if (side == KvSide::K && dtype == KvDtype::Int4) {
+    kv_k4_dequantize(data, scales, offsets, head_dim, out);
+  } else {
+    kv_dequantize(dtype, data, scales, head_dim, out);
   }
 }
 

@@ -6,11 +6,13 @@
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
 #include "cpu/simd_dispatch.h"
+#include "util/half.h"
 
 namespace kvscope {
 namespace {
@@ -148,6 +150,44 @@ TEST(FloatAttention, PortableAndAvx2GiveTheSameBits) {
   expect_same_bits(e_simd, e_port);
   expect_same_bits(simd.acc, port.acc);
   expect_same_bits(simd.sum, port.sum);
+}
+
+// The decoded rows attention reads are exactly what the cache format says it stores: any
+// head_dim (groups of 32, 20, 18 values; a short last group), both sides, every quantized dtype.
+TEST(FloatAttention, QuantizedRowsAreTheFormatsValuesBitForBit) {
+  for (const std::int64_t hd : {8, 36, 40, 64, 72, 128}) {
+    const std::int64_t row = float_attention_row(hd);
+    const std::vector<float> x = uniform(static_cast<std::size_t>(hd), 11, -3.0f, 3.0f);
+    const std::vector<float> first = uniform(static_cast<std::size_t>(hd), 12, -3.0f, 3.0f);
+    for (const KvSide side : {KvSide::K, KvSide::V}) {
+      for (const KvDtype dtype : {KvDtype::Int8, KvDtype::Int4}) {
+        std::vector<std::uint8_t> data(
+            static_cast<std::size_t>(kv_data_bytes_per_vector(dtype, hd)));
+        std::vector<std::uint16_t> scales(
+            static_cast<std::size_t>(kv_scales_per_vector(side, dtype, hd)));
+        std::vector<std::uint16_t> offsets16(static_cast<std::size_t>(hd));
+        std::vector<float> offsets(static_cast<std::size_t>(hd)),
+            want(static_cast<std::size_t>(hd));
+        const bool k4 = side == KvSide::K && dtype == KvDtype::Int4;
+        if (k4) {
+          kv_k4_set_offsets(first.data(), hd, offsets16.data());
+          for (std::int64_t i = 0; i < hd; ++i) offsets[i] = fp16_to_float(offsets16[i]);
+          kv_k4_quantize(x.data(), offsets16.data(), hd, data.data(), scales.data());
+          kv_k4_dequantize(data.data(), scales.data(), offsets.data(), hd, want.data());
+        } else {
+          kv_quantize(dtype, x.data(), hd, data.data(), scales.data());
+          kv_dequantize(dtype, data.data(), scales.data(), hd, want.data());
+        }
+        std::vector<float> got(static_cast<std::size_t>(row), 9.0f);
+        float_attention_row_from_quantized(side, dtype, data.data(), scales.data(), offsets.data(),
+                                           hd, row, got.data());
+        for (std::int64_t i = hd; i < row; ++i) EXPECT_EQ(got[i], 0.0f) << "padding " << i;
+        got.resize(static_cast<std::size_t>(hd));
+        SCOPED_TRACE("head_dim " + std::to_string(hd) + (k4 ? " offset int4 K" : ""));
+        expect_same_bits(got, want);
+      }
+    }
+  }
 }
 
 }  // namespace
