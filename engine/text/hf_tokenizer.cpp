@@ -323,16 +323,29 @@ std::string HfTokenizer::decode(const std::vector<TokenId>& ids) const {
   return decoder_.finish(std::move(text));
 }
 
-std::unique_ptr<Tokenizer> load_hf_tokenizer(const std::string& path,
+namespace {
+
+std::unique_ptr<Tokenizer> make_hf_tokenizer(const json& root, const std::string& source,
                                              const Model::SpecialTokenFlags& flags) {
-  const json root = read_json_file(path, kTokenizerJsonLimits);
   if (!root.is_object()) {
-    throw_error<ModelError>("{}: expected a JSON object, found {}", path, describe_json(root));
+    throw_error<ModelError>("{}: expected a JSON object, found {}", source, describe_json(root));
   }
   if (!member(root, "model").is_object()) {
-    throw_error<ModelError>("{}: no \"model\" object (not a tokenizers tokenizer.json)", path);
+    throw_error<ModelError>("{}: no \"model\" object (not a tokenizers tokenizer.json)", source);
   }
-  return std::make_unique<HfTokenizer>(path, root, flags);
+  return std::make_unique<HfTokenizer>(source, root, flags);
+}
+
+}  // namespace
+
+std::unique_ptr<Tokenizer> load_hf_tokenizer(const std::string& path,
+                                             const Model::SpecialTokenFlags& flags) {
+  return make_hf_tokenizer(read_json_file(path, kTokenizerJsonLimits), path, flags);
+}
+
+std::unique_ptr<Tokenizer> parse_hf_tokenizer(std::string_view text, const std::string& source,
+                                              const Model::SpecialTokenFlags& flags) {
+  return make_hf_tokenizer(parse_json(text, source, kTokenizerJsonLimits), source, flags);
 }
 
 }  // namespace kvscope

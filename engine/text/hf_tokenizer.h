@@ -12,6 +12,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "model/model.h"
 #include "text/tokenizer.h"
@@ -23,5 +24,9 @@ namespace kvscope {
 // ModelError naming the file and the component or field at fault.
 std::unique_ptr<Tokenizer> load_hf_tokenizer(const std::string& path,
                                              const Model::SpecialTokenFlags& flags = {});
+
+// The same from the file's text; `source` names it in errors (the fuzz harness's entry).
+std::unique_ptr<Tokenizer> parse_hf_tokenizer(std::string_view text, const std::string& source,
+                                              const Model::SpecialTokenFlags& flags = {});
 
 }  // namespace kvscope

@@ -82,6 +82,30 @@ int main(int argc, char** argv) {
         R"("rope_scaling":{"type":"yarn","factor":4.0,"original_max_position_embeddings":32768},)"
         R"("vocab_size":151936})");
 
+  // A SentencePiece-style and a byte-level tokenizer.json, most component types present.
+  write(dir / "tokenizer_json/sp_bpe.json",
+        R"({"added_tokens":[{"id":0,"content":"<unk>","special":true},)"
+        R"({"id":1,"content":"<s>","special":true,"normalized":false}],)"
+        R"("normalizer":{"type":"Sequence","normalizers":[{"type":"Prepend","prepend":"\u2581"},)"
+        R"({"type":"Replace","pattern":{"String":" "},"content":"\u2581"}]},"pre_tokenizer":null,)"
+        R"("post_processor":{"type":"TemplateProcessing","single":[{"SpecialToken":{"id":"<s>",)"
+        R"("type_id":0}},{"Sequence":{"id":"A","type_id":0}}],"special_tokens":{"<s>":{"id":"<s>",)"
+        R"("ids":[1],"tokens":["<s>"]}}},"decoder":{"type":"Sequence","decoders":[{"type":)"
+        R"("Replace","pattern":{"String":"\u2581"},"content":" "},{"type":"ByteFallback"},)"
+        R"({"type":"Fuse"},{"type":"Strip","content":" ","start":1,"stop":0}]},"model":{"type":)"
+        R"("BPE","unk_token":"<unk>","byte_fallback":true,"fuse_unk":true,"vocab":{"<unk>":0,)"
+        R"("<s>":1,"<0x41>":2,"\u2581":3,"a":4,"b":5,"\u2581a":6,"ab":7},)"
+        R"("merges":["\u2581 a",["a","b"]]}})");
+  write(dir / "tokenizer_json/byte_level.json",
+        R"({"added_tokens":[{"id":5,"content":"<|im_end|>","special":true,"rstrip":true}],)"
+        R"("normalizer":{"type":"NFC"},"pre_tokenizer":{"type":"Sequence","pretokenizers":[)"
+        R"({"type":"Split","pattern":{"Regex":"\\p{N}{1,3}| ?\\p{L}+|\\s+"},)"
+        R"("behavior":"Isolated","invert":false},{"type":"Digits","individual_digits":true},)"
+        R"({"type":"ByteLevel","add_prefix_space":false,"use_regex":false}]},)"
+        R"("post_processor":{"type":"ByteLevel"},"decoder":{"type":"ByteLevel"},)"
+        R"("model":{"type":"BPE","ignore_merges":true,"vocab":{"a":0,"b":1,"\u0120":2,)"
+        R"("ab":3,"\u0120ab":4,"<|im_end|>":5},"merges":["a b","\u0120 ab"]}})");
+
   const std::vector<std::string> templates = {
       "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + "
       "message['content'] + '<|im_end|>' + '\\n'}}{% endfor %}",

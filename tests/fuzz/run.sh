@@ -19,7 +19,7 @@ mkdir -p "$corpus" "$findings"
 [[ -f $shared/models/stories260K.gguf ]] && cp -n "$shared/models/stories260K.gguf" "$corpus/seeds/gguf/" || true
 
 status=0
-for harness in gguf safetensors hf_config tokenizer chat_template; do
+for harness in gguf safetensors hf_config tokenizer tokenizer_json chat_template; do
   mkdir -p "$corpus/$harness"
   seeds=()
   [[ -d $corpus/seeds/$harness ]] && seeds=("$corpus/seeds/$harness")
