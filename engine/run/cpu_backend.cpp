@@ -21,6 +21,16 @@ std::span<float> rows(std::vector<float>& v, std::int64_t n_rows, std::int64_t w
   return {v.data(), static_cast<std::size_t>(n_rows * width)};
 }
 
+// Rows [begin, end) of a [T][width] buffer.
+std::span<float> row_range(std::vector<float>& v, std::int64_t begin, std::int64_t end,
+                           std::int64_t width) {
+  return {v.data() + begin * width, static_cast<std::size_t>((end - begin) * width)};
+}
+
+// Tokens per share of the element-wise work (norms, RoPE, SwiGLU): a decode step's single
+// token runs inline, a prompt's tokens are split over the threads.
+constexpr std::int64_t kTokensPerShare = 4;
+
 std::uint64_t host_memory_bytes() {
   const long pages = ::sysconf(_SC_PHYS_PAGES);
   const long page = ::sysconf(_SC_PAGE_SIZE);
@@ -117,6 +127,12 @@ void CpuBackend::forward(std::span<const SequenceChunk> chunks, KvCacheManager& 
     s_.sgemm.insert(s_.sgemm.end(), c.tokens.size(), batch ? 1 : 0);
     s_.sgemm_out.insert(s_.sgemm_out.end(), c.tokens.size(), batch_out ? 1 : 0);
   }
+  s_.pos.clear();
+  for (const auto& c : chunks) {
+    for (std::int64_t i = 0; i < static_cast<std::int64_t>(c.tokens.size()); ++i) {
+      s_.pos.push_back(c.start_pos + i);
+    }
+  }
   embed(chunks);
   for (std::int64_t layer = 0; layer < spec_.n_layers; ++layer) {
     attention_block(layer, chunks, n_tokens, kv);
@@ -146,7 +162,7 @@ void CpuBackend::attention_block(std::int64_t layer, std::span<const SequenceChu
   const LayerWeights& w = model_.weights().layers[layer];
   const std::int64_t dim = spec_.dim, q_dim = spec_.q_dim(), kv_dim = spec_.kv_dim();
   const auto eps = static_cast<float>(spec_.norm_eps);
-  rmsnorm(rows(s_.x, n_tokens, dim), w.attn_norm, eps, rows(s_.xb, n_tokens, dim));
+  norm_rows(w.attn_norm, eps, n_tokens);
   matmul_.set_input(rows(s_.xb, n_tokens, dim), dim);
   const GroupedLayer* g = grouped_.empty() ? nullptr : &grouped_[layer];
   matmul_.project(pool_, w.wq, rows(s_.q, n_tokens, q_dim), s_.sgemm, g ? g->wq.get() : nullptr);
@@ -156,17 +172,24 @@ void CpuBackend::attention_block(std::int64_t layer, std::span<const SequenceChu
   if (w.bk) add_bias(rows(s_.k, n_tokens, kv_dim), w.bk);
   if (w.bv) add_bias(rows(s_.v, n_tokens, kv_dim), w.bv);
 
-  const auto half = static_cast<std::size_t>(spec_.rope_dim / 2);
-  std::span<float> cos(s_.rope_cos.data(), half), sin(s_.rope_sin.data(), half);
+  // RoPE token by token (each its own row of angles), then the cache writes in order
+  const auto half = spec_.rope_dim / 2;
+  pool_.parallel_for(
+      n_tokens,
+      [&](std::int64_t begin, std::int64_t end) {
+        for (std::int64_t t = begin; t < end; ++t) {
+          std::span<float> cos(&s_.rope_cos[t * half], static_cast<std::size_t>(half));
+          std::span<float> sin(&s_.rope_sin[t * half], static_cast<std::size_t>(half));
+          rope_.angles(s_.pos[t], cos, sin);
+          rope_.rotate({&s_.q[t * q_dim], static_cast<std::size_t>(q_dim)}, cos, sin);
+          rope_.rotate({&s_.k[t * kv_dim], static_cast<std::size_t>(kv_dim)}, cos, sin);
+        }
+      },
+      kTokensPerShare);
   std::int64_t t = 0;
   for (const auto& c : chunks) {
-    const auto n = static_cast<std::int64_t>(c.tokens.size());
-    for (std::int64_t i = 0; i < n; ++i, ++t) {
-      const std::int64_t pos = c.start_pos + i;
-      rope_.angles(pos, cos, sin);
-      rope_.rotate({&s_.q[t * q_dim], static_cast<std::size_t>(q_dim)}, cos, sin);
-      rope_.rotate({&s_.k[t * kv_dim], static_cast<std::size_t>(kv_dim)}, cos, sin);
-      kv.write_token(c.seq, layer, pos, &s_.k[t * kv_dim], &s_.v[t * kv_dim], true);
+    for (std::int64_t i = 0; i < static_cast<std::int64_t>(c.tokens.size()); ++i, ++t) {
+      kv.write_token(c.seq, layer, c.start_pos + i, &s_.k[t * kv_dim], &s_.v[t * kv_dim], true);
     }
   }
   const AttentionShape shape{spec_.n_heads, spec_.n_kv_heads, spec_.head_dim};
@@ -183,12 +206,22 @@ void CpuBackend::attention_block(std::int64_t layer, std::span<const SequenceChu
   add_in_place(rows(s_.x, n_tokens, dim), rows(s_.proj, n_tokens, dim));
 }
 
+// xb = rmsnorm(x) * weight, rows split over the threads (a row's arithmetic is its own).
+void CpuBackend::norm_rows(const WeightView& weight, float eps, std::int64_t n_tokens) {
+  const std::int64_t dim = spec_.dim;
+  pool_.parallel_for(
+      n_tokens,
+      [&](std::int64_t begin, std::int64_t end) {
+        rmsnorm(row_range(s_.x, begin, end, dim), weight, eps, row_range(s_.xb, begin, end, dim));
+      },
+      kTokensPerShare);
+}
+
 // x += w_down · (silu(w_gate · norm(x)) * (w_up · norm(x)))
 void CpuBackend::ffn_block(std::int64_t layer, std::int64_t n_tokens) {
   const LayerWeights& w = model_.weights().layers[layer];
   const std::int64_t dim = spec_.dim, ffn = spec_.ffn_dim;
-  rmsnorm(rows(s_.x, n_tokens, dim), w.ffn_norm, static_cast<float>(spec_.norm_eps),
-          rows(s_.xb, n_tokens, dim));
+  norm_rows(w.ffn_norm, static_cast<float>(spec_.norm_eps), n_tokens);
   const std::span<const std::uint8_t> order =
       layer == spec_.n_layers - 1 ? std::span<const std::uint8_t>(s_.sgemm_out) : s_.sgemm;
   matmul_.set_input(rows(s_.xb, n_tokens, dim), dim);
@@ -196,9 +229,14 @@ void CpuBackend::ffn_block(std::int64_t layer, std::int64_t n_tokens) {
   matmul_.project(pool_, w.w_gate, rows(s_.gate, n_tokens, ffn), order,
                   g ? g->w_gate.get() : nullptr);
   matmul_.project(pool_, w.w_up, rows(s_.up, n_tokens, ffn), order, g ? g->w_up.get() : nullptr);
-  for (std::int64_t t = 0; t < n_tokens; ++t) {  // ggml's silu lanes restart at every row
-    ggml_swiglu_row(&s_.gate[t * ffn], &s_.up[t * ffn], &s_.gate[t * ffn], ffn);
-  }
+  pool_.parallel_for(
+      n_tokens,
+      [&](std::int64_t begin, std::int64_t end) {
+        for (std::int64_t t = begin; t < end; ++t) {  // ggml's silu lanes restart at every row
+          ggml_swiglu_row(&s_.gate[t * ffn], &s_.up[t * ffn], &s_.gate[t * ffn], ffn);
+        }
+      },
+      kTokensPerShare);
   matmul_.set_input(rows(s_.gate, n_tokens, ffn), ffn);
   matmul_.project(pool_, w.w_down, rows(s_.proj, n_tokens, dim), order,
                   g ? g->w_down.get() : nullptr);

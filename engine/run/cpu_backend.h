@@ -70,6 +70,7 @@ class CpuBackend final : public Backend {
     std::vector<float> last;                // [rows][dim]  final hidden states that need logits
     std::vector<std::uint8_t> sgemm;        // [T] 1: prompt-batch summation order (matvec)
     std::vector<std::uint8_t> sgemm_out;    // [T] the same for the last FFN and the logits
+    std::vector<std::int64_t> pos;          // [T]          each token's position
     void resize(const ModelSpec& spec, std::int64_t n_tokens);
     std::uint64_t bytes() const;
   };
@@ -82,6 +83,7 @@ class CpuBackend final : public Backend {
   void attention_block(std::int64_t layer, std::span<const SequenceChunk> chunks,
                        std::int64_t n_tokens, KvCacheManager& kv);
   void ffn_block(std::int64_t layer, std::int64_t n_tokens);
+  void norm_rows(const WeightView& weight, float eps, std::int64_t n_tokens);
   void compute_logits(std::span<const SequenceChunk> chunks, std::vector<float>& logits);
 
   // The 8-row-group copies of one layer's projections (nullptr: read in place).
