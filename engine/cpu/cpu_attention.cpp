@@ -88,11 +88,10 @@ void decode_rows(const LayerView& lv, KvSide side, std::int64_t kv_head, const s
     const std::uint16_t* stored = L.k_offsets(base, lv.layer, kv_head);
     for (std::int64_t i = 0; i < hd; ++i) offsets[i] = fp16_to_float(stored[i]);
   }
-  for (std::int64_t slot = s0; slot <= s1; ++slot, buf += row) {
-    float_attention_row_from_quantized(side, dtype, L.data(base, side, lv.layer, kv_head, slot),
-                                       L.scales(base, side, lv.layer, kv_head, slot), offsets, hd,
-                                       row, buf);
-  }
+  float_attention_rows_from_quantized(
+      side, dtype, L.data(base, side, lv.layer, kv_head, s0), L.data_stride(side),
+      L.scales(base, side, lv.layer, kv_head, s0), kv_scales_per_vector(side, dtype, hd), offsets,
+      s1 - s0 + 1, hd, row, buf);
 }
 
 // Float attention works on chunks of kChunkKeys consecutive positions (whole blocks, fixed by

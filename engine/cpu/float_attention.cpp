@@ -317,20 +317,31 @@ void float_attention_rows_from_f16(const std::uint16_t* src, std::int64_t src_st
   }
 }
 
-void float_attention_row_from_quantized(KvSide side, KvDtype dtype, const std::uint8_t* data,
-                                        const std::uint16_t* scales, const float* offsets,
-                                        std::int64_t head_dim, std::int64_t row, float* out) {
-  std::fill(out + head_dim, out + row, 0.0f);
+void float_attention_rows_from_quantized(KvSide side, KvDtype dtype, const std::uint8_t* data,
+                                         std::int64_t data_stride, const std::uint16_t* scales,
+                                         std::int64_t scales_stride, const float* offsets,
+                                         std::int64_t n, std::int64_t head_dim, std::int64_t row,
+                                         float* out) {
+  const bool k4 = side == KvSide::K && dtype == KvDtype::Int4;
 #if KVSCOPE_X86_SIMD
   // groups of whole vectors of 8 (SmolLM2 and larger heads) run 8 lanes at a time
-  if (use_avx2_fma_f16c() && kv_group_size(side, dtype, head_dim) % kLanes == 0) {
-    return row_from_quantized_avx2(side, dtype, data, scales, offsets, head_dim, out);
-  }
+  const bool simd = use_avx2_fma_f16c() && kv_group_size(side, dtype, head_dim) % kLanes == 0;
+#else
+  const bool simd = false;
 #endif
-  if (side == KvSide::K && dtype == KvDtype::Int4) {
-    kv_k4_dequantize(data, scales, offsets, head_dim, out);
-  } else {
-    kv_dequantize(dtype, data, scales, head_dim, out);
+  for (std::int64_t j = 0; j < n; ++j, data += data_stride, scales += scales_stride, out += row) {
+    std::fill(out + head_dim, out + row, 0.0f);
+#if KVSCOPE_X86_SIMD
+    if (simd) {
+      row_from_quantized_avx2(side, dtype, data, scales, offsets, head_dim, out);
+      continue;
+    }
+#endif
+    if (k4) {
+      kv_k4_dequantize(data, scales, offsets, head_dim, out);
+    } else {
+      kv_dequantize(dtype, data, scales, head_dim, out);
+    }
   }
 }
 

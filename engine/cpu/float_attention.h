@@ -57,12 +57,16 @@ void float_attention_rows_from_f16(const std::uint16_t* src, std::int64_t src_st
                                    std::int64_t n, std::int64_t head_dim, std::int64_t row,
                                    float* dst);
 
-// One Int8 or Int4 vector of the cache to a float row [row] (zero padded), the values
-// kv_dequantize gives (kv_k4_dequantize for Int4 on the K side, with the block's offsets
-// decoded to floats: offsets [head_dim]) bit for bit, 8 at a time with AVX2.
-void float_attention_row_from_quantized(KvSide side, KvDtype dtype, const std::uint8_t* data,
-                                        const std::uint16_t* scales, const float* offsets,
-                                        std::int64_t head_dim, std::int64_t row, float* out);
+// Int8 or Int4 vectors of the cache to float rows, the values kv_dequantize gives
+// (kv_k4_dequantize for Int4 on the K side, with the block's offsets decoded to floats:
+// offsets [head_dim]) bit for bit, 8 at a time with AVX2. Vector j's data is at
+// data + j * data_stride bytes and its scales at scales + j * scales_stride; out: [n][row],
+// zero padded.
+void float_attention_rows_from_quantized(KvSide side, KvDtype dtype, const std::uint8_t* data,
+                                         std::int64_t data_stride, const std::uint16_t* scales,
+                                         std::int64_t scales_stride, const float* offsets,
+                                         std::int64_t n, std::int64_t head_dim, std::int64_t row,
+                                         float* out);
 
 // y[i] = e^x[i] for x[i] <= 0 (larger values are clamped to 88), to about 2 ulp; below
 // about -87.3 it returns e^-87.3 (1.2e-38) instead of a smaller number or 0. The exponential

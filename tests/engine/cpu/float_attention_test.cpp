@@ -179,8 +179,8 @@ TEST(FloatAttention, QuantizedRowsAreTheFormatsValuesBitForBit) {
           kv_dequantize(dtype, data.data(), scales.data(), hd, want.data());
         }
         std::vector<float> got(static_cast<std::size_t>(row), 9.0f);
-        float_attention_row_from_quantized(side, dtype, data.data(), scales.data(), offsets.data(),
-                                           hd, row, got.data());
+        float_attention_rows_from_quantized(side, dtype, data.data(), 0, scales.data(), 0,
+                                            offsets.data(), 1, hd, row, got.data());
         for (std::int64_t i = hd; i < row; ++i) EXPECT_EQ(got[i], 0.0f) << "padding " << i;
         got.resize(static_cast<std::size_t>(hd));
         SCOPED_TRACE("head_dim " + std::to_string(hd) + (k4 ? " offset int4 K" : ""));
