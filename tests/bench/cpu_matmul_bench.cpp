@@ -100,13 +100,15 @@ int register_all() {
     const std::string t(tensor_type_name(type));
     for (CpuIsa isa : {CpuIsa::Portable, CpuIsa::Avx2, CpuIsa::Avx512Vnni}) {
       const std::string i(cpu_isa_name(isa));
-      for (std::int64_t n : {576, 4096}) {  // SmolLM2's rows, a 7B model's
+      for (std::int64_t n : {576, 4096}) {                          // SmolLM2's rows, a 7B model's
+        if (n % tensor_type_info(type).block_elems != 0) continue;  // K-quants: 256-value blocks
         const std::string name = "TileDot/" + t + "/" + i + "/n" + std::to_string(n);
         benchmark::RegisterBenchmark((name + "/1x1").c_str(), BM_TileDot, type, isa, 1, 1, n);
         benchmark::RegisterBenchmark((name + "/1x4").c_str(), BM_TileDot, type, isa, 1, 4, n);
       }
     }
     for (const bool grouped : {false, true}) {
+      if (576 % tensor_type_info(type).block_elems != 0) break;  // BM_Project's rows are 576
       if (grouped && !can_interleave(type)) continue;
       const std::string p = "Project/" + t + (grouped ? "/8-row groups" : "");
       benchmark::RegisterBenchmark((p + "/decode").c_str(), BM_Project, type, 1, grouped);
