@@ -126,6 +126,17 @@ std::string HfDecoder::token_bytes(std::string_view piece, bool first) const {
   return text;
 }
 
+bool HfDecoder::has(Kind kind) const {
+  for (const Step& step : per_token_) {
+    if (step.kind == kind) return true;
+  }
+  return false;
+}
+
+int HfDecoder::byte_fallback_value(std::string_view piece) const {
+  return has(Kind::ByteFallback) ? byte_token_value(piece) : -1;
+}
+
 std::string HfDecoder::finish(std::string text) const {
   for (const Step& step : whole_text_) text = run(step, std::move(text), false);
   return text;

@@ -23,6 +23,12 @@ class HfDecoder {
   std::string token_bytes(std::string_view piece, bool first = false) const;
   // True when the first token of a sequence decodes differently from the others.
   bool first_token_differs() const { return first_differs_; }
+  // ByteLevel: the library turns the joined bytes into a String lossily (U+FFFD for each
+  // maximal invalid subpart), so a whole decode is made valid UTF-8.
+  bool byte_level() const { return has(Kind::ByteLevel); }
+  // ByteFallback: the byte of a "<0xXX>" piece, -1 for other pieces or without the step.
+  // The library decodes a run of byte pieces together: valid UTF-8, or one U+FFFD per byte.
+  int byte_fallback_value(std::string_view piece) const;
   // The joined token bytes of a whole sequence with the whole-text steps applied.
   std::string finish(std::string text) const;
 
@@ -38,6 +44,7 @@ class HfDecoder {
   };
   void add(const nlohmann::json& config, const std::string& where, int depth);
   static std::string run(const Step& step, std::string text, bool first);
+  bool has(Kind kind) const;
 
   std::vector<Step> per_token_;
   std::vector<Step> whole_text_;

@@ -13,6 +13,7 @@
 #include "text/hf_decoder.h"
 #include "text/hf_normalizer.h"
 #include "text/hf_pretokenizer.h"
+#include "text/utf8_stream.h"
 #include "util/error.h"
 #include "util/utf8.h"
 
@@ -310,15 +311,39 @@ std::vector<TokenId> HfTokenizer::encode_parts(const std::vector<PromptPart>& pa
   return ids;
 }
 
+// As the library decodes with skip_special_tokens: special tokens left out, a run of
+// byte-fallback pieces decoded together, ByteLevel bytes made valid UTF-8, then the steps
+// after a Fuse on the whole text.
 std::string HfTokenizer::decode(const std::vector<TokenId>& ids) const {
   std::string text;
-  bool first = true;  // the first token the library's decoder sees: special ones are skipped
+  std::string byte_run;  // bytes of consecutive "<0xXX>" pieces
+  const auto flush_bytes = [&] {
+    if (is_valid_utf8(byte_run)) {
+      text += byte_run;
+    } else {
+      for (std::size_t i = 0; i < byte_run.size(); ++i) text += kReplacementChar;
+    }
+    byte_run.clear();
+  };
+  bool first = true;  // the first token the library's decoder sees
   for (const TokenId id : ids) {
     const std::size_t i = checked(id);
     if (special_[i]) continue;
+    if (const int b = decoder_.byte_fallback_value(pieces_[i]); b >= 0) {
+      byte_run.push_back(static_cast<char>(b));
+      first = false;
+      continue;
+    }
+    flush_bytes();
     text += first && decoder_.first_token_differs() ? decoder_.token_bytes(pieces_[i], true)
                                                     : bytes_[i];
     first = false;
+  }
+  flush_bytes();
+  if (decoder_.byte_level()) {
+    Utf8StreamDecoder lossy;
+    std::string valid = lossy.push(text);
+    text = std::move(valid) + lossy.flush();  // push first: a held tail becomes U+FFFD
   }
   return decoder_.finish(std::move(text));
 }

@@ -116,6 +116,33 @@ TEST_P(HfReferenceTest, IdsEqualTheTokenizersLibrary) {
   EXPECT_GE(checked, 1000);
 }
 
+// Random id sequences (bytes that are no whole character, special tokens, unk) decode to
+// the library's text: byte-fallback runs and ByteLevel bytes made valid as it makes them.
+TEST_P(HfReferenceTest, DecodeEqualsTheTokenizersLibrary) {
+  const References& refs = references();
+  if (!refs.skip_reason.empty()) GTEST_SKIP() << refs.skip_reason;
+  const fs::path folder = refs.dir / GetParam();
+  if (!fs::exists(folder / "tokenizer.json")) {
+    GTEST_SKIP() << "needs " << (test::shared_dir() / kSmolLm2).string();
+  }
+  const auto tok = load_hf_tokenizer((folder / "tokenizer.json").string());
+  std::ifstream lines(folder / "decoded.jsonl");
+  int checked = 0;
+  int failures = 0;
+  for (std::string line; std::getline(lines, line) && failures < 8; ++checked) {
+    const json row = json::parse(line);
+    const auto ids = row["ids"].get<std::vector<TokenId>>();
+    const std::string got = tok->decode(ids);
+    if (got != row["text"].get<std::string>()) {
+      ADD_FAILURE() << "decode of " << ids_text(ids) << "\n  got  "
+                    << json(got).dump(-1, ' ', false, json::error_handler_t::replace) << "\n  want "
+                    << row["text"].dump();
+      ++failures;
+    }
+  }
+  EXPECT_GE(checked, 500);
+}
+
 INSTANTIATE_TEST_SUITE_P(Tokenizers, HfReferenceTest,
                          ::testing::Values("smollm2", "llama3", "sp_bpe", "metaspace", "splits"));
 

@@ -11,6 +11,9 @@ each line of expected.jsonl is one text and the library's ids for it:
   control: encode(text, add_special_tokens=False) with special tokens recognised (template
            control text)
   decoded: decode(plain, skip_special_tokens=True)
+and OUT_DIR/NAME/decoded.jsonl holds random id sequences (byte tokens, special tokens, unk
+and pieces that are not whole characters among them) and the library's
+decode(ids, skip_special_tokens=True).
 Tokenizers:
   smollm2  the byte-level BPE of SmolLM2-135M (vocab and merges dumped from the GGUF by the
            test), its Digits + ByteLevel pre-tokenizer and special tokens (only with the vocab)
@@ -105,6 +108,19 @@ def write(out_dir, name, tok, strings):
             decoded = tok.decode(plain, skip_special_tokens=True)
             row = {"text": text, "plain": plain, "wrapped": wrapped, "control": control,
                    "decoded": decoded}
+            f.write(json.dumps(row, ensure_ascii=False) + "\n")
+    write_decoded(folder, tok)
+
+
+def write_decoded(folder, tok):
+    rng = random.Random(2)
+    n = tok.get_vocab_size(with_added_tokens=True)
+    byte_ids = [i for t, i in tok.get_vocab().items() if t.startswith("<0x") and len(t) == 6]
+    with open(os.path.join(folder, "decoded.jsonl"), "w", encoding="utf-8") as f:
+        for _ in range(500):
+            ids = [rng.choice(byte_ids) if byte_ids and rng.random() < 0.4 else rng.randrange(n)
+                   for _ in range(rng.randint(1, 12))]
+            row = {"ids": ids, "text": tok.decode(ids, skip_special_tokens=True)}
             f.write(json.dumps(row, ensure_ascii=False) + "\n")
 
 
