@@ -46,8 +46,6 @@ void check_utf8(std::string_view text, std::string_view what) {
   }
 }
 
-}  // namespace
-
 class HfTokenizer final : public Tokenizer {
  public:
   HfTokenizer(const std::string& path, const json& root, const Model::SpecialTokenFlags& flags);
@@ -280,6 +278,8 @@ void HfTokenizer::encode_marked(std::string_view text, const std::vector<bool>& 
   }
 }
 
+// `add_special` is the Tokenizer's add_bos: like add_special_tokens in the library (and the
+// SentencePiece path with add_eos_token), it puts the template's prefix and suffix around.
 void HfTokenizer::wrap(std::vector<TokenId>& ids, bool add_special) const {
   if (!add_special) return;
   ids.insert(ids.begin(), wrap_.prefix.begin(), wrap_.prefix.end());
@@ -347,8 +347,6 @@ std::string HfTokenizer::decode(const std::vector<TokenId>& ids) const {
   }
   return decoder_.finish(std::move(text));
 }
-
-namespace {
 
 std::unique_ptr<Tokenizer> make_hf_tokenizer(const json& root, const std::string& source,
                                              const Model::SpecialTokenFlags& flags) {
