@@ -322,5 +322,38 @@ TEST(HfTokenizerTest, BrokenFilesAreModelErrorsNamingTheComponent) {
   EXPECT_THROW(load_hf_tokenizer((test::scratch_dir() / "absent.json").string()), ModelError);
 }
 
+// Sizes and depths a small file claims are checked before they drive an allocation.
+TEST(HfTokenizerTest, HostileSizesAndNestingAreRefusedUnbuilt) {
+  json f = tiny_file();
+  f["model"]["vocab"]["far"] = 16'000'000;  // would size every per-id table
+  EXPECT_THAT(load_error(f), HasSubstr("token id 16000000 is far past the 263 pieces"));
+
+  f = tiny_file();
+  f["model"]["vocab"]["huge"] = std::int64_t{1} << 40;
+  EXPECT_THAT(load_error(f), HasSubstr("model.vocab[huge]: expected an id in 0..16777215"));
+
+  f = tiny_file();
+  f["added_tokens"].push_back({{"id", 5}, {"content", ""}});
+  EXPECT_THAT(load_error(f), HasSubstr("added_tokens[2]: content must be non-empty"));
+
+  json deep = tiny_file();
+  json* at = &deep["pre_tokenizer"];
+  for (int i = 0; i < 12; ++i) {
+    *at = {{"type", "Sequence"}, {"pretokenizers", json::array({json()})}};
+    at = &(*at)["pretokenizers"][0];
+  }
+  EXPECT_THAT(load_error(deep), HasSubstr("expected a pre-tokenizer object"));
+
+  const std::string nested = std::string(100'000, '[') + std::string(100'000, ']');
+  const auto path = test::scratch_dir() / "tokenizer.json";
+  std::ofstream(path) << R"({"model": )" << nested << "}";
+  try {
+    load_hf_tokenizer(path.string());
+    ADD_FAILURE() << "no error";
+  } catch (const ModelError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("JSON nested more than 64 levels"));
+  }
+}
+
 }  // namespace
 }  // namespace kvscope
