@@ -88,6 +88,18 @@ void HfPretokenizer::add(const json& config, const std::string& where, int depth
                         ? Behavior::Isolated
                         : Behavior::Contiguous;
     steps_.push_back(std::move(step));
+  } else if (type == "Punctuation") {
+    // HF: char::is_ascii_punctuation || the Unicode P categories; behavior default Isolated.
+    Step step;
+    step.regex = std::make_shared<const Pcre2Regex>(R"([\p{P}!-/:-@\[-`{-~])");
+    step.behavior =
+        behavior_of(hf::find_string(config, "behavior", here).value_or("Isolated"), here);
+    steps_.push_back(std::move(step));
+  } else if (type == "WhitespaceSplit") {
+    Step step;  // HF: split on char::is_whitespace, the whitespace removed
+    step.regex = std::make_shared<const Pcre2Regex>(R"(\s)");
+    step.behavior = Behavior::Removed;
+    steps_.push_back(std::move(step));
   } else if (type == "ByteLevel") {
     Step step;
     step.kind = Kind::ByteLevel;
@@ -101,9 +113,23 @@ void HfPretokenizer::add(const json& config, const std::string& where, int depth
     add_metaspace(config, here);
   } else {
     throw_error<ModelError>(
-        "{}: type \"{}\" is not supported (ByteLevel, Split, Digits, Metaspace, Sequence)", where,
-        quote_prefix(type));
+        "{}: type \"{}\" is not supported (ByteLevel, Split, Digits, Metaspace, Punctuation, "
+        "WhitespaceSplit, Sequence)",
+        where, quote_prefix(type));
   }
+}
+
+HfPretokenizer::Behavior HfPretokenizer::behavior_of(const std::string& name,
+                                                     const std::string& where) {
+  if (name == "Removed") return Behavior::Removed;
+  if (name == "Isolated") return Behavior::Isolated;
+  if (name == "MergedWithPrevious") return Behavior::MergedWithPrevious;
+  if (name == "MergedWithNext") return Behavior::MergedWithNext;
+  if (name == "Contiguous") return Behavior::Contiguous;
+  throw_error<ModelError>(
+      "{}: behavior \"{}\" is not one of Removed, Isolated, MergedWithPrevious, MergedWithNext, "
+      "Contiguous",
+      where, quote_prefix(name));
 }
 
 void HfPretokenizer::add_split(const json& config, const std::string& where) {
@@ -111,23 +137,7 @@ void HfPretokenizer::add_split(const json& config, const std::string& where) {
   const auto pattern = config.find("pattern");
   step.regex = read_hf_pattern(pattern == config.end() ? json() : *pattern, where, step.literal);
   step.invert = hf::find_bool(config, "invert", where).value_or(false);
-  const std::string behavior = hf::find_string(config, "behavior", where).value_or("");
-  if (behavior == "Removed") {
-    step.behavior = Behavior::Removed;
-  } else if (behavior == "Isolated") {
-    step.behavior = Behavior::Isolated;
-  } else if (behavior == "MergedWithPrevious") {
-    step.behavior = Behavior::MergedWithPrevious;
-  } else if (behavior == "MergedWithNext") {
-    step.behavior = Behavior::MergedWithNext;
-  } else if (behavior == "Contiguous") {
-    step.behavior = Behavior::Contiguous;
-  } else {
-    throw_error<ModelError>(
-        "{}: behavior \"{}\" is not one of Removed, Isolated, MergedWithPrevious, "
-        "MergedWithNext, Contiguous",
-        where, quote_prefix(behavior));
-  }
+  step.behavior = behavior_of(hf::find_string(config, "behavior", where).value_or(""), where);
   steps_.push_back(std::move(step));
 }
 

@@ -2,8 +2,8 @@
 // model merges within. Supported: ByteLevel (add_prefix_space, use_regex: GPT-2's pattern),
 // Split (a String or Regex pattern, behavior Removed / Isolated / MergedWithPrevious /
 // MergedWithNext / Contiguous, invert), Digits (individual_digits), Metaspace (replacement,
-// prepend_scheme, split) and Sequence. Regexes run on PCRE2 (HF runs Oniguruma; the
-// patterns published files use mean the same in both). Internal to engine/text.
+// prepend_scheme, split), Punctuation, WhitespaceSplit and Sequence. Regexes run on PCRE2 (HF runs
+// Oniguruma; the patterns published files use mean the same in both). Internal to engine/text.
 #pragma once
 
 #include <memory>
@@ -49,6 +49,7 @@ class HfPretokenizer {
     bool metaspace_split = true;    // Metaspace
   };
   void add(const nlohmann::json& config, const std::string& where, int depth);
+  static Behavior behavior_of(const std::string& name, const std::string& where);
   void add_split(const nlohmann::json& config, const std::string& where);
   void add_metaspace(const nlohmann::json& config, const std::string& where);
   static void split_step(const Step& step, const HfSplit& in, std::vector<HfSplit>& out);

@@ -24,7 +24,7 @@ Tokenizers:
            normalizer, byte_fallback, fuse_unk, Replace/ByteFallback/Fuse/Strip decoder)
   metaspace  the same model with a Metaspace pre-tokenizer (prepend_scheme first) and decoder
   splits   the llama3 model behind every Split behavior (String and Regex patterns, invert),
-           Digits in runs, and Strip / Lowercase / NFKC / Regex Replace normalizers
+           Digits in runs, Punctuation, WhitespaceSplit, and Strip / Lowercase / NFKC / Regex Replace normalizers
 Exits 77 when the tokenizers package is missing (the C++ test then skips).
 """
 import json
@@ -223,6 +223,8 @@ def splits():
         pre_tokenizers.Split(Regex(r"\n"), behavior="contiguous"),
         pre_tokenizers.Split(Regex(r"\p{L}+"), behavior="isolated", invert=True),
         pre_tokenizers.Digits(individual_digits=False),
+        pre_tokenizers.Punctuation(behavior="merged_with_previous"),
+        pre_tokenizers.WhitespaceSplit(),
         pre_tokenizers.ByteLevel(add_prefix_space=True, use_regex=False),
     ])
     return tok
