@@ -75,6 +75,8 @@ class EntryReader {
     return x;
   }
 
+  bool has(std::string_view field) const { return object_.contains(field); }
+
   bool boolean(std::string_view field, bool fallback) const {
     const auto it = object_.find(field);
     if (it == object_.end()) return fallback;
@@ -121,12 +123,28 @@ std::string read_slug(const EntryReader& r, std::set<std::string>& seen) {
   return slug;
 }
 
+// "owner/name" as the Hugging Face hub spells a repo: one '/', then letters, digits, '-',
+// '_', '.' on both sides. Optional; empty when absent.
+std::string read_hf_repo(const EntryReader& r) {
+  if (!r.has("hf_repo")) return "";
+  std::string repo = r.text("hf_repo");
+  const auto slash = repo.find('/');
+  const bool ok = slash != std::string::npos && slash > 0 && slash + 1 < repo.size() &&
+                  repo.find('/', slash + 1) == std::string::npos &&
+                  std::all_of(repo.begin(), repo.end(), [](unsigned char c) {
+                    return std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '/';
+                  });
+  if (!ok) r.fail("hf_repo", fmt::format("\"{}\" is not owner/name", quote_prefix(repo)));
+  return repo;
+}
+
 ModelPreset read_model(const EntryReader& r, std::set<std::string>& seen) {
   constexpr auto kMax = std::numeric_limits<std::int64_t>::max();
   ModelPreset p;
   p.slug = read_slug(r, seen);
   p.name = r.text("name");
   p.n_params = r.integer("n_params", 1, kMaxParams);
+  p.hf_repo = read_hf_repo(r);
   ModelSpec& s = p.spec;
   s.architecture = r.text("architecture");
   s.name = p.name;
@@ -152,12 +170,34 @@ ModelPreset read_model(const EntryReader& r, std::set<std::string>& seen) {
   return p;
 }
 
+// Other names users type for the same card ("h100-80gb"): slugs themselves, unique
+// across the file's slugs and aliases. Optional.
+std::vector<std::string> read_aliases(const EntryReader& r, std::set<std::string>& seen) {
+  std::vector<std::string> out;
+  if (!r.has("aliases")) return out;
+  const json& list = r.get("aliases");
+  if (!list.is_array() || list.size() > 16) r.fail("aliases", "must be an array of up to 16 names");
+  for (const json& a : list) {
+    const std::string alias = a.is_string() ? a.get<std::string>() : std::string();
+    const bool ok = !alias.empty() && std::all_of(alias.begin(), alias.end(), [](unsigned char c) {
+      return std::islower(c) || std::isdigit(c) || c == '-' || c == '.' || c == '_';
+    });
+    if (!ok) r.fail("aliases", "must hold names of a-z, 0-9, '-', '.', '_'");
+    if (!seen.insert(alias).second) {
+      r.fail("aliases", fmt::format("\"{}\" appears twice", quote_prefix(alias)));
+    }
+    out.push_back(alias);
+  }
+  return out;
+}
+
 GpuPreset read_gpu(const EntryReader& r, std::set<std::string>& seen) {
   GpuPreset g;
   g.slug = read_slug(r, seen);
   g.name = r.text("name");
   g.memory_bytes = r.integer("memory_bytes", 1, kMaxMemoryBytes);
   g.bandwidth_gb_s = r.number("bandwidth_gb_s", kMaxBandwidthGbS);
+  g.aliases = read_aliases(r, seen);
   return g;
 }
 
@@ -182,12 +222,20 @@ std::vector<Preset> load(const std::filesystem::path& file, std::string_view key
   return out;
 }
 
+bool is_alias(const ModelPreset&, const std::string&) {
+  return false;
+}
+
+bool is_alias(const GpuPreset& g, const std::string& name) {
+  return std::find(g.aliases.begin(), g.aliases.end(), name) != g.aliases.end();
+}
+
 template <typename Preset>
 const Preset& find(const std::vector<Preset>& presets, std::string_view slug,
                    std::string_view what) {
   const std::string wanted = lower(slug);
   for (const auto& p : presets) {
-    if (p.slug == wanted) return p;
+    if (p.slug == wanted || is_alias(p, wanted)) return p;
   }
   std::string known;
   for (const auto& p : presets) known += (known.empty() ? "" : ", ") + p.slug;

@@ -3,8 +3,10 @@
 //
 //   models.json  {"models": [{"slug", "name", "architecture", "n_params", "n_layers", "dim",
 //                 "n_heads", "n_kv_heads", "head_dim", "ffn_dim", "vocab_size",
-//                 "context_length", "sliding_window", "tied_embeddings", ["qkv_bias"]}, ...]}
-//   gpus.json    {"gpus": [{"slug", "name", "memory_bytes", "bandwidth_gb_s"}, ...]}
+//                 "context_length", "sliding_window", "tied_embeddings", ["qkv_bias"],
+//                 ["hf_repo"]}, ...]}
+//   gpus.json    {"gpus": [{"slug", "name", "memory_bytes", "bandwidth_gb_s", ["aliases"]},
+//                 ...]}
 //
 // Other keys ("source", "notes", "about", ...) are allowed and ignored.
 #pragma once
@@ -23,14 +25,16 @@ struct ModelPreset {
   std::string slug;  // lower-case lookup name: "llama-2-7b", "mistral-7b-v0.1"
   std::string name;  // as the authors spell it: "Llama-2-7B"
   std::int64_t n_params = 0;
-  ModelSpec spec;  // shape only: rope and norm fields keep their defaults
+  std::string hf_repo;  // Hugging Face repo id ("meta-llama/Llama-2-7b-hf"); may be empty
+  ModelSpec spec;       // shape only: rope and norm fields keep their defaults
 };
 
 struct GpuPreset {
   std::string slug;  // "rtx-4090", "h100-sxm"
   std::string name;  // "GeForce RTX 4090"
   std::int64_t memory_bytes = 0;
-  double bandwidth_gb_s = 0.0;  // peak memory bandwidth, 10^9 bytes per second
+  double bandwidth_gb_s = 0.0;       // peak memory bandwidth, 10^9 bytes per second
+  std::vector<std::string> aliases;  // other names find_gpu_preset accepts ("h100-80gb")
 };
 
 // Parse and validate a catalogue. A missing file, bad JSON, a missing or mistyped field, a
@@ -39,7 +43,8 @@ struct GpuPreset {
 std::vector<ModelPreset> load_model_presets(const std::filesystem::path& file);
 std::vector<GpuPreset> load_gpu_presets(const std::filesystem::path& file);
 
-// Lookup by slug (exact, case-insensitive). Unknown: UsageError listing the known slugs.
+// Lookup by slug or a GPU's alias (exact, case-insensitive). Unknown: UsageError listing the known
+// slugs.
 const ModelPreset& find_model_preset(const std::vector<ModelPreset>& presets,
                                      std::string_view slug);
 const GpuPreset& find_gpu_preset(const std::vector<GpuPreset>& presets, std::string_view slug);

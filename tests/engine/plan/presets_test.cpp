@@ -31,7 +31,8 @@ TEST(Presets, CatalogueHoldsEveryModelTheIssueNames) {
   for (const char* slug :
        {"llama-7b", "llama-2-7b", "llama-2-13b", "llama-2-70b", "mistral-7b-v0.1", "llama-3-8b",
         "qwen1.5-7b", "qwen2.5-0.5b", "qwen2.5-7b", "tinyllama-1.1b", "smollm2-135m",
-        "smollm2-360m", "smollm2-1.7b", "gemma-2b", "falcon-7b"}) {
+        "smollm2-360m", "smollm2-1.7b", "gemma-2b", "falcon-7b", "llama-3-70b", "llama-3.1-8b",
+        "llama-3.1-70b"}) {
     EXPECT_NO_THROW(find_model_preset(model_presets(), slug)) << slug;
   }
 }
@@ -43,7 +44,17 @@ TEST(Presets, LlamaShapedPresetsHaveTheParameterCountTheirShapeGives) {
     EXPECT_EQ(p.n_params, llama_shaped_params(p.spec)) << p.slug;
     ++checked;
   }
-  EXPECT_EQ(checked, 14);
+  EXPECT_EQ(checked, 17);
+}
+
+TEST(Presets, EveryModelNamesItsHuggingFaceRepoAndGpusTheirAliases) {
+  for (const ModelPreset& p : model_presets()) {
+    EXPECT_NE(p.hf_repo.find('/'), std::string::npos) << p.slug;
+  }
+  EXPECT_EQ(find_model_preset(model_presets(), "llama-3-70b").hf_repo,
+            "meta-llama/Meta-Llama-3-70B");
+  EXPECT_EQ(find_model_preset(model_presets(), "llama-2-7b").hf_repo, "meta-llama/Llama-2-7b-hf");
+  EXPECT_EQ(find_gpu_preset(gpu_presets(), "H100-80GB").slug, "h100-sxm");
 }
 
 TEST(Presets, ModelValuesMatchTheirConfigJson) {
@@ -194,6 +205,18 @@ TEST(Presets, NestedOrOversizedFilesAreRejectedBeforeTheyAreBuilt) {
   const std::string bad_slug = model_error(with(kGoodModel, R"("tiny")", '"' + slug + '"'));
   EXPECT_THAT(bad_slug, HasSubstr("must use only"));
   EXPECT_LT(bad_slug.size(), 600u);
+}
+
+TEST(Presets, BadRepoIdsAndAliasesAreRejected) {
+  EXPECT_THAT(
+      model_error(with(kGoodModel, "\"n_params\"", "\"hf_repo\": \"no-slash\", \"n_params\"")),
+      HasSubstr("\"hf_repo\""));
+  EXPECT_THAT(model_error(with(kGoodModel, "\"n_params\"", "\"hf_repo\": \"a/b/c\", \"n_params\"")),
+              HasSubstr("not owner/name"));
+  const std::string gpu =
+      R"({"slug": "g", "name": "G", "memory_bytes": 1024, "bandwidth_gb_s": 1, "aliases": ["g"]})";
+  const std::string path = write("gpus.json", "{\"gpus\": [" + gpu + "]}");
+  EXPECT_THROW(load_gpu_presets(path), ModelError);  // an alias equal to a slug
 }
 
 }  // namespace
