@@ -1,0 +1,69 @@
+#include "plan/vllm_command.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+
+namespace kvscope {
+
+namespace {
+
+bool shell_safe(const std::string& s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](unsigned char c) {
+    return std::isalnum(c) || c == '.' || c == '_' || c == '/' || c == '-';
+  });
+}
+
+// 'text' with each ' written as '\'' (POSIX shell quoting).
+std::string shell_quote(const std::string& s) {
+  if (shell_safe(s)) return s;
+  std::string out = "'";
+  for (const char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+// A Python string literal: backslashes and double quotes escaped.
+std::string python_string(const std::string& s) {
+  std::string out = "\"";
+  for (const char c : s) {
+    if (c == '\\' || c == '"') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+}  // namespace
+
+std::int64_t swap_space_gib(std::int64_t bytes) {
+  constexpr std::int64_t kGiB = std::int64_t{1} << 30;
+  return bytes <= 0 ? 0 : (bytes - 1) / kGiB + 1;
+}
+
+std::string vllm_serve_command(const VllmArgs& a) {
+  std::string out = fmt::format("vllm serve {}", shell_quote(a.model));
+  auto arg = [&](std::string_view name, const std::string& value) {
+    out += fmt::format(" \\\n  --{} {}", name, value);
+  };
+  arg("tensor-parallel-size", fmt::format("{}", a.tensor_parallel_size));
+  arg("pipeline-parallel-size", fmt::format("{}", a.pipeline_parallel_size));
+  arg("max-model-len", fmt::format("{}", a.max_model_len));
+  arg("max-num-seqs", fmt::format("{}", a.max_num_seqs));
+  arg("gpu-memory-utilization", fmt::format("{:.2f}", a.gpu_memory_utilization));
+  arg("kv-cache-dtype", std::string(serving_kv_dtype_name(a.kv_cache_dtype)));
+  arg("block-size", fmt::format("{}", a.block_size));
+  arg("swap-space", fmt::format("{}", a.swap_space_gib));
+  return out + "\n";
+}
+
+std::string vllm_python_call(const VllmArgs& a) {
+  return fmt::format(
+      "LLM(model={}, tensor_parallel_size={}, pipeline_parallel_size={}, max_model_len={}, "
+      "max_num_seqs={}, gpu_memory_utilization={:.2f}, kv_cache_dtype=\"{}\", block_size={}, "
+      "swap_space={})\n",
+      python_string(a.model), a.tensor_parallel_size, a.pipeline_parallel_size, a.max_model_len,
+      a.max_num_seqs, a.gpu_memory_utilization, serving_kv_dtype_name(a.kv_cache_dtype),
+      a.block_size, a.swap_space_gib);
+}
+
+}  // namespace kvscope
