@@ -84,10 +84,13 @@ CpuBackend::CpuBackend(const Model& model, const CpuBackendOptions& options)
 
 void CpuBackend::interleave_weights(const std::function<bool()>& cancelled) {
   auto copy = [this](const WeightView& w) -> std::unique_ptr<InterleavedMatrix> {
-    if (!w || !can_interleave(w.type) || w.cols % 32 != 0) return nullptr;
+    if (!w || !can_interleave(w.type) || w.cols % tensor_type_info(w.type).block_elems != 0) {
+      return nullptr;
+    }
     auto m = std::make_unique<InterleavedMatrix>(w);
-    // a group block is the 8 rows' blocks re-laid, byte for byte as large: only the padding
-    // rows of a short last group add to what the file's pages held
+    // a group block is the 8 rows' blocks re-laid, byte for byte as large (Q4_K's 3% larger,
+    // interleaved.h): those extra bytes and the padding rows of a short last group add to what
+    // the file's pages held
     grouped_padding_bytes_ += m->bytes() - static_cast<std::uint64_t>(w.rows * w.row_bytes());
     // the original rows are not read again (embedding lookups fault in the few they need)
     advise_pages_unneeded(w.data, static_cast<std::size_t>(w.rows * w.row_bytes()));
@@ -283,7 +286,8 @@ MemoryInfo CpuBackend::memory_info(const KvCacheManager& kv) const {
     info.kv_pool += static_cast<std::uint64_t>(kv.pool(g).n_blocks() * kv.layout(g).block_bytes());
   }
   // The 8-row-group copies stand in for the mapped pages of the weights they re-lay (those are
-  // given back to the OS), so they count as weights; their padding rows as workspace.
+  // given back to the OS), so they count as weights; their padding rows (and Q4_K's larger
+  // layout) as workspace.
   info.workspace = s_.bytes() + matmul_.scratch_bytes() + grouped_padding_bytes_;
   const std::uint64_t used = info.weights + info.kv_pool + info.workspace;
   info.free = info.total > used ? info.total - used : 0;

@@ -18,6 +18,8 @@ std::int64_t group_block_bytes(TensorType type) {
       return 32 + 128;
     case TensorType::Q8_0:
       return 16 + 256;
+    case TensorType::Q4_K:
+      return SuperGroupLayout::kBytes / 8;
     default:
       return 0;
   }
@@ -55,6 +57,30 @@ void place(TensorType type, const std::byte* src, int r, std::uint8_t* out) {
   for (int g = 0; g < 4; ++g) std::memcpy(codes + (g * 8 + r) * 4, qs + 4 * g, 4);
 }
 
+// Copies the Q4_K super-block at `src` (row r of a group) into its places in the group's
+// super-block `out`: d, dmin, each sub-block's scale and minimum, and its codes re-paired so
+// that byte k of code group g holds values 4g + k (low nibble) and 16 + 4g + k (high), as the
+// other 4-bit layouts (the file pairs value l of sub-blocks 2c and 2c + 1 instead).
+void place_q4_K(const std::byte* src, int r, std::uint8_t* out) {
+  using namespace quants;  // NOLINT(google-build-using-namespace)
+  const auto& b = *reinterpret_cast<const BlockQ4_K*>(src);
+  std::memcpy(out + 2 * r, b.d.bytes, 2);
+  std::memcpy(out + 16 + 2 * r, b.dmin.bytes, 2);
+  for (int j = 0; j < 8; ++j) {
+    std::uint8_t* sub = out + SuperGroupLayout::kHeader + j * SuperGroupLayout::kSubBytes;
+    scale_min_k4(j, b.scales, sub[r], sub[8 + r]);
+    const std::uint8_t* qs = b.qs + 32 * (j / 2);
+    const int shift = 4 * (j % 2);
+    const auto value = [&](int l) { return static_cast<std::uint8_t>((qs[l] >> shift) & 0xF); };
+    for (int g = 0; g < 4; ++g) {
+      for (int k = 0; k < 4; ++k) {
+        sub[16 + (g * 8 + r) * 4 + k] =
+            static_cast<std::uint8_t>(value(4 * g + k) | (value(16 + 4 * g + k) << 4));
+      }
+    }
+  }
+}
+
 }  // namespace
 
 bool can_interleave(TensorType type) {
@@ -63,7 +89,7 @@ bool can_interleave(TensorType type) {
 
 InterleavedMatrix::InterleavedMatrix(const WeightView& w)
     : type_(w.type), rows_(w.rows), cols_(w.cols), block_bytes_(group_block_bytes(w.type)) {
-  if (!can_interleave(w.type) || w.cols % 32 != 0 || !w.data) {
+  if (!can_interleave(w.type) || w.cols % tensor_type_info(w.type).block_elems != 0 || !w.data) {
     throw_error<UsageError>("interleave: tensor {} ({} x {} {}) has no interleaved layout", w.name,
                             w.rows, w.cols, tensor_type_name(w.type));
   }
@@ -74,6 +100,12 @@ InterleavedMatrix::InterleavedMatrix(const WeightView& w)
     const auto* src = static_cast<const std::byte*>(w.row(row));
     std::uint8_t* group = bytes_.data() + (row / kInterleavedRows) * group_bytes();
     const int r = static_cast<int>(row % kInterleavedRows);
+    if (type_ == TensorType::Q4_K) {
+      for (std::int64_t b = 0; b < n_blocks / 8; ++b) {
+        place_q4_K(src + b * src_block, r, group + b * SuperGroupLayout::kBytes);
+      }
+      continue;
+    }
     for (std::int64_t b = 0; b < n_blocks; ++b) {
       place(type_, src + b * src_block, r, group + b * block_bytes_);
     }
@@ -90,6 +122,8 @@ InterleavedDotFn interleaved_dot_fn(TensorType type, CpuIsa isa) {
       return table->interleaved_q4_1;
     case TensorType::Q8_0:
       return table->interleaved_q8_0;
+    case TensorType::Q4_K:
+      return table->interleaved_q4_K;
     default:
       return nullptr;
   }

@@ -235,20 +235,36 @@ struct HalfKernel {
 template <class F, int NT>
 struct InterleavedKernel {
   static constexpr bool kEightBit = std::is_same_v<F, Q8_0>;
+  static constexpr bool kSuper = std::is_same_v<F, Q4_K>;
   using Layout = GroupBlock<kEightBit, F::kHasMin>;
+
+  // The fp16 value r of an array of them (little-endian bytes).
+  static float fp16_at(const std::uint8_t* p, int r) {
+    return fp16_to_float(static_cast<std::uint16_t>(p[2 * r] | (p[2 * r + 1] << 8)));
+  }
 
   static void run(const std::uint8_t* group, std::int64_t n_blocks, EncodedRows x, float* out,
                   std::int64_t os) {
     float acc[NT][8] = {}, off[NT][8] = {};
     for (std::int64_t b = 0; b < n_blocks; ++b) {
-      const std::uint8_t* blk = group + b * Layout::kBytes;
-      const std::uint8_t* codes = blk + Layout::kCodeOffset;
+      const std::uint8_t* codes = nullptr;
       float d[8], min[8];
-      for (int r = 0; r < 8; ++r) {
-        d[r] = fp16_to_float(static_cast<std::uint16_t>(blk[2 * r] | (blk[2 * r + 1] << 8)));
-        min[r] = F::kHasMin ? fp16_to_float(static_cast<std::uint16_t>(blk[16 + 2 * r] |
-                                                                       (blk[17 + 2 * r] << 8)))
-                            : 0.0f;
+      if constexpr (kSuper) {  // Q4_K: d * sc and -(dmin * m) per row, as K4::decode
+        const std::uint8_t* sb = group + b / 8 * SuperGroupLayout::kBytes;
+        const std::uint8_t* sub =
+            sb + SuperGroupLayout::kHeader + b % 8 * SuperGroupLayout::kSubBytes;
+        for (int r = 0; r < 8; ++r) {
+          d[r] = fp16_at(sb, r) * static_cast<float>(sub[r]);
+          min[r] = -(fp16_at(sb + 16, r) * static_cast<float>(sub[8 + r]));
+        }
+        codes = sub + 16;
+      } else {
+        const std::uint8_t* blk = group + b * Layout::kBytes;
+        codes = blk + Layout::kCodeOffset;
+        for (int r = 0; r < 8; ++r) {
+          d[r] = fp16_at(blk, r);
+          min[r] = F::kHasMin ? fp16_at(blk + 16, r) : 0.0f;
+        }
       }
       for (int t = 0; t < NT; ++t) {
         const Q8Block& a = static_cast<const Q8Block*>(x.data)[t * x.stride + b];

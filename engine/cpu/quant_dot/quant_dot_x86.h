@@ -309,7 +309,16 @@ inline __m256i broadcast4(const std::int8_t* q) {
 template <class F, int NT>
 struct InterleavedKernel {
   static constexpr bool kEightBit = std::is_same_v<F, Q8_0>;
+  static constexpr bool kSuper = std::is_same_v<F, Q4_K>;
   using Layout = GroupBlock<kEightBit, F::kHasMin>;
+
+  static __m256 fp16x8(const std::uint8_t* p) {
+    return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  }
+  static __m256 u8x8(const std::uint8_t* p) {
+    return _mm256_cvtepi32_ps(
+        _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
+  }
 
   static void run(const std::uint8_t* group, std::int64_t n_blocks, EncodedRows x, float* out,
                   std::int64_t os) {
@@ -319,12 +328,21 @@ struct InterleavedKernel {
     const auto* xs = static_cast<const Q8Block*>(x.data);
     const __m256i low4 = _mm256_set1_epi8(0x0F);
     for (std::int64_t b = 0; b < n_blocks; ++b) {
-      const std::uint8_t* blk = group + b * Layout::kBytes;
-      const std::uint8_t* codes = blk + Layout::kCodeOffset;
-      const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk)));
-      __m256 min = _mm256_setzero_ps();
-      if constexpr (F::kHasMin) {
-        min = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 16)));
+      const std::uint8_t* codes = nullptr;
+      __m256 d, min = _mm256_setzero_ps();
+      if constexpr (kSuper) {  // Q4_K: d * sc and -(dmin * m) per row, as K4::decode
+        const std::uint8_t* sb = group + b / 8 * SuperGroupLayout::kBytes;
+        const std::uint8_t* sub =
+            sb + SuperGroupLayout::kHeader + b % 8 * SuperGroupLayout::kSubBytes;
+        d = _mm256_mul_ps(fp16x8(sb), u8x8(sub));
+        min = _mm256_xor_ps(_mm256_mul_ps(fp16x8(sb + 16), u8x8(sub + 8)),
+                            _mm256_set1_ps(-0.0f));  // negation, as the portable unary minus
+        codes = sub + 16;
+      } else {
+        const std::uint8_t* blk = group + b * Layout::kBytes;
+        codes = blk + Layout::kCodeOffset;
+        d = fp16x8(blk);
+        if constexpr (F::kHasMin) min = fp16x8(blk + 16);
       }
       // Two integer chains per token (p, q: even and odd parts of the block), so a dot
       // product need not wait for the one before it (its latency is 4-5 cycles); the integer

@@ -19,7 +19,13 @@
 namespace kvscope {
 namespace {
 
-constexpr TensorType kTypes[] = {TensorType::Q4_0, TensorType::Q4_1, TensorType::Q8_0};
+constexpr TensorType kTypes[] = {TensorType::Q4_0, TensorType::Q4_1, TensorType::Q8_0,
+                                 TensorType::Q4_K};
+
+// Columns of `blocks` blocks of the type (Q4_K's are 256 values).
+std::int64_t cols_of(TensorType type, std::int64_t blocks) {
+  return blocks * tensor_type_info(type).block_elems;
+}
 
 using test::random_floats;
 using Stored = test::StoredWeight;
@@ -40,8 +46,8 @@ std::string name(TensorType t) {
 }
 
 TEST(Interleaved, SimdGroupKernelsGiveThePortableBits) {
-  const std::int64_t cols = 32 * 19;  // an odd number of blocks
   for (TensorType type : kTypes) {
+    const std::int64_t cols = cols_of(type, type == TensorType::Q4_K ? 3 : 19);  // odd counts
     const Stored w = stored(type, 8, cols, 1);
     const InterleavedMatrix m(w.view);
     const std::vector<Q8Block> x = activations(kMaxTileTokens, cols, 2);
@@ -61,8 +67,9 @@ TEST(Interleaved, SimdGroupKernelsGiveThePortableBits) {
 }
 
 TEST(Interleaved, GroupsGiveTheRowKernelsResultsUpToRounding) {
-  const std::int64_t rows = 16, cols = 576;
+  const std::int64_t rows = 16;
   for (TensorType type : kTypes) {
+    const std::int64_t cols = type == TensorType::Q4_K ? 1536 : 576;  // SmolLM2's rows
     const Stored w = stored(type, rows, cols, 3);
     const InterleavedMatrix m(w.view);
     const std::vector<Q8Block> x = activations(1, cols, 4);
@@ -112,11 +119,17 @@ TEST(Interleaved, MatmulUsesGroupsForAnyRowCountIncludingAShortLastGroup) {
   }
 }
 
-TEST(Interleaved, OnlyQ4_0Q4_1AndQ8_0HaveAGroupedLayout) {
+TEST(Interleaved, OnlyQ4_0Q4_1Q8_0AndQ4_KHaveAGroupedLayout) {
   EXPECT_TRUE(can_interleave(TensorType::Q4_1));
-  EXPECT_FALSE(can_interleave(TensorType::Q4_K));
+  EXPECT_TRUE(can_interleave(TensorType::Q4_K));
+  EXPECT_FALSE(can_interleave(TensorType::Q6_K));
   const Stored w = stored(TensorType::F16, 8, 64, 7);
   EXPECT_THROW(InterleavedMatrix{w.view}, UsageError);
+  // Q4_K rows are whole super-blocks or nothing
+  const Stored k = stored(TensorType::Q4_K, 8, 256, 8);
+  WeightView odd = k.view;
+  odd.cols = 288;
+  EXPECT_THROW(InterleavedMatrix{odd}, UsageError);
 }
 
 }  // namespace
