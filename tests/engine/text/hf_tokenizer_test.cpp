@@ -8,9 +8,11 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <string>
 #include <vector>
 
+#include <sys/wait.h>
 #include <unistd.h>
 #include <nlohmann/json.hpp>
 
@@ -43,34 +45,64 @@ json smollm2_vocab(const std::string& gguf_path) {
           {"token_type", gguf.get_int_array("tokenizer.ggml.token_type")}};
 }
 
-// Runs make_hf_references.py once per process; "" and a reason when it cannot run.
+// The files make_hf_references.py writes for one tokenizer, made once per process in a
+// folder removed at exit. `skip_reason`: the tokenizers library (or the shared SmolLM2 file
+// for "smollm2") is missing; `error`: the script failed otherwise (the test fails).
 struct References {
   fs::path dir;
   std::string skip_reason;
+  std::string error;
 };
 
-const References& references() {
-  static const References refs = [] {
-    References r;
-    r.dir = test::binary_dir() / "tmp" / ("hf_references." + std::to_string(::getpid()));
-    fs::remove_all(r.dir);
-    fs::create_directories(r.dir);
-    const fs::path script = fs::path(__FILE__).parent_path() / "make_hf_references.py";
-    std::string command = "python3 '" + script.string() + "' '" + r.dir.string() + "'";
-    if (const auto gguf = test::find_shared(kSmolLm2)) {
-      write_json(r.dir / "smollm2_vocab.json", smollm2_vocab(gguf->string()));
-      command += " '" + (r.dir / "smollm2_vocab.json").string() + "'";
+struct ReferencesRoot {
+  fs::path dir = test::binary_dir() / "tmp" / ("hf_references." + std::to_string(::getpid()));
+  ReferencesRoot() {
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+  }
+  ~ReferencesRoot() {
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+  }
+};
+
+References make_references(const fs::path& root, const std::string& name) {
+  References r;
+  r.dir = root / name;
+  const fs::path script = fs::path(__FILE__).parent_path() / "make_hf_references.py";
+  std::string command = "python3 '" + script.string() + "' '" + root.string() + "'";
+  if (name == "smollm2") {
+    const auto gguf = test::find_shared(kSmolLm2);
+    if (!gguf) {
+      r.skip_reason = "needs " + (test::shared_dir() / kSmolLm2).string();
+      return r;
     }
-    const int status = std::system((command + " 2>" + (r.dir / "stderr.txt").string()).c_str());
-    if (status != 0) {
-      std::ifstream err(r.dir / "stderr.txt");
-      r.skip_reason = "make_hf_references.py failed (status " + std::to_string(status) +
-                      "; packaging/install-deps.sh installs the Python package tokenizers): " +
-                      std::string(std::istreambuf_iterator<char>(err), {});
+    write_json(root / "smollm2_vocab.json", smollm2_vocab(gguf->string()));
+    command += " '" + (root / "smollm2_vocab.json").string() + "'";
+  }
+  const fs::path log = root / (name + ".stderr.txt");
+  const int status =
+      std::system((command + " --only " + name + " 2>'" + log.string() + "'").c_str());
+  if (status != 0) {
+    std::ifstream err(log);
+    const std::string text(std::istreambuf_iterator<char>(err), {});
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 77) {
+      r.skip_reason = text + " (packaging/install-deps.sh installs it)";
+    } else if (WIFEXITED(status) && WEXITSTATUS(status) == 127) {
+      r.skip_reason = "needs python3 with the tokenizers package: " + text;
+    } else {
+      r.error = "make_hf_references.py failed (status " + std::to_string(status) + "): " + text;
     }
-    return r;
-  }();
-  return refs;
+  }
+  return r;
+}
+
+const References& references(const std::string& name) {
+  static ReferencesRoot root;
+  static std::map<std::string, References> made;
+  auto it = made.find(name);
+  if (it == made.end()) it = made.emplace(name, make_references(root.dir, name)).first;
+  return it->second;
 }
 
 std::string ids_text(const std::vector<TokenId>& ids) {
@@ -84,12 +116,10 @@ class HfReferenceTest : public ::testing::TestWithParam<std::string> {};
 // Every text gives the library's ids: as user text (special-token text stays text), with
 // the post-processor's special tokens, as template control text, and decodes back.
 TEST_P(HfReferenceTest, IdsEqualTheTokenizersLibrary) {
-  const References& refs = references();
+  const References& refs = references(GetParam());
   if (!refs.skip_reason.empty()) GTEST_SKIP() << refs.skip_reason;
-  const fs::path folder = refs.dir / GetParam();
-  if (!fs::exists(folder / "tokenizer.json")) {
-    GTEST_SKIP() << "needs " << (test::shared_dir() / kSmolLm2).string();
-  }
+  ASSERT_EQ(refs.error, "");
+  const fs::path folder = refs.dir;
   const auto tok = load_hf_tokenizer((folder / "tokenizer.json").string());
   std::ifstream lines(folder / "expected.jsonl");
   int checked = 0;
@@ -119,12 +149,10 @@ TEST_P(HfReferenceTest, IdsEqualTheTokenizersLibrary) {
 // Random id sequences (bytes that are no whole character, special tokens, unk) decode to
 // the library's text: byte-fallback runs and ByteLevel bytes made valid as it makes them.
 TEST_P(HfReferenceTest, DecodeEqualsTheTokenizersLibrary) {
-  const References& refs = references();
+  const References& refs = references(GetParam());
   if (!refs.skip_reason.empty()) GTEST_SKIP() << refs.skip_reason;
-  const fs::path folder = refs.dir / GetParam();
-  if (!fs::exists(folder / "tokenizer.json")) {
-    GTEST_SKIP() << "needs " << (test::shared_dir() / kSmolLm2).string();
-  }
+  ASSERT_EQ(refs.error, "");
+  const fs::path folder = refs.dir;
   const auto tok = load_hf_tokenizer((folder / "tokenizer.json").string());
   std::ifstream lines(folder / "decoded.jsonl");
   int checked = 0;

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Reference ids from the Hugging Face `tokenizers` library for hf_tokenizer_test.cpp.
 
-Usage: make_hf_references.py OUT_DIR [SMOLLM2_VOCAB_JSON]
+Usage: make_hf_references.py OUT_DIR [SMOLLM2_VOCAB_JSON] [--only NAME]
 
 Writes OUT_DIR/NAME/tokenizer.json and OUT_DIR/NAME/expected.jsonl for each tokenizer below;
 each line of expected.jsonl is one text and the library's ids for it:
@@ -231,17 +231,27 @@ def splits():
 
 
 def main():
-    if len(sys.argv) < 2:
+    args = sys.argv[1:]
+    only = None
+    if "--only" in args:
+        i = args.index("--only")
+        only = args[i + 1] if i + 1 < len(args) else None
+        del args[i:i + 2]
+    if not args:
         print(__doc__, file=sys.stderr)
         return 2
-    out_dir = sys.argv[1]
+    out_dir = args[0]
     strings = texts(1, 1500)
-    if len(sys.argv) > 2:
-        write(out_dir, "smollm2", smollm2(sys.argv[2]), strings)
-    write(out_dir, "llama3", llama3(), strings)
-    write(out_dir, "sp_bpe", sp_bpe(), strings)
-    write(out_dir, "metaspace", metaspace(), strings)
-    write(out_dir, "splits", splits(), strings)
+    makers = {"llama3": llama3, "sp_bpe": sp_bpe, "metaspace": metaspace, "splits": splits}
+    if len(args) > 1:
+        makers["smollm2"] = lambda: smollm2(args[1])
+    if only is not None and only not in makers:
+        print(f"make_hf_references: no tokenizer {only!r} (have {sorted(makers)})",
+              file=sys.stderr)
+        return 2
+    for name, make in makers.items():
+        if only is None or name == only:
+            write(out_dir, name, make(), strings)
     return 0
 
 
