@@ -250,7 +250,9 @@ void MainWindow::on_model_failed(const QString& error) {
   show_model_in_pages(model_);
   loading_bar_->setVisible(false);
   statusBar()->clearMessage();
-  model_label_->setText(tr("No model loaded \u2014 open one, or load the demo from the File menu"));
+  model_label_->setText(
+      tr("No model loaded \u2014 open one, pick one on the Models page, or load the demo from "
+         "the File menu"));
   notice_->showError(error);
   set_model_ready(false);
   emit modelError(error);

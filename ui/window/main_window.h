@@ -31,6 +31,7 @@ class FitsPage;
 class GqaDemoPage;
 class KvQuantDemoPage;
 class LivePanel;
+class ModelsPage;
 class NoticeBar;
 
 struct AppConfig {
@@ -60,7 +61,8 @@ class MainWindow : public QMainWindow {
   ChatSession* currentSession() const;
   ChatPanel* chatPanel() const { return chat_panel_; }
   LivePanel* livePanel() const { return live_panel_; }
-  QTabWidget* pages() const { return pages_; }  // Chat, What fits, Demos
+  QTabWidget* pages() const { return pages_; }  // Chat, Models, What fits, Demos
+  ModelsPage* modelsPage() const { return models_; }
   FitsPage* fitsPage() const { return fits_; }
   const std::optional<ModelInfo>& modelInfo() const { return model_; }
   QString noticeText() const;
@@ -131,6 +133,7 @@ class MainWindow : public QMainWindow {
   QMenu* recent_menu_;
   QAction* panel_action_;
   QTabWidget* pages_ = nullptr;
+  ModelsPage* models_ = nullptr;
   FitsPage* fits_ = nullptr;
   GqaDemoPage* gqa_ = nullptr;
   KvQuantDemoPage* quant_ = nullptr;

@@ -1,4 +1,5 @@
-// MainWindow: the pages beside the chat. "What fits" (the planner, checked against the
+// MainWindow: the pages beside the chat. "Models" (the models already on this computer,
+// opened with a double-click), "What fits" (the planner, checked against the
 // loaded engine) and the demos (paged vs contiguous, prefix sharing, GQA, KV
 // quantization), which run on the engine's own allocator and formats and need no model;
 // the GQA and quantization demos also show the loaded model.
@@ -9,6 +10,7 @@
 #include "demos/prefix/prefix_page.h"
 #include "demos/quant/quant_page.h"
 #include "fits/fits_page.h"
+#include "models/models_page.h"
 #include "window/main_window.h"
 #include "worker/engine_controller.h"
 
@@ -18,6 +20,13 @@ QWidget* MainWindow::build_pages(QWidget* chat) {
   pages_ = new QTabWidget(this);
   pages_->setDocumentMode(true);
   pages_->addTab(chat, tr("Chat"));
+
+  models_ = new ModelsPage(ModelsPageConfig::thisComputer(), pages_);
+  pages_->addTab(models_, tr("Models"));
+  connect(models_, &ModelsPage::openRequested, this, [this](const QString& path) {
+    openModel(path);
+    pages_->setCurrentIndex(0);  // the chat shows the model loading
+  });
 
   fits_ = new FitsPage(pages_);
   pages_->addTab(fits_, tr("What fits"));
