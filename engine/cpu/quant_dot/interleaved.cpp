@@ -16,6 +16,10 @@ std::int64_t group_block_bytes(TensorType type) {
       return 16 + 128;
     case TensorType::Q4_1:
       return 32 + 128;
+    case TensorType::Q5_0:
+      return 16 + 32 + 128;
+    case TensorType::Q5_1:
+      return 32 + 32 + 128;
     case TensorType::Q8_0:
       return 16 + 256;
     case TensorType::Q4_K:
@@ -41,19 +45,40 @@ void place(TensorType type, const std::byte* src, int r, std::uint8_t* out) {
     }
     return;
   }
-  const bool has_min = type == TensorType::Q4_1;
+  const bool has_min = type == TensorType::Q4_1 || type == TensorType::Q5_1;
+  const bool five = type == TensorType::Q5_0 || type == TensorType::Q5_1;
   const std::uint8_t* qs = nullptr;
-  if (has_min) {
-    const auto& b = *reinterpret_cast<const BlockQ4_1*>(src);
-    std::memcpy(d, b.d.bytes, 2);
-    std::memcpy(out + 16 + 2 * r, b.m.bytes, 2);
-    qs = b.qs;
-  } else {
-    const auto& b = *reinterpret_cast<const BlockQ4_0*>(src);
-    std::memcpy(d, b.d.bytes, 2);
-    qs = b.qs;
+  std::uint8_t* high_bits = out + (has_min ? 32 : 16);
+  switch (type) {
+    case TensorType::Q4_1: {
+      const auto& b = *reinterpret_cast<const BlockQ4_1*>(src);
+      std::memcpy(d, b.d.bytes, 2);
+      std::memcpy(out + 16 + 2 * r, b.m.bytes, 2);
+      qs = b.qs;
+      break;
+    }
+    case TensorType::Q5_0: {
+      const auto& b = *reinterpret_cast<const BlockQ5_0*>(src);
+      std::memcpy(d, b.d.bytes, 2);
+      std::memcpy(high_bits + 4 * r, b.qh, 4);
+      qs = b.qs;
+      break;
+    }
+    case TensorType::Q5_1: {
+      const auto& b = *reinterpret_cast<const BlockQ5_1*>(src);
+      std::memcpy(d, b.d.bytes, 2);
+      std::memcpy(out + 16 + 2 * r, b.m.bytes, 2);
+      std::memcpy(high_bits + 4 * r, b.qh, 4);
+      qs = b.qs;
+      break;
+    }
+    default: {
+      const auto& b = *reinterpret_cast<const BlockQ4_0*>(src);
+      std::memcpy(d, b.d.bytes, 2);
+      qs = b.qs;
+    }
   }
-  std::uint8_t* codes = out + (has_min ? 32 : 16);
+  std::uint8_t* codes = high_bits + (five ? 32 : 0);
   for (int g = 0; g < 4; ++g) std::memcpy(codes + (g * 8 + r) * 4, qs + 4 * g, 4);
 }
 
@@ -120,6 +145,10 @@ InterleavedDotFn interleaved_dot_fn(TensorType type, CpuIsa isa) {
       return table->interleaved_q4_0;
     case TensorType::Q4_1:
       return table->interleaved_q4_1;
+    case TensorType::Q5_0:
+      return table->interleaved_q5_0;
+    case TensorType::Q5_1:
+      return table->interleaved_q5_1;
     case TensorType::Q8_0:
       return table->interleaved_q8_0;
     case TensorType::Q4_K:

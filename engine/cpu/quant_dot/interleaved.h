@@ -7,7 +7,8 @@
 //
 // Group layout, per 32-value block (G = 8 rows):
 //   d[G]    fp16 scales
-//   m[G]    fp16 minimums (Q4_1 only; Q4_0's -8 d is derived)
+//   m[G]    fp16 minimums (Q4_1 and Q5_1 only; Q4_0's -8 d and Q5_0's -16 d are derived)
+//   qh[G]   Q5_0 / Q5_1 only: each row's 32 fifth bits (bit j: value j), 4 bytes per row
 //   codes   4-bit formats: [4 groups g][G rows][4 bytes]: byte k of row r holds value 4g + k
 //           in its low nibble and value 16 + 4g + k in its high one (unsigned, 0..15)
 //           Q8_0:          [8 groups g][G rows][4 bytes]: value 4g + k, plus 128 (unsigned,
@@ -24,7 +25,8 @@
 //
 // Results: row r = sum over blocks of fma(float(P_r), d_r * d_x, acc_r), plus (Q4_1) the
 // minimums' sum fma(min_r, s_x, off_r), then acc_r + off_r; P_r is the exact integer dot
-// product of the signed codes (Q4_0: u - 8, Q8_0: u - 128) with the activation codes. The
+// product of the signed codes (Q4_0: u - 8, Q5_0: u - 16, Q8_0: u - 128) with the
+// activation codes. The
 // portable and SIMD kernels give the same bits; the sums are in another order than the
 // row-at-a-time kernels', so results differ from those by float rounding.
 #pragma once
@@ -39,10 +41,11 @@ namespace kvscope {
 
 inline constexpr int kInterleavedRows = 8;
 
-// One 32-value block of a group: scales (and minimums), then the codes.
-template <bool kEightBit, bool kHasMin>
+// One 32-value block of a group: scales (and minimums, and fifth bits), then the codes.
+template <bool kEightBit, bool kHasMin, bool kFifthBit = false>
 struct GroupBlock {
-  static constexpr int kCodeOffset = kHasMin ? 32 : 16;
+  static constexpr int kHighBitsOffset = kHasMin ? 32 : 16;
+  static constexpr int kCodeOffset = kHighBitsOffset + (kFifthBit ? 32 : 0);
   static constexpr int kBytes = kCodeOffset + (kEightBit ? 256 : 128);
 };
 
@@ -53,8 +56,8 @@ struct SuperGroupLayout {
   static constexpr int kBytes = kHeader + 8 * kSubBytes;
 };
 
-// Whether `type` has an interleaved layout (Q4_0, Q4_1, Q8_0, Q4_K); a matrix of it also
-// needs whole blocks of the type per row (32 values, 256 for Q4_K).
+// Whether `type` has an interleaved layout (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K); a matrix of it
+// also needs whole blocks of the type per row (32 values, 256 for Q4_K).
 bool can_interleave(TensorType type);
 
 class InterleavedMatrix {

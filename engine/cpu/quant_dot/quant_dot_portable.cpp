@@ -236,7 +236,9 @@ template <class F, int NT>
 struct InterleavedKernel {
   static constexpr bool kEightBit = std::is_same_v<F, Q8_0>;
   static constexpr bool kSuper = std::is_same_v<F, Q4_K>;
-  using Layout = GroupBlock<kEightBit, F::kHasMin>;
+  static constexpr bool kFive = std::is_same_v<F, Q5_0> || std::is_same_v<F, Q5_1>;
+  static constexpr int kOffset = kFive ? 16 : 8;  // Q4_0: u - 8, Q5_0: u - 16
+  using Layout = GroupBlock<kEightBit, F::kHasMin, kFive>;
 
   // The fp16 value r of an array of them (little-endian bytes).
   static float fp16_at(const std::uint8_t* p, int r) {
@@ -248,6 +250,7 @@ struct InterleavedKernel {
     float acc[NT][8] = {}, off[NT][8] = {};
     for (std::int64_t b = 0; b < n_blocks; ++b) {
       const std::uint8_t* codes = nullptr;
+      const std::uint8_t* high_bits = nullptr;  // Q5_0 / Q5_1: [8 rows][4 bytes]
       float d[8], min[8];
       if constexpr (kSuper) {  // Q4_K: d * sc and -(dmin * m) per row, as K4::decode
         const std::uint8_t* sb = group + b / 8 * SuperGroupLayout::kBytes;
@@ -261,6 +264,7 @@ struct InterleavedKernel {
       } else {
         const std::uint8_t* blk = group + b * Layout::kBytes;
         codes = blk + Layout::kCodeOffset;
+        high_bits = blk + Layout::kHighBitsOffset;
         for (int r = 0; r < 8; ++r) {
           d[r] = fp16_at(blk, r);
           min[r] = F::kHasMin ? fp16_at(blk + 16, r) : 0.0f;
@@ -277,12 +281,16 @@ struct InterleavedKernel {
               }
             }
           } else {
-            // Q4_0's codes are u - 8: its offset is subtracted in the integer sum, exactly
-            if (!F::kHasMin) p = -8 * a.sum;
+            // Q4_0's codes are u - 8 (Q5_0's u - 16): the offset is subtracted in the integer
+            // sum, exactly
+            if (!F::kHasMin) p = -kOffset * a.sum;
+            const std::uint32_t qh = kFive ? load_u32(high_bits + 4 * r) : 0;
             for (int g = 0; g < 4; ++g) {
               for (int k = 0; k < 4; ++k) {
                 const std::uint8_t c = codes[(g * 8 + r) * 4 + k];
-                p += (c & 0xF) * a.q[4 * g + k] + (c >> 4) * a.q[16 + 4 * g + k];
+                const int lo = (c & 0xF) | static_cast<int>(((qh >> (4 * g + k)) & 1u) << 4);
+                const int hi = (c >> 4) | static_cast<int>(((qh >> (16 + 4 * g + k)) & 1u) << 4);
+                p += lo * a.q[4 * g + k] + hi * a.q[16 + 4 * g + k];
               }
             }
           }

@@ -2,7 +2,7 @@
 // anonymous namespace: the format structs Q4_0 .. Q6_K, F16, BF16, and
 //   BlockKernel<Format, NT>::run        (one row, quantized formats, per 32-value block)
 //   HalfKernel<Format, NT>::run         (one row, F16 / BF16)
-//   InterleavedKernel<Format, NT>::run  (one 8-row group of Q4_0, Q4_1, Q8_0, Q4_K: interleaved.h)
+//   InterleavedKernel<Format, NT>::run  (one 8-row group: interleaved.h)
 // each against NT tokens (each decoded weight block serves every token of the tile). Rows
 // are taken one after the other, each read in order (the hardware prefetcher's stream).
 // Only the kernel files (quant_dot_portable.cpp, quant_dot_avx2.cpp, quant_dot_avx512.cpp)
@@ -75,6 +75,6 @@ struct Bind {
         KVSCOPE_TILE_FN(BlockKernel, Q8_0), KVSCOPE_TILE_FN(BlockKernel, Q4_K), \
         KVSCOPE_TILE_FN(BlockKernel, Q5_K), KVSCOPE_TILE_FN(BlockKernel, Q6_K), \
         KVSCOPE_TILE_FN(HalfKernel, F16), KVSCOPE_TILE_FN(HalfKernel, BF16),    \
-        KVSCOPE_GROUP_FN(Q4_0), KVSCOPE_GROUP_FN(Q4_1), KVSCOPE_GROUP_FN(Q8_0), \
-        KVSCOPE_GROUP_FN(Q4_K)                                                  \
+        KVSCOPE_GROUP_FN(Q4_0), KVSCOPE_GROUP_FN(Q4_1), KVSCOPE_GROUP_FN(Q5_0), \
+        KVSCOPE_GROUP_FN(Q5_1), KVSCOPE_GROUP_FN(Q8_0), KVSCOPE_GROUP_FN(Q4_K)  \
   }

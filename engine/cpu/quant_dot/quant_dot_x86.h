@@ -310,7 +310,21 @@ template <class F, int NT>
 struct InterleavedKernel {
   static constexpr bool kEightBit = std::is_same_v<F, Q8_0>;
   static constexpr bool kSuper = std::is_same_v<F, Q4_K>;
-  using Layout = GroupBlock<kEightBit, F::kHasMin>;
+  static constexpr bool kFive = std::is_same_v<F, Q5_0> || std::is_same_v<F, Q5_1>;
+  static constexpr int kOffset = kFive ? 16 : 8;  // Q4_0: u - 8, Q5_0: u - 16
+  using Layout = GroupBlock<kEightBit, F::kHasMin, kFive>;
+
+  // 16 in byte k of lane r where bit `first + k` of lane r's 32 fifth bits is set, else 0:
+  // the fifth bits of code group g (first = 4g for the low nibbles, 16 + 4g for the high).
+  static __m256i fifth_bits8(__m256i qh, int first) {
+    const __m256i shifted = _mm256_srl_epi32(qh, _mm_cvtsi32_si128(first));
+    const __m256i spread = _mm256_shuffle_epi8(
+        shifted, _mm256_setr_epi8(0, 0, 0, 0, 4, 4, 4, 4, 8, 8, 8, 8, 12, 12, 12, 12,  //
+                                  0, 0, 0, 0, 4, 4, 4, 4, 8, 8, 8, 8, 12, 12, 12, 12));
+    const __m256i bit = _mm256_set1_epi32(0x08040201);
+    const __m256i set = _mm256_cmpeq_epi8(_mm256_and_si256(spread, bit), bit);
+    return _mm256_and_si256(set, _mm256_set1_epi8(0x10));
+  }
 
   static __m256 fp16x8(const std::uint8_t* p) {
     return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
@@ -329,6 +343,7 @@ struct InterleavedKernel {
     const __m256i low4 = _mm256_set1_epi8(0x0F);
     for (std::int64_t b = 0; b < n_blocks; ++b) {
       const std::uint8_t* codes = nullptr;
+      __m256i qh = _mm256_setzero_si256();  // Q5_0 / Q5_1: lane r = row r's fifth bits
       __m256 d, min = _mm256_setzero_ps();
       if constexpr (kSuper) {  // Q4_K: d * sc and -(dmin * m) per row, as K4::decode
         const std::uint8_t* sb = group + b / 8 * SuperGroupLayout::kBytes;
@@ -341,6 +356,7 @@ struct InterleavedKernel {
       } else {
         const std::uint8_t* blk = group + b * Layout::kBytes;
         codes = blk + Layout::kCodeOffset;
+        if constexpr (kFive) qh = load32(blk + Layout::kHighBitsOffset);
         d = fp16x8(blk);
         if constexpr (F::kHasMin) min = fp16x8(blk + 16);
       }
@@ -353,7 +369,7 @@ struct InterleavedKernel {
       for (int t = 0; t < NT; ++t) {
         a[t] = &xs[t * x.stride + b];
         p[t] = q[t] = _mm256_setzero_si256();
-        if (!kEightBit && !F::kHasMin) p[t] = _mm256_set1_epi32(-8 * a[t]->sum);  // Q4_0: u - 8
+        if (!kEightBit && !F::kHasMin) p[t] = _mm256_set1_epi32(-kOffset * a[t]->sum);
 #if KVSCOPE_QDOT_VNNI
         if (kEightBit) p[t] = _mm256_set1_epi32(-128 * a[t]->sum);
 #endif
@@ -383,8 +399,12 @@ struct InterleavedKernel {
 #pragma GCC unroll 4
         for (int g = 0; g < 4; ++g) {
           const __m256i packed = load32(codes + 32 * g);
-          const __m256i lo = _mm256_and_si256(packed, low4);
-          const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(packed, 4), low4);
+          __m256i lo = _mm256_and_si256(packed, low4);
+          __m256i hi = _mm256_and_si256(_mm256_srli_epi16(packed, 4), low4);
+          if constexpr (kFive) {
+            lo = _mm256_or_si256(lo, fifth_bits8(qh, 4 * g));
+            hi = _mm256_or_si256(hi, fifth_bits8(qh, 16 + 4 * g));
+          }
 #pragma GCC unroll 4
           for (int t = 0; t < NT; ++t) {
             p[t] = dot_add(p[t], lo, broadcast4(a[t]->q + 4 * g));

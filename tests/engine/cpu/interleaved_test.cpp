@@ -19,8 +19,8 @@
 namespace kvscope {
 namespace {
 
-constexpr TensorType kTypes[] = {TensorType::Q4_0, TensorType::Q4_1, TensorType::Q8_0,
-                                 TensorType::Q4_K};
+constexpr TensorType kTypes[] = {TensorType::Q4_0, TensorType::Q4_1, TensorType::Q5_0,
+                                 TensorType::Q5_1, TensorType::Q8_0, TensorType::Q4_K};
 
 // Columns of `blocks` blocks of the type (Q4_K's are 256 values).
 std::int64_t cols_of(TensorType type, std::int64_t blocks) {
@@ -119,7 +119,7 @@ TEST(Interleaved, MatmulUsesGroupsForAnyRowCountIncludingAShortLastGroup) {
   }
 }
 
-TEST(Interleaved, OnlyQ4_0Q4_1Q8_0AndQ4_KHaveAGroupedLayout) {
+TEST(Interleaved, LegacyTypesAndQ4_KHaveAGroupedLayout) {
   EXPECT_TRUE(can_interleave(TensorType::Q4_1));
   EXPECT_TRUE(can_interleave(TensorType::Q4_K));
   EXPECT_FALSE(can_interleave(TensorType::Q6_K));
