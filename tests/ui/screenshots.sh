@@ -2,8 +2,8 @@
 # Screenshots of the real app under Xvfb at 1280x800: for the demo model and for
 # stories260K (when ../shared has it), in the light and the dark palette, each saved
 # mid-generation and after it. The app's --screenshot-dir mode runs a scripted two-chat
-# session (then regenerates a reply and visits the What fits and demo pages), saves the PNGs
-# and fails unless every chart of the live panel has points.
+# session (then regenerates a reply and visits the Models, What fits and demo pages), saves
+# the PNGs and fails unless every chart of the live panel has points.
 #
 #   tests/ui/screenshots.sh BUILD_DIR      PNGs go to BUILD_DIR/screenshots/
 set -euo pipefail
@@ -21,6 +21,20 @@ home=$(mktemp -d "$build/screenshots-home.XXXXXX")
 trap 'rm -rf "$home"' EXIT
 export XDG_CONFIG_HOME="$home/config" XDG_CACHE_HOME="$home/cache" XDG_RUNTIME_DIR="$home/run"
 mkdir -p "$XDG_RUNTIME_DIR" && chmod 700 "$XDG_RUNTIME_DIR"
+
+# The Models page looks in a fake home, not this machine's: the shared models as LM Studio
+# and llama.cpp keep GGUF files, and a truncated copy (listed greyed with its error).
+export HOME="$(realpath "$home")/home"
+for m in stories260K.gguf SmolLM2-135M-Instruct.Q4_1.gguf; do
+  [[ -f $shared/models/$m ]] || continue
+  mkdir -p "$HOME/.lmstudio/models/shared/models"
+  ln -sf "$(realpath "$shared/models/$m")" "$HOME/.lmstudio/models/shared/models/$m"
+done
+if [[ -f $shared/models/stories260K.gguf ]]; then
+  mkdir -p "$HOME/.cache/llama.cpp" "$HOME/.cache/kvscope/models"
+  ln -sf "$(realpath "$shared/models/stories260K.gguf")" "$HOME/.cache/llama.cpp/stories.gguf"
+  head -c 500000 "$shared/models/stories260K.gguf" >"$HOME/.cache/kvscope/models/truncated.gguf"
+fi
 
 shoot() {  # name palette [model]
   local name=$1 palette=$2

@@ -14,6 +14,8 @@
 #include "chat/chat_panel.h"
 #include "chat/session.h"
 #include "chat/view.h"
+#include "fits/fits_page.h"
+#include "models/models_page.h"
 #include "panel/block_map_widget.h"
 #include "panel/fragmentation_chart.h"
 #include "panel/layer_chart.h"
@@ -100,13 +102,27 @@ void ScreenshotDriver::grab(const QString& name) {
   std::printf("saved %s\n", qPrintable(path));
 }
 
-// Each page beside the chat, then the chat again.
+// Each page beside the chat, then the chat again. The Models page scans when first shown,
+// so it is saved when its scan ends.
 void ScreenshotDriver::grab_pages_and_quit() {
+  ModelsPage* models = window_->modelsPage();
+  window_->pages()->setCurrentWidget(models);
+  if (models->scanning()) {
+    connect(models, &ModelsPage::scanFinished, this, &ScreenshotDriver::grab_models_and_rest,
+            Qt::SingleShotConnection);
+  } else {
+    grab_models_and_rest();
+  }
+}
+
+void ScreenshotDriver::grab_models_and_rest() {
   QTabWidget* pages = window_->pages();
-  pages->setCurrentIndex(1);
+  QApplication::processEvents();
+  grab(QStringLiteral("models"));
+  pages->setCurrentWidget(window_->fitsPage());
   grab(QStringLiteral("fits"));
-  auto* demos = qobject_cast<QTabWidget*>(pages->widget(2));
-  pages->setCurrentIndex(2);
+  auto* demos = qobject_cast<QTabWidget*>(pages->widget(pages->count() - 1));
+  pages->setCurrentWidget(demos);
   const QStringList names = {"demo-paging", "demo-prefix", "demo-gqa", "demo-quant"};
   for (int i = 0; demos != nullptr && i < demos->count() && i < names.size(); ++i) {
     demos->setCurrentIndex(i);

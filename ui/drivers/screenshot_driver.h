@@ -4,8 +4,8 @@
 // mid-generation and again after both replies end, and every chart of the live panel must
 // have points. Then chat 2's reply is regenerated (its prompt's blocks shared with the
 // kept reply: saved mid-way as <prefix>-regenerate), and each page beside the chat is
-// saved (<prefix>-fits, -demo-paging, -demo-prefix, -demo-gqa, -demo-quant). It quits
-// with 0, or 1 saying what was wrong.
+// saved (<prefix>-models once its scan ends, -fits, -demo-paging, -demo-prefix, -demo-gqa,
+// -demo-quant). It quits with 0, or 1 saying what was wrong.
 #pragma once
 
 #include <QElapsedTimer>
@@ -44,6 +44,7 @@ class ScreenshotDriver : public QObject {
   void grab(const QString& name);
   bool check_panel();
   void grab_pages_and_quit();
+  void grab_models_and_rest();
   void fail(const QString& why);
 
   MainWindow* window_;
