@@ -201,4 +201,17 @@ std::string explain_plan(const PlanRequest& request, const MemoryPlan& plan,
   return out;
 }
 
+std::string explain_needs(const PlanRequest& request, const MemoryPlan& plan) {
+  std::string out;
+  explain_weights(out, plan);
+  explain_kv(out, request, plan);
+  explain_workspace(out, request, plan);
+  const std::int64_t total =
+      plan.weights.bytes + plan.workspace.total() + plan.kv.pool_bytes_needed;
+  out += fmt::format("Needs: weights {} + workspace {} + KV {} = {}\n",
+                     group_digits(plan.weights.bytes), group_digits(plan.workspace.total()),
+                     group_digits(plan.kv.pool_bytes_needed), bytes(total));
+  return out;
+}
+
 }  // namespace kvscope

@@ -17,4 +17,8 @@ namespace kvscope {
 std::string explain_plan(const PlanRequest& request, const MemoryPlan& plan,
                          const std::optional<RooflineEstimate>& roofline = std::nullopt);
 
+// What the request needs when no memory is given: weights, KV with its formula, workspace
+// and their total (plan's budget fields are not shown; any budget serves to compute it).
+std::string explain_needs(const PlanRequest& request, const MemoryPlan& plan);
+
 }  // namespace kvscope
