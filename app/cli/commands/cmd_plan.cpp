@@ -12,6 +12,7 @@
 
 #include "cli/arg_parser.h"
 #include "cli/command.h"
+#include "cli/commands/plan_node.h"
 #include "cli/presets_path.h"
 #include "model/model.h"
 #include "plan/plan_explainer.h"
@@ -51,14 +52,10 @@ void declare_plan_options(ArgParser& p) {
   p.option({"--presets"}, "folder holding models.json and gpus.json");
   p.flag({"--list"}, "list the model and GPU presets");
   p.flag({"--json"}, "print one JSON object");
+  declare_node_options(p);
 }
 
-struct ModelChoice {
-  std::string label;  // preset slug or file path
-  ModelSpec spec;
-  WeightFootprint weights;
-  std::string weight_type;  // "exact" for a file
-};
+using ModelChoice = PlanModel;
 
 ModelChoice choose_model(const ArgParser& p, const fs::path& dir) {
   if (p.has("--model") == p.has("-m")) {
@@ -71,14 +68,20 @@ ModelChoice choose_model(const ArgParser& p, const fs::path& dir) {
                               *path);
     }
     const auto model = load_model(*path);
-    c = {*path, model->spec(), model_weights(*model), "exact"};
+    c = {*path, model->spec(), model_weights(*model), "exact", 0, ""};
     return c;
   }
   const std::vector<ModelPreset> models = load_model_presets(dir / "models.json");
   const ModelPreset& preset = find_model_preset(models, p.required("--model"));
-  const WeightType type = parse_weight_type(p.get_or("--weights", "q4_k_m"));
-  c = {preset.slug, preset.spec, preset_weights(preset.spec, preset.n_params, type),
-       std::string(weight_type_info(type).name)};
+  // A node plan is for vLLM, which serves the Hugging Face weights as they are (bf16).
+  const char* fallback = wants_node_plan(p) ? "f16" : "q4_k_m";
+  const WeightType type = parse_weight_type(p.get_or("--weights", fallback));
+  c = {preset.slug,
+       preset.spec,
+       preset_weights(preset.spec, preset.n_params, type),
+       std::string(weight_type_info(type).name),
+       preset.n_params,
+       preset.hf_repo};
   return c;
 }
 
@@ -101,10 +104,33 @@ PlanRequest build_request(const ArgParser& p, const ModelChoice& m, const GpuPre
   if (gpu != nullptr) r.budget.total_bytes = gpu->memory_bytes;
   if (auto vram = p.get("--vram")) r.budget.total_bytes = parse_byte_size(*vram, "--vram");
   if (auto kv = p.get("--kv-budget")) r.kv_budget_bytes = parse_byte_size(*kv, "--kv-budget");
-  if (r.budget.total_bytes == 0 && r.kv_budget_bytes == 0) {
-    throw_error<UsageError>("give the memory: --gpu NAME, --vram SIZE or --kv-budget SIZE");
-  }
   return r;
+}
+
+// No memory given: what the request needs. plan_memory wants a budget; any one serves, since
+// weights, workspace and KV needed do not depend on it, and none of its verdict is shown.
+int print_needs(const ArgParser& p, const ModelChoice& m, PlanRequest r) {
+  r.budget.total_bytes = std::int64_t{1} << 50;
+  const MemoryPlan plan = plan_memory(r);
+  const std::int64_t total =
+      plan.weights.bytes + plan.workspace.total() + plan.kv.pool_bytes_needed;
+  if (p.has("--json")) {
+    const json out = {{"model", m.label},
+                      {"weight_type", m.weight_type},
+                      {"batch", r.batch},
+                      {"context", r.context},
+                      {"weights_bytes", plan.weights.bytes},
+                      {"kv_bytes_per_token", plan.kv_bytes_per_token},
+                      {"kv_bytes", plan.kv.pool_bytes_needed},
+                      {"workspace_bytes", plan.workspace.total()},
+                      {"total_bytes", total},
+                      {"formula", explain_needs(r, plan)}};
+    fmt::print("{}\n", out.dump(2));
+  } else {
+    fmt::print("Model {} (weights {}), no memory given: what it needs\n\n", m.label, m.weight_type);
+    fmt::print("{}", explain_needs(r, plan));
+  }
+  return 0;
 }
 
 struct Answers {
@@ -212,8 +238,8 @@ void print_list(const fs::path& dir) {
 
 int cmd_plan(const Args& args) {
   ArgParser p("plan",
-              "(--model NAME | -m FILE) (--gpu NAME | --vram SIZE | --kv-budget SIZE) "
-              "[options]");
+              "(--model NAME | -m FILE) [--gpu NAME | --vram SIZE | --kv-budget SIZE] "
+              "[--tp N] [--pp N] [--emit vllm] [options]");
   declare_plan_options(p);
   if (!p.parse(args)) return 0;
   const fs::path dir = presets_dir(p);
@@ -225,6 +251,10 @@ int cmd_plan(const Args& args) {
   const GpuPreset* gpu = p.has("--gpu") ? &find_gpu_preset(gpus, p.required("--gpu")) : nullptr;
   const ModelChoice model = choose_model(p, dir);
   const PlanRequest request = build_request(p, model, gpu);
+  if (wants_node_plan(p)) return run_node_plan(p, model, request, gpu);
+  if (request.budget.total_bytes == 0 && request.kv_budget_bytes == 0) {
+    return print_needs(p, model, request);
+  }
   const Answers answers = solve(p, request, gpu, gpus);
   if (p.has("--json")) {
     fmt::print("{}\n", to_json(model, gpu, request, answers).dump(2));
