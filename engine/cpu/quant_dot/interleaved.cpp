@@ -24,6 +24,8 @@ std::int64_t group_block_bytes(TensorType type) {
       return 16 + 256;
     case TensorType::Q4_K:
       return SuperGroupLayout::kBytes / 8;
+    case TensorType::Q6_K:
+      return Q6GroupLayout::kBytes / 8;
     default:
       return 0;
   }
@@ -106,6 +108,39 @@ void place_q4_K(const std::byte* src, int r, std::uint8_t* out) {
   }
 }
 
+// Copies the Q6_K super-block at `src` (row r of a group) into its places in the group's
+// super-block `out` (interleaved.h): d, each sub-block's two scales, low 4 bits re-paired as
+// the 4-bit layouts (value 4g + k low, 16 + 4g + k high), high 2 bits four to a byte.
+void place_q6_K(const std::byte* src, int r, std::uint8_t* out) {
+  using namespace quants;  // NOLINT(google-build-using-namespace)
+  const auto& b = *reinterpret_cast<const BlockQ6_K*>(src);
+  std::memcpy(out + 2 * r, b.d.bytes, 2);
+  for (int j = 0; j < 8; ++j) {
+    std::uint8_t* sub = out + Q6GroupLayout::kHeader + j * Q6GroupLayout::kSubBytes;
+    sub[r] = static_cast<std::uint8_t>(b.scales[2 * j]);
+    sub[8 + r] = static_cast<std::uint8_t>(b.scales[2 * j + 1]);
+    // value l of sub-block j, as the row kernels' Q6_K decode reads it: 6 bits, 0..63
+    const int h = j / 4, part = j % 4;
+    const std::uint8_t* ql = b.ql + 64 * h + 32 * (part % 2);
+    const std::uint8_t* qh = b.qh + 32 * h;
+    const auto code = [&](int l) {
+      const int lo = part < 2 ? (ql[l] & 0xF) : (ql[l] >> 4);
+      return lo | (((qh[l] >> (2 * part)) & 3) << 4);
+    };
+    std::uint8_t* low4 = sub + 16;
+    std::uint8_t* high2 = sub + 16 + 128;
+    for (int g = 0; g < 4; ++g) {
+      for (int k = 0; k < 4; ++k) {
+        const int a = code(4 * g + k), c = code(16 + 4 * g + k);
+        low4[(g * 8 + r) * 4 + k] = static_cast<std::uint8_t>((a & 0xF) | ((c & 0xF) << 4));
+        // pair g / 2, nibble g % 2: (high bits of value 4g + k, of 16 + 4g + k)
+        const int bits = (a >> 4) | ((c >> 4) << 2);
+        high2[(g / 2 * 8 + r) * 4 + k] |= static_cast<std::uint8_t>(bits << (4 * (g % 2)));
+      }
+    }
+  }
+}
+
 }  // namespace
 
 bool can_interleave(TensorType type) {
@@ -125,9 +160,11 @@ InterleavedMatrix::InterleavedMatrix(const WeightView& w)
     const auto* src = static_cast<const std::byte*>(w.row(row));
     std::uint8_t* group = bytes_.data() + (row / kInterleavedRows) * group_bytes();
     const int r = static_cast<int>(row % kInterleavedRows);
-    if (type_ == TensorType::Q4_K) {
+    if (type_ == TensorType::Q4_K || type_ == TensorType::Q6_K) {
+      const bool q6 = type_ == TensorType::Q6_K;
+      const std::int64_t bytes = q6 ? Q6GroupLayout::kBytes : SuperGroupLayout::kBytes;
       for (std::int64_t b = 0; b < n_blocks / 8; ++b) {
-        place_q4_K(src + b * src_block, r, group + b * SuperGroupLayout::kBytes);
+        (q6 ? place_q6_K : place_q4_K)(src + b * src_block, r, group + b * bytes);
       }
       continue;
     }
@@ -153,6 +190,8 @@ InterleavedDotFn interleaved_dot_fn(TensorType type, CpuIsa isa) {
       return table->interleaved_q8_0;
     case TensorType::Q4_K:
       return table->interleaved_q4_K;
+    case TensorType::Q6_K:
+      return table->interleaved_q6_K;
     default:
       return nullptr;
   }

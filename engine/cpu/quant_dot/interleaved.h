@@ -23,6 +23,16 @@
 //   per sub-block j:  sc[G] u8, m[G] u8, codes as the 4-bit formats'   (16 + 128 bytes)
 // 1184 bytes per 8 rows x 256 values, 3% more than the 8 rows' 1152 in the file.
 //
+// Q6_K (6-bit codes u, value u - 32, an int8 scale per 16 values): the low 4 bits of the codes
+// as the 4-bit layouts (so a byte's low nibble is in the sub-block's first half, its high one
+// in the second, each half with its own scale), the high 2 bits beside them:
+//   per super-block:  d[G] fp16                                         (16 bytes)
+//   per sub-block j:  sc[2][G] int8 (first half, second half), low4 codes [4][G][4],
+//                     high2 [2 pairs p][G][4]: byte k of row r holds the high bits of
+//                     values 8p + k, 16 + 8p + k, 8p + 4 + k, 20 + 8p + k (2 bits each, from
+//                     bit 0 up)                                         (16 + 128 + 64 bytes)
+// 1680 bytes per 8 rows x 256 values, the same as the file's.
+//
 // Results: row r = sum over blocks of fma(float(P_r), d_r * d_x, acc_r), plus (Q4_1) the
 // minimums' sum fma(min_r, s_x, off_r), then acc_r + off_r; P_r is the exact integer dot
 // product of the signed codes (Q4_0: u - 8, Q5_0: u - 16, Q8_0: u - 128) with the
@@ -53,6 +63,13 @@ struct GroupBlock {
 struct SuperGroupLayout {
   static constexpr int kHeader = 32;          // d[8], dmin[8]
   static constexpr int kSubBytes = 16 + 128;  // sc[8], m[8], codes
+  static constexpr int kBytes = kHeader + 8 * kSubBytes;
+};
+
+// Q6_K's group layout, per super-block of 256 values.
+struct Q6GroupLayout {
+  static constexpr int kHeader = 16;               // d[8]
+  static constexpr int kSubBytes = 16 + 128 + 64;  // sc, low4, high2
   static constexpr int kBytes = kHeader + 8 * kSubBytes;
 };
 

@@ -31,6 +31,7 @@ void quantize_block(const float* x, Q8Block& b) {
     const int q = quants::nearest_int(x[i] * id);
     b.q[i] = static_cast<std::int8_t>(q);
     sum += q;
+    if (i == kQ8BlockValues / 2 - 1) b.sum16 = sum;
   }
   b.d = fp16_to_float(float_to_fp16(d));
   b.s = b.d * static_cast<float>(sum);

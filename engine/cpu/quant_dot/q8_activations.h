@@ -6,7 +6,8 @@
 // Beside the scale each block keeps s = d * sum(q) (ggml's q8_1 keeps it too, rounded to
 // fp16; here it is a float): the weight formats with a minimum (Q4_1, Q5_1, Q4_K, Q5_K) add
 // m * s per block instead of summing the codes again for every weight row. The integer sum
-// itself serves the Q8_0 8-row groups (interleaved.h), whose codes are stored offset by 128.
+// itself serves the Q8_0 8-row groups (interleaved.h), whose codes are stored offset by 128,
+// and the sum of the first 16 codes the Q6_K groups, whose halves have scales of their own.
 #pragma once
 
 #include <cstdint>
@@ -21,8 +22,9 @@ struct Q8Block {
   float d;                        // scale: value i ≈ d * q[i]
   float s;                        // d * sum
   std::int32_t sum;               // q[0] + ... + q[31]
+  std::int32_t sum16;             // q[0] + ... + q[15]: Q6_K's groups recentre each half
 };
-static_assert(sizeof(Q8Block) == 44);
+static_assert(sizeof(Q8Block) == 48);
 
 // out[b] = the codes of x[32b .. 32b + 31]. x.size() must be 32 * out.size(). A NaN or an
 // infinity anywhere in a block gives that block the scale NaN, so the dot products that use

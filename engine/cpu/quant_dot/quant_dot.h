@@ -68,7 +68,7 @@ namespace quant_dot_detail {
 struct KernelTable {
   TileDotFn q4_0, q4_1, q5_0, q5_1, q8_0, q4_K, q5_K, q6_K, f16, bf16;
   InterleavedDotFn interleaved_q4_0, interleaved_q4_1, interleaved_q5_0, interleaved_q5_1,
-      interleaved_q8_0, interleaved_q4_K;
+      interleaved_q8_0, interleaved_q4_K, interleaved_q6_K;
 };
 const KernelTable& portable_kernels();
 const KernelTable* avx2_kernels();        // nullptr when not compiled in (non-x86 builds)

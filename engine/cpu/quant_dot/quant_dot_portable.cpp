@@ -305,6 +305,48 @@ struct InterleavedKernel {
   }
 };
 
+// 8 interleaved Q6_K rows (interleaved.h): per sub-block two integer sums per row, one per
+// half (each half has its own scale), the codes recentred by -32 in the integer sums.
+template <int NT>
+struct InterleavedKernel<Q6_K, NT> {
+  static void run(const std::uint8_t* group, std::int64_t n_blocks, EncodedRows x, float* out,
+                  std::int64_t os) {
+    float acc[NT][8] = {};
+    for (std::int64_t b = 0; b < n_blocks; ++b) {
+      const std::uint8_t* sb = group + b / 8 * Q6GroupLayout::kBytes;
+      const std::uint8_t* sub = sb + Q6GroupLayout::kHeader + b % 8 * Q6GroupLayout::kSubBytes;
+      const auto* sc = reinterpret_cast<const std::int8_t*>(sub);
+      const std::uint8_t* low4 = sub + 16;
+      const std::uint8_t* high2 = sub + 16 + 128;
+      float d0[8], d1[8];
+      for (int r = 0; r < 8; ++r) {
+        const float d = fp16_to_float(static_cast<std::uint16_t>(sb[2 * r] | (sb[2 * r + 1] << 8)));
+        d0[r] = d * static_cast<float>(sc[r]);
+        d1[r] = d * static_cast<float>(sc[8 + r]);
+      }
+      for (int t = 0; t < NT; ++t) {
+        const Q8Block& a = static_cast<const Q8Block*>(x.data)[t * x.stride + b];
+        for (int r = 0; r < 8; ++r) {
+          int p0 = -32 * a.sum16, p1 = -32 * (a.sum - a.sum16);
+          for (int g = 0; g < 4; ++g) {
+            for (int k = 0; k < 4; ++k) {
+              const std::uint8_t c = low4[(g * 8 + r) * 4 + k];
+              const int h = high2[(g / 2 * 8 + r) * 4 + k] >> (4 * (g % 2));
+              p0 += ((c & 0xF) | ((h & 3) << 4)) * a.q[4 * g + k];
+              p1 += ((c >> 4) | (((h >> 2) & 3) << 4)) * a.q[16 + 4 * g + k];
+            }
+          }
+          acc[t][r] = std::fma(static_cast<float>(p0), d0[r] * a.d, acc[t][r]);
+          acc[t][r] = std::fma(static_cast<float>(p1), d1[r] * a.d, acc[t][r]);
+        }
+      }
+    }
+    for (int t = 0; t < NT; ++t) {
+      for (int r = 0; r < 8; ++r) out[t * os + r] = acc[t][r];
+    }
+  }
+};
+
 }  // namespace
 
 const KernelTable& portable_kernels() {

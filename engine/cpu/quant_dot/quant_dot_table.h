@@ -76,5 +76,6 @@ struct Bind {
         KVSCOPE_TILE_FN(BlockKernel, Q5_K), KVSCOPE_TILE_FN(BlockKernel, Q6_K), \
         KVSCOPE_TILE_FN(HalfKernel, F16), KVSCOPE_TILE_FN(HalfKernel, BF16),    \
         KVSCOPE_GROUP_FN(Q4_0), KVSCOPE_GROUP_FN(Q4_1), KVSCOPE_GROUP_FN(Q5_0), \
-        KVSCOPE_GROUP_FN(Q5_1), KVSCOPE_GROUP_FN(Q8_0), KVSCOPE_GROUP_FN(Q4_K)  \
+        KVSCOPE_GROUP_FN(Q5_1), KVSCOPE_GROUP_FN(Q8_0), KVSCOPE_GROUP_FN(Q4_K), \
+        KVSCOPE_GROUP_FN(Q6_K)                                                  \
   }

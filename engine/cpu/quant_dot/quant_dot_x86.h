@@ -424,5 +424,63 @@ struct InterleavedKernel {
   }
 };
 
+// 8 interleaved Q6_K rows (see the portable file): two integer chains per token, one per half
+// of the sub-block, each starting at -32 x its half of the activation codes' sum.
+template <int NT>
+struct InterleavedKernel<Q6_K, NT> {
+  static void run(const std::uint8_t* group, std::int64_t n_blocks, EncodedRows x, float* out,
+                  std::int64_t os) {
+    __m256 acc[NT];
+#pragma GCC unroll 4
+    for (int t = 0; t < NT; ++t) acc[t] = _mm256_setzero_ps();
+    const auto* xs = static_cast<const Q8Block*>(x.data);
+    const __m256i low4m = _mm256_set1_epi8(0x0F), three = _mm256_set1_epi8(0x03);
+    for (std::int64_t b = 0; b < n_blocks; ++b) {
+      const std::uint8_t* sb = group + b / 8 * Q6GroupLayout::kBytes;
+      const std::uint8_t* sub = sb + Q6GroupLayout::kHeader + b % 8 * Q6GroupLayout::kSubBytes;
+      const std::uint8_t* low4 = sub + 16;
+      const std::uint8_t* high2 = sub + 16 + 128;
+      const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(sb)));
+      const auto scales = [&](int half) {
+        const __m128i s8 = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(sub + 8 * half));
+        return _mm256_mul_ps(d, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(s8)));
+      };
+      const __m256 d0 = scales(0), d1 = scales(1);
+      const Q8Block* a[NT];
+      __m256i p[NT], q[NT];
+#pragma GCC unroll 4
+      for (int t = 0; t < NT; ++t) {
+        a[t] = &xs[t * x.stride + b];
+        p[t] = _mm256_set1_epi32(-32 * a[t]->sum16);
+        q[t] = _mm256_set1_epi32(-32 * (a[t]->sum - a[t]->sum16));
+      }
+#pragma GCC unroll 4
+      for (int g = 0; g < 4; ++g) {
+        const __m256i packed = load32(low4 + 32 * g);
+        __m256i h = load32(high2 + 32 * (g / 2));
+        if (g % 2) h = _mm256_srli_epi16(h, 4);
+        const __m256i lo = _mm256_or_si256(_mm256_and_si256(packed, low4m),
+                                           _mm256_slli_epi16(_mm256_and_si256(h, three), 4));
+        const __m256i hi =
+            _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(packed, 4), low4m),
+                            _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(h, 2), three), 4));
+#pragma GCC unroll 4
+        for (int t = 0; t < NT; ++t) {
+          p[t] = dot_add(p[t], lo, broadcast4(a[t]->q + 4 * g));
+          q[t] = dot_add(q[t], hi, broadcast4(a[t]->q + 16 + 4 * g));
+        }
+      }
+#pragma GCC unroll 4
+      for (int t = 0; t < NT; ++t) {
+        const __m256 ad = _mm256_set1_ps(a[t]->d);
+        acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p[t]), _mm256_mul_ps(d0, ad), acc[t]);
+        acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(q[t]), _mm256_mul_ps(d1, ad), acc[t]);
+      }
+    }
+#pragma GCC unroll 4
+    for (int t = 0; t < NT; ++t) _mm256_storeu_ps(out + t * os, acc[t]);
+  }
+};
+
 }  // namespace
 }  // namespace kvscope::quant_dot_detail

@@ -20,7 +20,8 @@ namespace kvscope {
 namespace {
 
 constexpr TensorType kTypes[] = {TensorType::Q4_0, TensorType::Q4_1, TensorType::Q5_0,
-                                 TensorType::Q5_1, TensorType::Q8_0, TensorType::Q4_K};
+                                 TensorType::Q5_1, TensorType::Q8_0, TensorType::Q4_K,
+                                 TensorType::Q6_K};
 
 // Columns of `blocks` blocks of the type (Q4_K's are 256 values).
 std::int64_t cols_of(TensorType type, std::int64_t blocks) {
@@ -47,7 +48,7 @@ std::string name(TensorType t) {
 
 TEST(Interleaved, SimdGroupKernelsGiveThePortableBits) {
   for (TensorType type : kTypes) {
-    const std::int64_t cols = cols_of(type, type == TensorType::Q4_K ? 3 : 19);  // odd counts
+    const std::int64_t cols = cols_of(type, cols_of(type, 1) == 256 ? 3 : 19);  // odd counts
     const Stored w = stored(type, 8, cols, 1);
     const InterleavedMatrix m(w.view);
     const std::vector<Q8Block> x = activations(kMaxTileTokens, cols, 2);
@@ -69,7 +70,7 @@ TEST(Interleaved, SimdGroupKernelsGiveThePortableBits) {
 TEST(Interleaved, GroupsGiveTheRowKernelsResultsUpToRounding) {
   const std::int64_t rows = 16;
   for (TensorType type : kTypes) {
-    const std::int64_t cols = type == TensorType::Q4_K ? 1536 : 576;  // SmolLM2's rows
+    const std::int64_t cols = cols_of(type, 1) == 256 ? 1536 : 576;  // SmolLM2's rows
     const Stored w = stored(type, rows, cols, 3);
     const InterleavedMatrix m(w.view);
     const std::vector<Q8Block> x = activations(1, cols, 4);
@@ -122,7 +123,8 @@ TEST(Interleaved, MatmulUsesGroupsForAnyRowCountIncludingAShortLastGroup) {
 TEST(Interleaved, LegacyTypesAndQ4_KHaveAGroupedLayout) {
   EXPECT_TRUE(can_interleave(TensorType::Q4_1));
   EXPECT_TRUE(can_interleave(TensorType::Q4_K));
-  EXPECT_FALSE(can_interleave(TensorType::Q6_K));
+  EXPECT_TRUE(can_interleave(TensorType::Q6_K));
+  EXPECT_FALSE(can_interleave(TensorType::Q5_K));
   const Stored w = stored(TensorType::F16, 8, 64, 7);
   EXPECT_THROW(InterleavedMatrix{w.view}, UsageError);
   // Q4_K rows are whole super-blocks or nothing

@@ -227,12 +227,15 @@ TEST(Q8Activations, CodesAreRoundedAgainstTheScaleAndSumsAreKept) {
   EXPECT_EQ(q[0].q[5], 127);
   EXPECT_FLOAT_EQ(q[0].d, fp16_to_float(float_to_fp16(3.0f / 127.0f)));
   for (const Q8Block& b : q) {
-    int sum = 0;
+    int sum = 0, sum16 = 0;
     for (int i = 0; i < 32; ++i) {
       EXPECT_LE(std::abs(b.q[i]), 127);
       sum += b.q[i];
+      if (i < 16) sum16 += b.q[i];
     }
     EXPECT_EQ(b.s, b.d * static_cast<float>(sum));
+    EXPECT_EQ(b.sum, sum);
+    EXPECT_EQ(b.sum16, sum16);
   }
   for (int i = 0; i < 32; ++i) {
     EXPECT_NEAR(q[1].q[i] * q[1].d, x[32 + i], q[1].d * 0.5f + 1e-3f * std::abs(x[32 + i]));
