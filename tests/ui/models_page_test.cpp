@@ -3,8 +3,8 @@
 // headers give (checked against the mapped file), shows the broken one's error greyed with
 // the full text as tooltip, answers with answer_local_fit for the chosen GPU and context
 // without scanning again, asks to open the row a double-click names, queues a scan asked for
-// while one runs, keeps added folders in the settings, and says where it looked when it
-// finds nothing. The main window opens what the page asks for.
+// while one runs, keeps added folders in the settings (and forgets them), and says where it
+// looked when it finds nothing. The main window opens what the page asks for.
 #include <QComboBox>
 #include <QDir>
 #include <QFile>
@@ -18,6 +18,7 @@
 #include <QStandardPaths>
 #include <QTabWidget>
 #include <QTableView>
+#include <QToolButton>
 #include <QtTest>
 
 #include <memory>
@@ -245,9 +246,9 @@ class ModelsPageTest : public QObject {
     ModelsPage page(config_for(h.home));
     QSignalSpy done(&page, &ModelsPage::scanFinished);
     page.resize(1000, 500);
-    page.show();  // the first show scans
-    QVERIFY(QTest::qWaitForWindowExposed(&page));
-    QVERIFY(done.wait(60000));
+    page.show();                                   // the first show scans
+    QVERIFY(QTest::qWaitForWindowExposed(&page));  // the scan may end while this waits
+    QTRY_COMPARE_WITH_TIMEOUT(done.count(), 1, 60000);
     QSignalSpy open(&page, &ModelsPage::openRequested);
 
     QTableView* view = page.view();
@@ -287,6 +288,12 @@ class ModelsPageTest : public QObject {
     const int row = row_named(page, QStringLiteral("mine.gguf"));
     QVERIFY(row >= 0);
     QCOMPARE(cell(page, row, Col::kSource), QStringLiteral("added folder"));
+
+    // Forgotten, its model is gone from the next scan.
+    QVERIFY(page.removeFolder(extra));
+    QVERIFY(done.wait(60000));
+    QCOMPARE(page.tableModel()->rowCount(), 3);
+    QCOMPARE(row_named(page, QStringLiteral("mine.gguf")), -1);
   }
 
   void addedFoldersAreKeptInTheSettings() {
@@ -302,6 +309,13 @@ class ModelsPageTest : public QObject {
     }
     ModelsPage again(config_for(home));
     QCOMPARE(again.addedFolders(), (QStringList{a, b}));
+    QVERIFY(!again.addedFoldersButton()->isHidden());
+    QVERIFY(again.removeFolder(a));
+    QVERIFY(!again.removeFolder(a));
+    QCOMPARE(ModelsPage(config_for(home)).addedFolders(), QStringList{b});
+    QVERIFY(again.removeFolder(b));
+    QVERIFY(again.addedFoldersButton()->isHidden());
+    QCOMPARE(ModelsPage(config_for(home)).addedFolders(), QStringList{});
 
     // A hand-edited settings file: only absolute paths are taken.
     QSettings().setValue("models/addedFolders", QStringList{"relative/dir", a, a});

@@ -7,10 +7,12 @@
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
+#include <QMenu>
 #include <QPushButton>
 #include <QSettings>
 #include <QSpinBox>
 #include <QTableView>
+#include <QToolButton>
 #include <QVBoxLayout>
 
 #include <algorithm>
@@ -67,6 +69,7 @@ ModelsPage::ModelsPage(ModelsPageConfig config, QWidget* parent)
       context_(new QSpinBox(this)),
       rescan_(new QPushButton(tr("Rescan"), this)),
       add_folder_(new QPushButton(tr("Add folder\u2026"), this)),
+      added_button_(new QToolButton(this)),
       open_(new QPushButton(tr("Open"), this)),
       status_(new QLabel(this)),
       view_(new QTableView(this)) {
@@ -127,9 +130,24 @@ QWidget* ModelsPage::build_controls() {
   row->addStretch(1);
   row->addWidget(rescan_);
   row->addWidget(add_folder_);
+  row->addWidget(added_button_);
   row->addWidget(open_);
   rescan_->setToolTip(tr("Look for models again"));
   add_folder_->setToolTip(tr("Also look for GGUF files and Hugging Face folders in a folder"));
+  // The menu is built when it opens, so it always lists the folders added so far.
+  added_button_->setText(tr("Added folders"));
+  added_button_->setPopupMode(QToolButton::InstantPopup);
+  added_button_->setToolTip(tr("Forget a folder you added"));
+  auto* menu = new QMenu(added_button_);
+  added_button_->setMenu(menu);
+  connect(menu, &QMenu::aboutToShow, this, [this, menu] {
+    menu->clear();
+    for (const QString& folder : added_) {
+      menu->addAction(tr("Forget %1").arg(QDir::toNativeSeparators(folder)), this,
+                      [this, folder] { removeFolder(folder); });
+    }
+  });
+  added_button_->setVisible(!added_.isEmpty());
   open_->setToolTip(tr("Open the selected model (or double-click it)"));
   return bar;
 }
@@ -180,9 +198,20 @@ bool ModelsPage::addFolder(const QString& folder) {
     return false;
   }
   added_ << clean;
-  QSettings().setValue(kAddedFoldersKey, added_);
-  rescan();
+  save_added_folders();
   return true;
+}
+
+bool ModelsPage::removeFolder(const QString& folder) {
+  if (added_.removeAll(folder) == 0) return false;
+  save_added_folders();
+  return true;
+}
+
+void ModelsPage::save_added_folders() {
+  QSettings().setValue(kAddedFoldersKey, added_);
+  added_button_->setVisible(!added_.isEmpty());
+  rescan();
 }
 
 void ModelsPage::choose_folder() {

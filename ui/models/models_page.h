@@ -4,7 +4,7 @@
 // (ModelScanner) and listed with their headers' facts and the planner's answer for the
 // chosen GPU and context; changing those recomputes the answers without scanning again.
 // A double-click or Open asks the window to open the model (openRequested). Added folders
-// are kept in QSettings ("models/addedFolders").
+// are kept in QSettings ("models/addedFolders") and can be forgotten again.
 #pragma once
 
 #include <QString>
@@ -20,6 +20,7 @@ class QComboBox;
 class QLabel;
 class QPushButton;
 class QSpinBox;
+class QToolButton;
 class QTableView;
 
 namespace kvscope::ui {
@@ -47,6 +48,8 @@ class ModelsPage : public QWidget {
   // Remembers `folder` (absolute) in the settings and scans again; false when it is not a
   // folder or already added.
   bool addFolder(const QString& folder);
+  // Forgets an added folder and scans again; false when it was not added.
+  bool removeFolder(const QString& folder);
   QStringList addedFolders() const { return added_; }
   bool scanning() const;
   // The question the planner column answers now.
@@ -58,6 +61,8 @@ class ModelsPage : public QWidget {
   QSpinBox* contextBox() const { return context_; }
   QLabel* statusLabel() const { return status_; }
   QPushButton* openButton() const { return open_; }
+  // Lists the added folders, each to forget; hidden while there are none.
+  QToolButton* addedFoldersButton() const { return added_button_; }
 
  signals:
   // The user chose this model to open (a GGUF file or an HF folder).
@@ -80,6 +85,7 @@ class ModelsPage : public QWidget {
   void update_open_button();
   void open_row(int row);
   void choose_folder();
+  void save_added_folders();
 
   ModelsPageConfig config_;
   QStringList added_;
@@ -90,6 +96,7 @@ class ModelsPage : public QWidget {
   QSpinBox* context_;
   QPushButton* rescan_;
   QPushButton* add_folder_;
+  QToolButton* added_button_;
   QPushButton* open_;
   QLabel* status_;
   QTableView* view_;
