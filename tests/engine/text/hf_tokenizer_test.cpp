@@ -18,6 +18,7 @@
 
 #include "engine/text/tiny_tokenizer_json.h"
 #include "model/gguf/gguf_file.h"
+#include "support/gguf_tokenizer_json.h"
 #include "support/test_data.h"
 #include "text/bpe_tokenizer.h"
 #include "text/byte_unicode.h"
@@ -174,31 +175,13 @@ TEST_P(HfReferenceTest, DecodeEqualsTheTokenizersLibrary) {
 INSTANTIATE_TEST_SUITE_P(Tokenizers, HfReferenceTest,
                          ::testing::Values("smollm2", "llama3", "sp_bpe", "metaspace", "splits"));
 
-// The SmolLM2 GGUF vocab written as a tokenizer.json (by this test, no Python) tokenizes
-// like the GGUF tokenizer: the two byte-level paths share one merge engine and agree.
+// The SmolLM2 GGUF vocab written as a tokenizer.json (support/gguf_tokenizer_json.h, no
+// Python) tokenizes like the GGUF tokenizer: the two byte-level paths share one merge engine
+// and agree.
 TEST(HfTokenizerTest, SmolLm2AsTokenizerJsonGivesTheGgufIds) {
   KVSCOPE_REQUIRE_SHARED(path, kSmolLm2);
   const GgufFile gguf(path);
-  const auto tokens = gguf.get_string_array("tokenizer.ggml.tokens");
-  const auto types = gguf.get_int_array("tokenizer.ggml.token_type");
-  json vocab = json::object();
-  json added = json::array();
-  for (std::size_t i = 0; i < tokens.size(); ++i) {
-    vocab[tokens[i]] = i;
-    if (types[i] == 3) added.push_back({{"id", i}, {"content", tokens[i]}, {"special", true}});
-  }
-  const json file = {
-      {"model",
-       {{"type", "BPE"},
-        {"vocab", vocab},
-        {"merges", gguf.get_string_array("tokenizer.ggml.merges")}}},
-      {"added_tokens", added},
-      {"pre_tokenizer",
-       {{"type", "Sequence"},
-        {"pretokenizers",
-         {{{"type", "Digits"}, {"individual_digits", true}},
-          {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"use_regex", true}}}}}},
-      {"decoder", {{"type", "ByteLevel"}}}};
+  const json file = test::tokenizer_json_from_gguf(gguf);
   const auto json_path = test::scratch_dir() / "tokenizer.json";
   write_json(json_path, file);
   const auto hf = load_hf_tokenizer(json_path.string());
