@@ -107,7 +107,6 @@ struct FloatScratch {
   std::vector<float> keys, values;  // [block_size][row]
   std::vector<float> offsets;       // [head_dim]     a block's int4 key offsets
   std::vector<float> scores;        // [heads][round_up(block_size, 8)]
-  FloatAttentionState chunk, total;
 };
 
 // One float work unit: query heads [h0, h0 + n_heads) of KV head kv_head for token t.
@@ -184,6 +183,84 @@ void prepare(const FloatTask& task, const float* q, float scale, FloatScratch& s
   s.scores.resize(static_cast<std::size_t>(task.n_heads * float_attention_row(bs)));
 }
 
+// A prompt's tokens attend in tiles of up to kTileTokens consecutive positions per KV head:
+// each block's K and V are decoded once for the tile instead of once per token (at a 4k
+// context that decoding, repeated per token, was most of a prompt's time).
+constexpr std::int64_t kTileTokens = 8;
+
+// Buffers of a tile, grown once per thread.
+struct TileScratch {
+  FloatScratch one;                               // keys, values, offsets, scores
+  std::vector<float> q;                           // [tile][heads][row]
+  std::vector<FloatAttentionState> chunk, total;  // [tile]
+};
+
+// Float attention of tokens [t0, t0 + nt) (positions start_pos + t) for query heads
+// [h0, h0 + n_heads) of KV head kv_head. Every token takes exactly the operations it takes
+// alone (attend_chunk per chunk it sees, merged in order): only the decoding is shared, so
+// results do not depend on the tiling.
+//   q, out: [n_tokens][q_dim], the tile's heads at (t * q_dim + first_head * head_dim)
+void attend_tile(const FloatTask& task, std::int64_t nt, const float* q, float* out,
+                 std::int64_t q_dim, float scale, TileScratch& ts) {
+  const LayerView& lv = task.lv;
+  const std::int64_t hd = lv.L.head_dim, bs = lv.L.block_size, row = task.row;
+  const std::int64_t cb = task.chunk_blocks, heads = task.n_heads;
+  ts.q.resize(static_cast<std::size_t>(nt * heads * row));
+  ts.chunk.resize(static_cast<std::size_t>(nt));
+  ts.total.resize(static_cast<std::size_t>(nt));
+  std::int64_t first[kTileTokens] = {}, pos[kTileTokens] = {};
+  for (std::int64_t i = 0; i < nt; ++i) {
+    FloatTask ti = task;
+    ti.pos = task.pos + i;
+    prepare(ti, q + i * q_dim, scale, ts.one);  // also sizes the block buffers
+    std::copy(ts.one.q.begin(), ts.one.q.end(), ts.q.begin() + i * heads * row);
+    pos[i] = ti.pos;
+    first[i] = lv.kv.first_visible_position(lv.group, ti.pos);
+    ts.total[i].reset(heads, row);
+  }
+  const std::int64_t c_begin = first[0] / bs / cb, c_end = pos[nt - 1] / bs / cb;
+  for (std::int64_t c = c_begin; c <= c_end; ++c) {
+    // token i sees blocks [b0, b1] of this chunk (b0 > b1: none)
+    std::int64_t b0[kTileTokens] = {}, b1[kTileTokens] = {}, lo = INT64_MAX, hi = -1;
+    for (std::int64_t i = 0; i < nt; ++i) {
+      b0[i] = std::max(first[i] / bs, c * cb);
+      b1[i] = std::min(pos[i] / bs, c * cb + cb - 1);
+      if (b0[i] > b1[i]) continue;
+      ts.chunk[i].reset(heads, row);
+      lo = std::min(lo, b0[i]);
+      hi = std::max(hi, b1[i]);
+    }
+    for (std::int64_t b = lo; b <= hi; ++b) {
+      const std::uint8_t* base = lv.kv.block_data(lv.group, lv.table.block(b));
+      if (b < hi)
+        prefetch_head(lv, task.kv_head, lv.kv.block_data(lv.group, lv.table.block(b + 1)));
+      // the slots any token of the tile sees in this block, decoded once
+      std::int64_t s0u = bs, s1u = -1;
+      for (std::int64_t i = 0; i < nt; ++i) {
+        if (b < b0[i] || b > b1[i]) continue;
+        s0u = std::min(s0u, std::max(first[i], b * bs) - b * bs);
+        s1u = std::max(s1u, std::min(pos[i], b * bs + bs - 1) - b * bs);
+      }
+      decode_rows(lv, KvSide::K, task.kv_head, base, s0u, s1u, row, ts.one.keys.data(),
+                  ts.one.offsets.data());
+      decode_rows(lv, KvSide::V, task.kv_head, base, s0u, s1u, row, ts.one.values.data(),
+                  ts.one.offsets.data());
+      for (std::int64_t i = 0; i < nt; ++i) {
+        if (b < b0[i] || b > b1[i]) continue;
+        const std::int64_t s0 = std::max(first[i], b * bs) - b * bs;
+        const std::int64_t s1 = std::min(pos[i], b * bs + bs - 1) - b * bs;
+        float_attention_keys(&ts.q[i * heads * row], &ts.one.keys[(s0 - s0u) * row],
+                             &ts.one.values[(s0 - s0u) * row], s1 - s0 + 1, ts.chunk[i],
+                             ts.one.scores.data());
+      }
+    }
+    for (std::int64_t i = 0; i < nt; ++i) {
+      if (b0[i] <= b1[i]) float_attention_merge(ts.total[i], ts.chunk[i]);
+    }
+  }
+  for (std::int64_t i = 0; i < nt; ++i) float_attention_end(ts.total[i], hd, out + i * q_dim);
+}
+
 // How work is cut. A (token, KV head) item reads its keys once for all its query heads; when
 // there are fewer such items than threads can share (decoding one token), the chunks of a
 // long context become items of their own, and if those are still few the query heads of a
@@ -207,8 +284,9 @@ FloatPlan plan_float(std::int64_t n_tokens, std::int64_t n_kv_heads, std::int64_
   return p;
 }
 
-// Float attention for every (token, KV head, part) item; with split_chunks each chunk is
-// attended by whichever thread claims it and the chunks are merged afterwards, in order.
+// Float attention: (tile of tokens, KV head, part) items for a prompt; with split_chunks (a
+// decoded token) each chunk of the context is attended by whichever thread claims it and the
+// chunks are merged afterwards, in order.
 void float_attention(ThreadPool& pool, const LayerView& lv, const AttentionShape& shape,
                      std::int64_t start_pos, std::int64_t n_tokens, const float* q, float* out) {
   const std::int64_t hd = shape.head_dim, q_dim = shape.n_heads * hd;
@@ -221,7 +299,6 @@ void float_attention(ThreadPool& pool, const LayerView& lv, const AttentionShape
   const FloatPlan plan =
       plan_float(n_tokens, shape.n_kv_heads, group, c_hi - c_lo + 1, pool.size());
   const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
-  const std::int64_t n_chunks = plan.split_chunks ? c_hi - c_lo + 1 : 1;
   const std::int64_t units = n_tokens * shape.n_kv_heads * plan.parts;
   // the task of a unit (token, KV head, part), with its first query value
   const auto task_of = [&](std::int64_t unit, std::int64_t* first) {
@@ -232,8 +309,28 @@ void float_attention(ThreadPool& pool, const LayerView& lv, const AttentionShape
     return FloatTask{lv,  kvh,         h0, std::min(plan.part_heads, group - h0), start_pos + t,
                      row, chunk_blocks};
   };
-  thread_local std::vector<FloatAttentionState> partial;  // [units][n_chunks] with split_chunks
-  if (plan.split_chunks && partial.size() < static_cast<std::size_t>(units * n_chunks)) {
+  if (!plan.split_chunks) {  // (tile of tokens, KV head, part) items
+    const std::int64_t tile = std::clamp<std::int64_t>(
+        n_tokens * shape.n_kv_heads / (4 * static_cast<std::int64_t>(pool.size())), 1, kTileTokens);
+    const std::int64_t n_tiles = (n_tokens + tile - 1) / tile;
+    const std::int64_t per_tile = shape.n_kv_heads * plan.parts;
+    pool.parallel_for(n_tiles * per_tile, [&](std::int64_t begin, std::int64_t end) {
+      thread_local TileScratch ts;
+      for (std::int64_t item = begin; item < end; ++item) {
+        const std::int64_t t0 = item / per_tile * tile;
+        std::int64_t first = 0;  // of token t0
+        const FloatTask task = task_of(t0 * per_tile + item % per_tile, &first);
+        if (task.n_heads <= 0) continue;
+        attend_tile(task, std::min(tile, n_tokens - t0), q + first, out + first, q_dim, scale, ts);
+      }
+    });
+    return;
+  }
+  // a token alone (or a few): the chunks of its context are items of their own, each with its
+  // own state, merged in order below
+  const std::int64_t n_chunks = c_hi - c_lo + 1;
+  thread_local std::vector<FloatAttentionState> partial;  // [units][n_chunks]
+  if (partial.size() < static_cast<std::size_t>(units * n_chunks)) {
     partial.resize(static_cast<std::size_t>(units * n_chunks));
   }
   FloatAttentionState* const partials = partial.data();
@@ -243,27 +340,17 @@ void float_attention(ThreadPool& pool, const LayerView& lv, const AttentionShape
       std::int64_t first = 0;
       const FloatTask task = task_of(item / n_chunks, &first);
       if (task.n_heads <= 0) continue;
-      prepare(task, q + first, scale, s);
       const auto [c0, c1] = chunk_range(lv, task.pos, chunk_blocks);
-      if (plan.split_chunks) {  // chunk c_lo + item % n_chunks, if this token sees it
-        const std::int64_t c = c_lo + item % n_chunks;
-        FloatAttentionState& st = partials[item];
-        if (c >= c0 && c <= c1) {
-          attend_chunk(task, c, s.q.data(), s, st);
-        } else {
-          st.reset(task.n_heads, row);
-        }
+      const std::int64_t c = c_lo + item % n_chunks;
+      FloatAttentionState& st = partials[item];
+      if (c < c0 || c > c1) {  // a chunk this token does not see
+        st.reset(task.n_heads, row);
         continue;
       }
-      s.total.reset(task.n_heads, row);
-      for (std::int64_t c = c0; c <= c1; ++c) {
-        attend_chunk(task, c, s.q.data(), s, s.chunk);
-        float_attention_merge(s.total, s.chunk);
-      }
-      float_attention_end(s.total, hd, out + first);
+      prepare(task, q + first, scale, s);
+      attend_chunk(task, c, s.q.data(), s, st);
     }
   });
-  if (!plan.split_chunks) return;
   thread_local FloatAttentionState total;
   for (std::int64_t unit = 0; unit < units; ++unit) {
     std::int64_t first = 0;

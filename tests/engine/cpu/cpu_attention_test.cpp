@@ -330,8 +330,8 @@ TEST(CpuAttention, FloatMathIsExactAttentionToFloatPrecision) {
 }
 
 // Float math cuts a decoded token's context into chunks that any thread may take, and a
-// prompt's tokens into (token, KV head) items: neither the thread count nor whether a token
-// came alone or in a prompt chunk may change a bit.
+// prompt's tokens into tiles that share each block's decoding: neither the thread count (which
+// sets the tile size) nor whether a token came alone or in a prompt chunk may change a bit.
 TEST(CpuAttention, FloatMathGivesTheSameBitsWhateverTheThreadsAndTheBatch) {
   for (const KvDtype dtype : {KvDtype::F16, KvDtype::Int4}) {
     Case c;
@@ -340,7 +340,7 @@ TEST(CpuAttention, FloatMathGivesTheSameBitsWhateverTheThreadsAndTheBatch) {
     c.n_kv_heads = 3;
     c.group = 3;
     c.length = 700;
-    c.n_query = 5;
+    c.n_query = 37;  // tiles of 8 tokens with 1-3 threads, of 3 with 8
     const Fixture f(c);
     const auto q = queries(c);
     c.threads = 1;
