@@ -2,29 +2,12 @@
 
 #include <algorithm>
 
+#include "plan/last_true.h"
 #include "util/error.h"
 
 namespace kvscope {
 
 namespace {
-
-constexpr std::int64_t kMaxBatch = std::int64_t{1} << 20;  // as plan_memory accepts
-
-// The largest x in [lo, hi] with ok(x), ok true up to some point and false after it;
-// lo - 1 when ok(lo) is false.
-template <typename Ok>
-std::int64_t last_true(std::int64_t lo, std::int64_t hi, Ok ok) {
-  if (!ok(lo)) return lo - 1;
-  while (lo < hi) {
-    const std::int64_t mid = lo + (hi - lo + 1) / 2;
-    if (ok(mid)) {
-      lo = mid;
-    } else {
-      hi = mid - 1;
-    }
-  }
-  return lo;
-}
 
 bool shape_allowed(const ModelSpec& spec, const ParallelShape& shape) {
   try {
@@ -52,7 +35,7 @@ std::int64_t parallel_max_batch(const ParallelRequest& request) {
     r.base.batch = batch;
     return plan_parallel(r).fits;
   };
-  return std::max<std::int64_t>(0, last_true(1, kMaxBatch, fits_with));
+  return std::max<std::int64_t>(0, last_true(1, kMaxPlanBatch, fits_with));
 }
 
 std::optional<ParallelShape> smallest_node(const ParallelRequest& request) {

@@ -4,31 +4,10 @@
 #include <array>
 #include <cmath>
 
+#include "plan/last_true.h"
 #include "util/error.h"
 
 namespace kvscope {
-
-namespace {
-
-constexpr std::int64_t kMaxBatch = std::int64_t{1} << 20;  // as plan_memory accepts
-
-// The largest x in [lo, hi] with ok(x), given ok is true up to some point and false
-// after it; lo - 1 when ok(lo) is false.
-template <typename Ok>
-std::int64_t last_true(std::int64_t lo, std::int64_t hi, Ok ok) {
-  if (!ok(lo)) return lo - 1;
-  while (lo < hi) {
-    const std::int64_t mid = lo + (hi - lo + 1) / 2;
-    if (ok(mid)) {
-      lo = mid;
-    } else {
-      hi = mid - 1;
-    }
-  }
-  return lo;
-}
-
-}  // namespace
 
 MaxContext max_context(const PlanRequest& request) {
   PlanRequest r = request;
@@ -48,7 +27,7 @@ std::int64_t max_batch(const PlanRequest& request) {
     r.batch = batch;
     return plan_memory(r).fits;
   };
-  return std::max<std::int64_t>(0, last_true(1, kMaxBatch, fits_with));
+  return std::max<std::int64_t>(0, last_true(1, kMaxPlanBatch, fits_with));
 }
 
 const GpuPreset* smallest_gpu(const PlanRequest& request, const std::vector<GpuPreset>& gpus) {
