@@ -2,11 +2,11 @@
 
 #include <algorithm>
 #include <array>
-#include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <set>
 
+#include "model/header_file.h"
 #include "model/json_reader.h"
 #include "util/error.h"
 #include "util/utf8.h"
@@ -101,13 +101,10 @@ SafetensorsFile::SafetensorsFile(const std::string& path)
 SafetensorsFile SafetensorsFile::read_header(const std::string& path) {
   SafetensorsFile file;
   file.path_ = path;
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in) throw_error<ModelError>("{}: cannot open: {}", path, std::strerror(errno));
-  const std::streamoff end = in.tellg();
-  if (end < 0) throw_error<ModelError>("{}: cannot tell its size", path);
-  file.file_size_ = static_cast<std::uint64_t>(end);
+  HeaderFile opened = open_header_file(path);
+  std::ifstream& in = opened.in;
+  file.file_size_ = opened.size;
   std::array<std::uint8_t, 8> first8{};
-  in.seekg(0);
   in.read(reinterpret_cast<char*>(first8.data()),
           static_cast<std::streamsize>(std::min<std::uint64_t>(8, file.file_size_)));
   file.header_size_ = file.header_length(first8.data());

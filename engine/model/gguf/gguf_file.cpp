@@ -8,7 +8,6 @@
 #include "model/gguf/gguf_file.h"
 
 #include <algorithm>
-#include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <new>
@@ -19,6 +18,7 @@
 
 #include "model/gguf/byte_reader.h"
 #include "model/gguf/gguf_value_reader.h"
+#include "model/header_file.h"
 #include "util/error.h"
 #include "util/utf8.h"
 
@@ -301,11 +301,9 @@ GgufFile::GgufFile(const std::string& path)
 GgufFile GgufFile::read_header(const std::string& path) {
   GgufFile file;
   file.path_ = path;
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in) throw_error<ModelError>("{}: cannot open: {}", path, std::strerror(errno));
-  const std::streamoff end = in.tellg();
-  if (end < 0) throw_error<ModelError>("{}: cannot tell its size", path);
-  file.file_size_ = static_cast<std::uint64_t>(end);
+  HeaderFile opened = open_header_file(path);
+  std::ifstream& in = opened.in;
+  file.file_size_ = opened.size;
   // Real headers take a few KB to tens of MB; read a little, then what the parse asks for.
   std::uint64_t want = std::min(file.file_size_, kFirstHeaderRead);
   while (true) {
