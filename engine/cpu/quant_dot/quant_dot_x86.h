@@ -301,6 +301,19 @@ inline __m256i broadcast4(const std::int8_t* q) {
   return _mm256_set1_epi32(v);
 }
 
+// Code group g of a 4-bit group layout against NT tokens: lo holds values 4g .. 4g + 3 of
+// every row, hi values 16 + 4g ..; p[t] and q[t] are token t's two integer chains.
+template <int NT>
+[[gnu::always_inline]] inline void add_code_group(__m256i lo, __m256i hi,
+                                                  const Q8Block* const (&a)[NT], int g,
+                                                  __m256i (&p)[NT], __m256i (&q)[NT]) {
+#pragma GCC unroll 4
+  for (int t = 0; t < NT; ++t) {
+    p[t] = dot_add(p[t], lo, broadcast4(a[t]->q + 4 * g));
+    q[t] = dot_add(q[t], hi, broadcast4(a[t]->q + 16 + 4 * g));
+  }
+}
+
 // Lane r of every register is row r. Q4_0 and Q4_1 keep unsigned nibbles: Q4_0's chains
 // start at -8 x the activation code sum, so they end at the signed products exactly. Q8_0 keeps its
 // codes plus 128: with VNNI the products of those unsigned bytes, minus 128 * the activations' code
@@ -405,11 +418,7 @@ struct InterleavedKernel {
             lo = _mm256_or_si256(lo, fifth_bits8(qh, 4 * g));
             hi = _mm256_or_si256(hi, fifth_bits8(qh, 16 + 4 * g));
           }
-#pragma GCC unroll 4
-          for (int t = 0; t < NT; ++t) {
-            p[t] = dot_add(p[t], lo, broadcast4(a[t]->q + 4 * g));
-            q[t] = dot_add(q[t], hi, broadcast4(a[t]->q + 16 + 4 * g));
-          }
+          add_code_group<NT>(lo, hi, a, g, p, q);
         }
       }
 #pragma GCC unroll 4
@@ -464,11 +473,7 @@ struct InterleavedKernel<Q6_K, NT> {
         const __m256i hi =
             _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(packed, 4), low4m),
                             _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(h, 2), three), 4));
-#pragma GCC unroll 4
-        for (int t = 0; t < NT; ++t) {
-          p[t] = dot_add(p[t], lo, broadcast4(a[t]->q + 4 * g));
-          q[t] = dot_add(q[t], hi, broadcast4(a[t]->q + 16 + 4 * g));
-        }
+        add_code_group<NT>(lo, hi, a, g, p, q);
       }
 #pragma GCC unroll 4
       for (int t = 0; t < NT; ++t) {
