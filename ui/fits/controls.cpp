@@ -59,7 +59,15 @@ FitsControls::FitsControls(const FitsCatalogue& catalogue, QWidget* parent)
       batch_(new SliderSpin(1, kMaxBatch, 1, this)),
       context_(new SliderSpin(1, 1, 1, this)) {
   for (const ModelPreset& p : catalogue.models) {
-    presets_.push_back({QString::fromStdString(p.name), p.spec, p.n_params, std::nullopt, 16, {}});
+    // vllm serve's name for it, as the CLI's --emit vllm gives it.
+    const std::string served = p.hf_repo.empty() ? p.slug : p.hf_repo;
+    presets_.push_back({QString::fromStdString(p.name),
+                        p.spec,
+                        p.n_params,
+                        std::nullopt,
+                        16,
+                        {},
+                        QString::fromStdString(served)});
   }
   configure_inputs();
   fill_models();
@@ -228,6 +236,11 @@ void FitsControls::emit_changed() {
   if (batching_ == 0) emit changed();
 }
 
+QString FitsControls::servedModelName() const {
+  const ModelEntry* m = current_model();
+  return m != nullptr ? m->served_name : QString();
+}
+
 FitsInputs FitsControls::inputs() const {
   FitsInputs in;
   if (const ModelEntry* m = current_model()) {
@@ -263,7 +276,7 @@ void FitsControls::setLoadedModel(const std::optional<ModelInfo>& info) {
   if (info) {
     loaded_ = ModelEntry{
         info->name, info->spec, 0, info->weights, info->block_size > 0 ? info->block_size : 16,
-        info->path};
+        info->path, {}};
   } else {
     loaded_.reset();
   }

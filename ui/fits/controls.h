@@ -32,6 +32,9 @@ class FitsControls : public QWidget {
   // Whether a model is chosen (there may be neither a preset nor a loaded model).
   bool hasModel() const;
   bool loadedModelSelected() const;
+  // The name `vllm serve` takes for the chosen preset: its Hugging Face repo, else its slug
+  // (as the CLI's --emit vllm); empty for the loaded model or none.
+  QString servedModelName() const;
 
   // See FitsPage::setLoadedModel.
   void setLoadedModel(const std::optional<ModelInfo>& info);
@@ -58,7 +61,8 @@ class FitsControls : public QWidget {
     std::int64_t n_params = 0;
     std::optional<WeightFootprint> exact_weights;
     std::int64_t block_size = 16;
-    QString path;  // a loaded model's file, to tell a new load from an update
+    QString path;         // a loaded model's file, to tell a new load from an update
+    QString served_name;  // a preset's, see servedModelName()
   };
 
   void configure_inputs();

@@ -4,6 +4,7 @@
 #include <QGroupBox>
 #include <QHBoxLayout>
 #include <QScrollBar>
+#include <QTabWidget>
 #include <QTextBlock>
 #include <QTextCursor>
 #include <QTextEdit>
@@ -13,6 +14,7 @@
 #include "fits/controls.h"
 #include "fits/kv_chart.h"
 #include "fits/summary.h"
+#include "fits/vllm_section.h"
 
 namespace kvscope::ui {
 
@@ -54,6 +56,8 @@ FitsPage::FitsPage(QWidget* parent) : QWidget(parent) {
   chart_ = new FitsKvChart(this);
   formula_ = new QTextEdit(this);
   check_ = new FitsCheckView(this);
+  vllm_ = new FitsVllmSection(this);
+  tabs_ = new QTabWidget(this);
 
   formula_->setReadOnly(true);
   formula_->setLineWrapMode(QTextEdit::WidgetWidth);
@@ -76,14 +80,18 @@ FitsPage::FitsPage(QWidget* parent) : QWidget(parent) {
   left->setFixedWidth(380);
 
   // Halves, whatever the parts' size hints.
-  auto* bottom = new QHBoxLayout;
+  auto* single = new QWidget(tabs_);
+  auto* bottom = new QHBoxLayout(single);
+  bottom->setContentsMargins(4, 4, 4, 4);
   bottom->setSpacing(8);
   bottom->addWidget(chart_, 1);
   bottom->addWidget(formula_box, 1);
+  tabs_->addTab(single, tr("One GPU: KV cache and formulas"));
+  tabs_->addTab(vllm_, tr("Serve with vLLM"));
   auto* right = new QVBoxLayout;
   right->setSpacing(8);
   right->addWidget(summary_);
-  right->addLayout(bottom, 1);
+  right->addWidget(tabs_, 1);
   auto* layout = new QHBoxLayout(this);
   layout->setContentsMargins(8, 8, 8, 8);
   layout->setSpacing(12);
@@ -117,6 +125,7 @@ void FitsPage::recompute() {
     answers_.error = tr("no model to plan (%1)").arg(catalogue_error_).toStdString();
   }
   summary_->setAnswers(answers_, inputs.memory_bytes);
+  vllm_->setInputs(inputs, controls_->servedModelName());
   std::vector<KvCurve> curves;
   if (answers_.ok()) curves = kv_curves(answers_.request, kCurvePoints);
   chart_->setCurves(curves, answers_.plan.kv_budget_bytes, answers_.request.context);

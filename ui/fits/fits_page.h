@@ -3,7 +3,9 @@
 // plan with engine/plan (FitsAnswers) and shows it at once: the verdict and memory bar,
 // the longest context and largest batch, the roofline decode speed, the KV-vs-context
 // chart for the attention layouts and dtypes, and the plan written out as formulas. With a
-// model loaded, "Check against the engine" compares the plan with the real allocator.
+// model loaded, "Check against the engine" compares the plan with the real allocator. Under
+// the summary, tabs: the chart and formulas, or "Serve with vLLM" (the choices planned over
+// a node of the GPU, with the command to run them).
 #pragma once
 
 #include <QWidget>
@@ -14,6 +16,7 @@
 #include "run/plan_check.h"
 #include "worker/engine_messages.h"
 
+class QTabWidget;
 class QTextEdit;
 
 namespace kvscope::ui {
@@ -22,6 +25,7 @@ class FitsCheckView;
 class FitsControls;
 class FitsKvChart;
 class FitsSummary;
+class FitsVllmSection;
 
 class FitsPage : public QWidget {
   Q_OBJECT
@@ -41,6 +45,8 @@ class FitsPage : public QWidget {
   FitsKvChart* kvChart() const { return chart_; }
   QTextEdit* formula() const { return formula_; }
   FitsCheckView* checkView() const { return check_; }
+  FitsVllmSection* vllmSection() const { return vllm_; }
+  QTabWidget* tabs() const { return tabs_; }
   // Points per curve of the KV chart.
   static constexpr int kCurvePoints = 64;
 
@@ -59,6 +65,8 @@ class FitsPage : public QWidget {
   FitsKvChart* chart_;
   QTextEdit* formula_;
   FitsCheckView* check_;
+  FitsVllmSection* vllm_;
+  QTabWidget* tabs_;
   QString catalogue_error_;
   FitsAnswers answers_;
 };

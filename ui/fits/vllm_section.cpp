@@ -1,0 +1,229 @@
+#include "fits/vllm_section.h"
+
+#include <QClipboard>
+#include <QComboBox>
+#include <QFontDatabase>
+#include <QFormLayout>
+#include <QGuiApplication>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QPlainTextEdit>
+#include <QPushButton>
+#include <QScrollArea>
+#include <QSignalBlocker>
+#include <QSpinBox>
+#include <QVBoxLayout>
+
+#include <algorithm>
+#include <exception>
+
+#include "fits/stack_bar.h"
+#include "plan/parallel_solvers.h"
+#include "widgets/number_text.h"
+
+namespace kvscope::ui {
+
+FitsVllmSection::FitsVllmSection(QWidget* parent)
+    : QWidget(parent),
+      tp_(new QSpinBox(this)),
+      pp_(new QSpinBox(this)),
+      kv_dtype_(new QComboBox(this)),
+      gpus_(new QLabel(this)),
+      verdict_(new QLabel(this)),
+      error_(new QLabel(this)),
+      bars_box_(new QWidget),
+      bars_layout_(new QVBoxLayout(bars_box_)),
+      command_(new QPlainTextEdit(this)),
+      copy_(new QPushButton(tr("Copy"), this)) {
+  tp_->setRange(1, static_cast<int>(kMaxNodeGpus));
+  pp_->setRange(1, static_cast<int>(kMaxNodeGpus));
+  tp_->setToolTip(tr("--tensor-parallel-size: GPUs each layer's heads are split over"));
+  pp_->setToolTip(tr("--pipeline-parallel-size: stages the layers are split into"));
+  for (const ServingKvDtype d : {ServingKvDtype::Auto, ServingKvDtype::Fp8}) {
+    kv_dtype_->addItem(QString::fromUtf8(serving_kv_dtype_name(d).data()), static_cast<int>(d));
+  }
+  verdict_->setWordWrap(true);
+  QFont bold = verdict_->font();
+  bold.setBold(true);
+  verdict_->setFont(bold);
+  error_->setWordWrap(true);
+  error_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  error_->setStyleSheet(QStringLiteral("color: #d62728;"));
+
+  bars_layout_->setContentsMargins(0, 0, 0, 0);
+  bars_layout_->setSpacing(6);
+  bars_layout_->addStretch(1);
+  auto* scroll = new QScrollArea(this);
+  scroll->setWidget(bars_box_);
+  scroll->setWidgetResizable(true);
+  scroll->setFrameShape(QFrame::NoFrame);
+  scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  scroll->viewport()->setAutoFillBackground(false);
+  bars_box_->setAutoFillBackground(false);
+
+  command_->setReadOnly(true);
+  command_->setLineWrapMode(QPlainTextEdit::NoWrap);
+  QFont mono = QFontDatabase::systemFont(QFontDatabase::FixedFont);
+  mono.setPointSizeF(font().pointSizeF() * 0.9);
+  command_->setFont(mono);
+
+  auto* shape = new QHBoxLayout;
+  shape->addWidget(new QLabel(tr("TP"), this));
+  shape->addWidget(tp_);
+  shape->addSpacing(8);
+  shape->addWidget(new QLabel(tr("PP"), this));
+  shape->addWidget(pp_);
+  shape->addSpacing(8);
+  shape->addWidget(gpus_);
+  shape->addStretch(1);
+  shape->addWidget(new QLabel(tr("KV cache dtype"), this));
+  shape->addWidget(kv_dtype_);
+
+  auto* left = new QVBoxLayout;
+  left->addLayout(shape);
+  left->addWidget(verdict_);
+  left->addWidget(error_);
+  left->addWidget(scroll, 1);
+
+  auto* copy_row = new QHBoxLayout;
+  copy_row->addWidget(new QLabel(tr("Command"), this));
+  copy_row->addStretch(1);
+  copy_row->addWidget(copy_);
+  auto* right = new QVBoxLayout;
+  right->addLayout(copy_row);
+  right->addWidget(command_, 1);
+
+  auto* layout = new QHBoxLayout(this);
+  layout->setContentsMargins(4, 4, 4, 4);
+  layout->setSpacing(12);
+  layout->addLayout(left, 3);
+  layout->addLayout(right, 2);
+
+  connect(tp_, &QSpinBox::valueChanged, this, &FitsVllmSection::on_shape_changed);
+  connect(pp_, &QSpinBox::valueChanged, this, &FitsVllmSection::on_shape_changed);
+  connect(kv_dtype_, &QComboBox::currentIndexChanged, this, &FitsVllmSection::recompute);
+  connect(copy_, &QPushButton::clicked, this,
+          [this] { QGuiApplication::clipboard()->setText(command_->toPlainText()); });
+  on_shape_changed();
+}
+
+void FitsVllmSection::setInputs(const FitsInputs& inputs, const QString& model) {
+  inputs_ = inputs;
+  model_ = model;
+  recompute();
+}
+
+// TP x PP stays within one node: each box's maximum is what the other leaves.
+void FitsVllmSection::on_shape_changed() {
+  {
+    const QSignalBlocker block_tp(tp_);
+    const QSignalBlocker block_pp(pp_);
+    tp_->setMaximum(static_cast<int>(kMaxNodeGpus) / pp_->value());
+    pp_->setMaximum(static_cast<int>(kMaxNodeGpus) / tp_->value());
+  }
+  gpus_->setText(tr("GPUs in the node: %1").arg(tp_->value() * pp_->value()));
+  recompute();
+}
+
+// The request of the CLI's node plan (plan_node.cpp): the single-GPU request with the
+// shape and the serving KV dtype; vllm serve's arguments as its --emit vllm fills them.
+void FitsVllmSection::recompute() {
+  if (model_.isEmpty() || inputs_.n_params < 1) {
+    plan_.reset();
+    show_error(tr("A node plan splits a preset's parameters: choose a model preset."));
+    return;
+  }
+  request_ = {};
+  request_.base = fits_request(inputs_);
+  request_.n_params = inputs_.n_params;
+  request_.shape.tp = tp_->value();
+  request_.shape.pp = pp_->value();
+  request_.kv_dtype = static_cast<ServingKvDtype>(kv_dtype_->currentData().toInt());
+  try {
+    plan_ = plan_parallel(request_);
+  } catch (const std::exception& e) {
+    plan_.reset();
+    show_error(QString::fromStdString(e.what()));
+    return;
+  }
+  const ParallelRequest& r = request_;
+  args_ = {};
+  args_.model = model_.toStdString();
+  args_.tensor_parallel_size = r.shape.tp;
+  args_.pipeline_parallel_size = r.shape.pp;
+  args_.max_model_len = r.base.context;
+  args_.max_num_seqs = r.base.batch;
+  args_.gpu_memory_utilization = r.base.budget.utilisation;
+  args_.kv_cache_dtype = r.kv_dtype;
+  args_.block_size = r.base.kv.block_size;
+  args_.swap_space_gib = swap_space_gib(swap_bytes_per_gpu(*plan_, r.base.batch, r.base.context));
+  show_plan(*plan_);
+}
+
+void FitsVllmSection::show_plan(const ParallelPlan& plan) {
+  error_->hide();
+  clear_bars();
+  std::int64_t short_bytes = 0;
+  for (std::size_t i = 0; i < plan.stages.size(); ++i) {
+    const StagePlan& s = plan.stages[i];
+    short_bytes = std::max(short_bytes, -s.plan.margin_bytes);
+    auto* row = new QWidget(bars_box_);
+    auto* row_layout = new QVBoxLayout(row);
+    row_layout->setContentsMargins(0, 0, 0, 0);
+    row_layout->setSpacing(2);
+    // The stage's tp GPUs are alike: one bar for them all.
+    const std::int64_t tp = plan.shape.tp;
+    const auto first_gpu = static_cast<std::int64_t>(i) * tp;
+    const QString gpus = tp == 1 ? tr("GPU %1").arg(first_gpu)
+                                 : tr("GPUs %1-%2, each").arg(first_gpu).arg(first_gpu + tp - 1);
+    const QString title =
+        tr("%1 (stage %2, layers %3-%4): weights %5, KV %6, workspace %7")
+            .arg(gpus)
+            .arg(static_cast<qlonglong>(i) + 1)
+            .arg(s.stage.first_layer)
+            .arg(s.stage.first_layer + s.stage.n_layers - 1)
+            .arg(bytes_text(s.plan.weights.bytes), bytes_text(s.plan.kv.pool_bytes_needed),
+                 bytes_text(s.plan.workspace.total()));
+    auto* label = new QLabel(title, row);
+    label->setWordWrap(true);
+    row_layout->addWidget(label);
+    auto* bar = new FitsStackBar(row);
+    bar->setPlan(s.plan, request_.base.budget.total_bytes);
+    row_layout->addWidget(bar);
+    bars_layout_->insertWidget(bars_layout_->count() - 1, row);
+    bars_.push_back(bar);
+    bar_rows_.push_back(row);
+  }
+  const QString kv = tr("KV cache for %1 tokens (%2 KV heads per GPU)")
+                         .arg(count_text(plan.kv_tokens))
+                         .arg(plan.kv_heads_per_rank);
+  const QString shape = tr("TP %1 x PP %2").arg(plan.shape.tp).arg(plan.shape.pp);
+  if (plan.fits) {
+    verdict_->setText(tr("Fits on %1: %2").arg(shape, kv));
+    verdict_->setStyleSheet(QString());
+  } else {
+    verdict_->setText(tr("Does not fit on %1, %2 short on the fullest GPU: %3")
+                          .arg(shape, bytes_text(short_bytes), kv));
+    verdict_->setStyleSheet(QStringLiteral("color: #d62728;"));
+  }
+  verdict_->show();
+  command_->setPlainText(QString::fromStdString(vllm_serve_command(args_)));
+  copy_->setEnabled(true);
+}
+
+void FitsVllmSection::show_error(const QString& message) {
+  clear_bars();
+  verdict_->hide();
+  error_->setText(message);
+  error_->show();
+  command_->clear();
+  copy_->setEnabled(false);
+}
+
+void FitsVllmSection::clear_bars() {
+  for (QWidget* row : bar_rows_) delete row;
+  bar_rows_.clear();
+  bars_.clear();
+}
+
+}  // namespace kvscope::ui
