@@ -36,8 +36,10 @@ using namespace fits_test;
 // The CLI's node request (plan_node.cpp) for the page's single-GPU choice `c`.
 ParallelRequest node_request_for(const Choice& c, std::int64_t tp, std::int64_t pp,
                                  ServingKvDtype dtype) {
+  Choice served = c;
+  served.weights = WeightType::F16;  // what vllm serve loads from the repository
   ParallelRequest r;
-  r.base = request_for(c);
+  r.base = request_for(served);
   r.n_params = model_preset(c.model).n_params;
   r.shape.tp = tp;
   r.shape.pp = pp;

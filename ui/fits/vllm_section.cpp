@@ -79,8 +79,14 @@ FitsVllmSection::FitsVllmSection(QWidget* parent)
   shape->addWidget(new QLabel(tr("KV cache dtype"), this));
   shape->addWidget(kv_dtype_);
 
+  auto* weights_note =
+      new QLabel(tr("Weights as vLLM loads them from the Hugging Face repository: 16-bit, whatever "
+                    "Weights says above."),
+                 this);
+  weights_note->setWordWrap(true);
   auto* left = new QVBoxLayout;
   left->addLayout(shape);
+  left->addWidget(weights_note);
   left->addWidget(verdict_);
   left->addWidget(error_);
   left->addWidget(scroll, 1);
@@ -133,8 +139,13 @@ void FitsVllmSection::recompute() {
     show_error(tr("A node plan splits a preset's parameters: choose a model preset."));
     return;
   }
+  // vllm serve loads the repository's 16-bit weights, whatever the page's Weights says (the
+  // CLI's node plans default to f16 for the same reason): plan what the command will load.
+  FitsInputs served = inputs_;
+  served.weight_type = WeightType::F16;
+  served.exact_weights.reset();
   request_ = {};
-  request_.base = fits_request(inputs_);
+  request_.base = fits_request(served);
   request_.n_params = inputs_.n_params;
   request_.shape.tp = tp_->value();
   request_.shape.pp = pp_->value();
