@@ -66,4 +66,19 @@ std::string vllm_python_call(const VllmArgs& a) {
       a.block_size, a.swap_space_gib);
 }
 
+VllmArgs vllm_args_for(const std::string& model, const ParallelRequest& request,
+                       std::int64_t swap_bytes) {
+  VllmArgs v;
+  v.model = model;
+  v.tensor_parallel_size = request.shape.tp;
+  v.pipeline_parallel_size = request.shape.pp;
+  v.max_model_len = request.base.context;
+  v.max_num_seqs = request.base.batch;
+  v.gpu_memory_utilization = request.base.budget.utilisation;
+  v.kv_cache_dtype = request.kv_dtype;
+  v.block_size = request.base.kv.block_size;
+  v.swap_space_gib = swap_space_gib(swap_bytes);
+  return v;
+}
+
 }  // namespace kvscope

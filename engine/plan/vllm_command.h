@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <string>
 
+#include "plan/parallel_plan.h"
 #include "plan/serving_kv_dtype.h"
 
 namespace kvscope {
@@ -32,6 +33,12 @@ struct VllmArgs {
 
 // ceil(bytes / 2^30).
 std::int64_t swap_space_gib(std::int64_t bytes);
+
+// The arguments that realise `request` (its shape, context, batch, utilisation, KV dtype and
+// block size) for `model`, a Hugging Face repo id or a path, with swap_space_gib(swap_bytes)
+// of host memory per GPU. The CLI's --emit vllm and the What fits page both use it.
+VllmArgs vllm_args_for(const std::string& model, const ParallelRequest& request,
+                       std::int64_t swap_bytes);
 
 // "vllm serve MODEL \\\n  --tensor-parallel-size 4 \\\n ..." ending in '\n'; the model is
 // shell-quoted when it holds anything but [A-Za-z0-9._/-].

@@ -158,16 +158,8 @@ void FitsVllmSection::recompute() {
     return;
   }
   const ParallelRequest& r = request_;
-  args_ = {};
-  args_.model = model_.toStdString();
-  args_.tensor_parallel_size = r.shape.tp;
-  args_.pipeline_parallel_size = r.shape.pp;
-  args_.max_model_len = r.base.context;
-  args_.max_num_seqs = r.base.batch;
-  args_.gpu_memory_utilization = r.base.budget.utilisation;
-  args_.kv_cache_dtype = r.kv_dtype;
-  args_.block_size = r.base.kv.block_size;
-  args_.swap_space_gib = swap_space_gib(swap_bytes_per_gpu(*plan_, r.base.batch, r.base.context));
+  args_ = vllm_args_for(model_.toStdString(), r,
+                        swap_bytes_per_gpu(*plan_, r.base.batch, r.base.context));
   show_plan(*plan_);
 }
 

@@ -68,17 +68,7 @@ NodeAnswers solve_node(const ArgParser& p, const ParallelRequest& r) {
 }
 
 VllmArgs vllm_args(const PlanModel& m, const ParallelRequest& r, const NodeAnswers& a) {
-  VllmArgs v;
-  v.model = m.hf_repo.empty() ? m.label : m.hf_repo;
-  v.tensor_parallel_size = r.shape.tp;
-  v.pipeline_parallel_size = r.shape.pp;
-  v.max_model_len = r.base.context;
-  v.max_num_seqs = r.base.batch;
-  v.gpu_memory_utilization = r.base.budget.utilisation;
-  v.kv_cache_dtype = r.kv_dtype;
-  v.block_size = r.base.kv.block_size;
-  v.swap_space_gib = swap_space_gib(a.swap_bytes);
-  return v;
+  return vllm_args_for(m.hf_repo.empty() ? m.label : m.hf_repo, r, a.swap_bytes);
 }
 
 std::string shape_text(const std::optional<ParallelShape>& s) {
