@@ -147,28 +147,6 @@ void prefetch_head(const LayerView& lv, std::int64_t kv_head, const std::uint8_t
 #endif
 }
 
-// state = softmax state of chunk c's visible keys. q: [n_heads][row] scaled and padded.
-void attend_chunk(const FloatTask& task, std::int64_t c, const float* q, FloatScratch& s,
-                  FloatAttentionState& state) {
-  const LayerView& lv = task.lv;
-  const std::int64_t bs = lv.L.block_size;
-  const std::int64_t first = lv.kv.first_visible_position(lv.group, task.pos);
-  const std::int64_t b0 = std::max(first / bs, c * task.chunk_blocks);
-  const std::int64_t b1 = std::min(task.pos / bs, c * task.chunk_blocks + task.chunk_blocks - 1);
-  state.reset(task.n_heads, task.row);
-  for (std::int64_t b = b0; b <= b1; ++b) {
-    const std::uint8_t* base = lv.kv.block_data(lv.group, lv.table.block(b));
-    if (b < b1) prefetch_head(lv, task.kv_head, lv.kv.block_data(lv.group, lv.table.block(b + 1)));
-    const std::int64_t s0 = std::max(first, b * bs) - b * bs;
-    const std::int64_t s1 = std::min(task.pos, b * bs + bs - 1) - b * bs;
-    decode_rows(lv, KvSide::K, task.kv_head, base, s0, s1, task.row, s.keys.data(),
-                s.offsets.data());
-    decode_rows(lv, KvSide::V, task.kv_head, base, s0, s1, task.row, s.values.data(),
-                s.offsets.data());
-    float_attention_keys(q, s.keys.data(), s.values.data(), s1 - s0 + 1, state, s.scores.data());
-  }
-}
-
 // Sizes s for a task and fills s.q with its heads' queries (q: [n_heads][head_dim]) scaled
 // by `scale`.
 void prepare(const FloatTask& task, const float* q, float scale, FloatScratch& s) {
@@ -193,72 +171,93 @@ struct TileScratch {
   FloatScratch one;                               // keys, values, offsets, scores
   std::vector<float> q;                           // [tile][heads][row]
   std::vector<FloatAttentionState> chunk, total;  // [tile]
+  std::int64_t n = 0;                             // tokens in the tile
+  std::int64_t first[kTileTokens] = {};           // each token's first visible position
+  std::int64_t pos[kTileTokens] = {};             // and its own
 };
 
-// Float attention of tokens [t0, t0 + nt) (positions start_pos + t) for query heads
-// [h0, h0 + n_heads) of KV head kv_head. Every token takes exactly the operations it takes
-// alone (attend_chunk per chunk it sees, merged in order): only the decoding is shared, so
-// results do not depend on the tiling.
-//   q, out: [n_tokens][q_dim], the tile's heads at (t * q_dim + first_head * head_dim)
-void attend_tile(const FloatTask& task, std::int64_t nt, const float* q, float* out,
-                 std::int64_t q_dim, float scale, TileScratch& ts) {
-  const LayerView& lv = task.lv;
-  const std::int64_t hd = lv.L.head_dim, bs = lv.L.block_size, row = task.row;
-  const std::int64_t cb = task.chunk_blocks, heads = task.n_heads;
+// Fills ts for tokens at positions task.pos + [0, nt): their scaled queries (q: token i's heads
+// at q + i * q_dim), positions and first visible positions.
+void prepare_tile(const FloatTask& task, std::int64_t nt, const float* q, std::int64_t q_dim,
+                  float scale, TileScratch& ts) {
+  const std::int64_t heads = task.n_heads, row = task.row;
+  ts.n = nt;
   ts.q.resize(static_cast<std::size_t>(nt * heads * row));
   ts.chunk.resize(static_cast<std::size_t>(nt));
   ts.total.resize(static_cast<std::size_t>(nt));
-  std::int64_t first[kTileTokens] = {}, pos[kTileTokens] = {};
   for (std::int64_t i = 0; i < nt; ++i) {
     FloatTask ti = task;
     ti.pos = task.pos + i;
     prepare(ti, q + i * q_dim, scale, ts.one);  // also sizes the block buffers
     std::copy(ts.one.q.begin(), ts.one.q.end(), ts.q.begin() + i * heads * row);
-    pos[i] = ti.pos;
-    first[i] = lv.kv.first_visible_position(lv.group, ti.pos);
-    ts.total[i].reset(heads, row);
+    ts.pos[i] = ti.pos;
+    ts.first[i] = task.lv.kv.first_visible_position(task.lv.group, ti.pos);
   }
-  const std::int64_t c_begin = first[0] / bs / cb, c_end = pos[nt - 1] / bs / cb;
-  for (std::int64_t c = c_begin; c <= c_end; ++c) {
-    // token i sees blocks [b0, b1] of this chunk (b0 > b1: none)
-    std::int64_t b0[kTileTokens] = {}, b1[kTileTokens] = {}, lo = INT64_MAX, hi = -1;
-    for (std::int64_t i = 0; i < nt; ++i) {
-      b0[i] = std::max(first[i] / bs, c * cb);
-      b1[i] = std::min(pos[i] / bs, c * cb + cb - 1);
-      if (b0[i] > b1[i]) continue;
-      ts.chunk[i].reset(heads, row);
-      lo = std::min(lo, b0[i]);
-      hi = std::max(hi, b1[i]);
+}
+
+// states[i] = the softmax state of the keys of chunk c that token i of the tile sees (empty
+// when it sees none). Each block's K and V are decoded once for the tile; each token feeds the
+// slots it sees, block by block in position order, so its state does not depend on the tile.
+void attend_tile_chunk(const FloatTask& task, std::int64_t c, TileScratch& ts,
+                       FloatAttentionState* states) {
+  const LayerView& lv = task.lv;
+  const std::int64_t bs = lv.L.block_size, cb = task.chunk_blocks, row = task.row;
+  // token i sees blocks [b0, b1] of this chunk (b0 > b1: none)
+  std::int64_t b0[kTileTokens] = {}, b1[kTileTokens] = {}, lo = INT64_MAX, hi = -1;
+  for (std::int64_t i = 0; i < ts.n; ++i) {
+    states[i].reset(task.n_heads, row);
+    b0[i] = std::max(ts.first[i] / bs, c * cb);
+    b1[i] = std::min(ts.pos[i] / bs, c * cb + cb - 1);
+    if (b0[i] > b1[i]) continue;
+    lo = std::min(lo, b0[i]);
+    hi = std::max(hi, b1[i]);
+  }
+  // slots [s0, s1] of block b that token i sees
+  const auto slots = [&](std::int64_t i, std::int64_t b) {
+    return std::pair{std::max(ts.first[i], b * bs) - b * bs,
+                     std::min(ts.pos[i], b * bs + bs - 1) - b * bs};
+  };
+  for (std::int64_t b = lo; b <= hi; ++b) {
+    const std::uint8_t* base = lv.kv.block_data(lv.group, lv.table.block(b));
+    if (b < hi) prefetch_head(lv, task.kv_head, lv.kv.block_data(lv.group, lv.table.block(b + 1)));
+    std::int64_t s0u = bs, s1u = -1;  // the slots any token of the tile sees, decoded once
+    for (std::int64_t i = 0; i < ts.n; ++i) {
+      if (b < b0[i] || b > b1[i]) continue;
+      const auto [s0, s1] = slots(i, b);
+      s0u = std::min(s0u, s0);
+      s1u = std::max(s1u, s1);
     }
-    for (std::int64_t b = lo; b <= hi; ++b) {
-      const std::uint8_t* base = lv.kv.block_data(lv.group, lv.table.block(b));
-      if (b < hi)
-        prefetch_head(lv, task.kv_head, lv.kv.block_data(lv.group, lv.table.block(b + 1)));
-      // the slots any token of the tile sees in this block, decoded once
-      std::int64_t s0u = bs, s1u = -1;
-      for (std::int64_t i = 0; i < nt; ++i) {
-        if (b < b0[i] || b > b1[i]) continue;
-        s0u = std::min(s0u, std::max(first[i], b * bs) - b * bs);
-        s1u = std::max(s1u, std::min(pos[i], b * bs + bs - 1) - b * bs);
-      }
-      decode_rows(lv, KvSide::K, task.kv_head, base, s0u, s1u, row, ts.one.keys.data(),
-                  ts.one.offsets.data());
-      decode_rows(lv, KvSide::V, task.kv_head, base, s0u, s1u, row, ts.one.values.data(),
-                  ts.one.offsets.data());
-      for (std::int64_t i = 0; i < nt; ++i) {
-        if (b < b0[i] || b > b1[i]) continue;
-        const std::int64_t s0 = std::max(first[i], b * bs) - b * bs;
-        const std::int64_t s1 = std::min(pos[i], b * bs + bs - 1) - b * bs;
-        float_attention_keys(&ts.q[i * heads * row], &ts.one.keys[(s0 - s0u) * row],
-                             &ts.one.values[(s0 - s0u) * row], s1 - s0 + 1, ts.chunk[i],
-                             ts.one.scores.data());
-      }
-    }
-    for (std::int64_t i = 0; i < nt; ++i) {
-      if (b0[i] <= b1[i]) float_attention_merge(ts.total[i], ts.chunk[i]);
+    decode_rows(lv, KvSide::K, task.kv_head, base, s0u, s1u, row, ts.one.keys.data(),
+                ts.one.offsets.data());
+    decode_rows(lv, KvSide::V, task.kv_head, base, s0u, s1u, row, ts.one.values.data(),
+                ts.one.offsets.data());
+    for (std::int64_t i = 0; i < ts.n; ++i) {
+      if (b < b0[i] || b > b1[i]) continue;
+      const auto [s0, s1] = slots(i, b);
+      float_attention_keys(&ts.q[i * task.n_heads * row], &ts.one.keys[(s0 - s0u) * row],
+                           &ts.one.values[(s0 - s0u) * row], s1 - s0 + 1, states[i],
+                           ts.one.scores.data());
     }
   }
-  for (std::int64_t i = 0; i < nt; ++i) float_attention_end(ts.total[i], hd, out + i * q_dim);
+}
+
+// Float attention of tokens [t0, t0 + nt) (positions task.pos + i) for query heads
+// [h0, h0 + n_heads) of KV head kv_head: per chunk the tile's states, merged in position order
+// (a chunk a token does not see leaves its state empty, and merging an empty state changes
+// nothing).
+//   q, out: [n_tokens][q_dim], the tile's heads at (t * q_dim + first_head * head_dim)
+void attend_tile(const FloatTask& task, std::int64_t nt, const float* q, float* out,
+                 std::int64_t q_dim, float scale, TileScratch& ts) {
+  const std::int64_t bs = task.lv.L.block_size, cb = task.chunk_blocks;
+  prepare_tile(task, nt, q, q_dim, scale, ts);
+  for (std::int64_t i = 0; i < nt; ++i) ts.total[i].reset(task.n_heads, task.row);
+  for (std::int64_t c = ts.first[0] / bs / cb; c <= ts.pos[nt - 1] / bs / cb; ++c) {
+    attend_tile_chunk(task, c, ts, ts.chunk.data());
+    for (std::int64_t i = 0; i < nt; ++i) float_attention_merge(ts.total[i], ts.chunk[i]);
+  }
+  for (std::int64_t i = 0; i < nt; ++i) {
+    float_attention_end(ts.total[i], task.lv.L.head_dim, out + i * q_dim);
+  }
 }
 
 // How work is cut. A (token, KV head) item reads its keys once for all its query heads; when
@@ -335,20 +334,13 @@ void float_attention(ThreadPool& pool, const LayerView& lv, const AttentionShape
   }
   FloatAttentionState* const partials = partial.data();
   pool.parallel_for(units * n_chunks, [&](std::int64_t begin, std::int64_t end) {
-    thread_local FloatScratch s;
+    thread_local TileScratch ts;
     for (std::int64_t item = begin; item < end; ++item) {
       std::int64_t first = 0;
       const FloatTask task = task_of(item / n_chunks, &first);
       if (task.n_heads <= 0) continue;
-      const auto [c0, c1] = chunk_range(lv, task.pos, chunk_blocks);
-      const std::int64_t c = c_lo + item % n_chunks;
-      FloatAttentionState& st = partials[item];
-      if (c < c0 || c > c1) {  // a chunk this token does not see
-        st.reset(task.n_heads, row);
-        continue;
-      }
-      prepare(task, q + first, scale, s);
-      attend_chunk(task, c, s.q.data(), s, st);
+      prepare_tile(task, 1, q + first, q_dim, scale, ts);  // a tile of one token
+      attend_tile_chunk(task, c_lo + item % n_chunks, ts, &partials[item]);
     }
   });
   thread_local FloatAttentionState total;
