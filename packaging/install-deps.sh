@@ -10,6 +10,8 @@ packages=(
   # GUI: Qt 6 Widgets, Charts, Test, and the X11 platform plugin
   qt6-base-dev qt6-base-dev-tools qt6-charts-dev qt6-tools-dev qt6-tools-dev-tools
   qt6-qpa-plugins libqt6opengl6-dev libgl-dev libxkbcommon-dev
+  # saved chats (Qt SQL's SQLite driver) and chart export as SVG (QSvgGenerator)
+  libqt6sql6-sqlite qt6-svg-dev
   # engine libraries
   libsentencepiece-dev sentencepiece nlohmann-json3-dev libfmt-dev libpcre2-dev libicu-dev
   # tests and benchmarks; clang + libclang-rt for the libFuzzer harnesses (fuzz preset)
