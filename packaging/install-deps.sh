@@ -14,6 +14,8 @@ packages=(
   libqt6sql6-sqlite qt6-svg-dev
   # engine libraries
   libsentencepiece-dev sentencepiece nlohmann-json3-dev libfmt-dev libpcre2-dev libicu-dev
+  # HTTP: reading servers' /metrics (engine/remote), the local server (engine/serve)
+  libcpp-httplib-dev
   # tests and benchmarks; clang + libclang-rt for the libFuzzer harnesses (fuzz preset)
   libgtest-dev libgmock-dev googletest libbenchmark-dev clang libclang-rt-14-dev
   # packaging/get-model.sh: the first-run model comes from PyPI
