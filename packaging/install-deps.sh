@@ -20,6 +20,8 @@ packages=(
   libgtest-dev libgmock-dev googletest libbenchmark-dev clang libclang-rt-14-dev
   # packaging/get-model.sh: the first-run model comes from PyPI
   python3 python3-pip
+  # model downloads over HTTPS (the Models page's Download tab, kvscope-cli pull; Qt Network)
+  ca-certificates
   # tests/serve: requests with curl
   curl
   # headless screenshots
