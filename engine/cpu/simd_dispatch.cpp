@@ -1,5 +1,8 @@
 #include "cpu/simd_dispatch.h"
 
+#include <cstdlib>
+#include <string_view>
+
 #if KVSCOPE_X86_SIMD
 #include <cpuid.h>
 #endif
@@ -10,6 +13,32 @@ namespace {
 
 // The one piece of per-thread state: set only by PortableArithmeticScope (tests).
 thread_local bool force_portable = false;
+
+bool detect_avx() {
+#if KVSCOPE_X86_SIMD
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (!__get_cpuid(1, &a, &b, &c, &d)) return false;
+  const bool ssse3 = (c & (1u << 9)) != 0;
+  const bool sse41 = (c & (1u << 19)) != 0;
+  const bool osxsave = (c & (1u << 27)) != 0;
+  const bool avx = (c & (1u << 28)) != 0;
+  if (!(ssse3 && sse41 && osxsave && avx)) return false;
+  unsigned xcr0_lo = 0, xcr0_hi = 0;
+  __asm__("xgetbv" : "=a"(xcr0_lo), "=d"(xcr0_hi) : "c"(0));
+  return (xcr0_lo & 0x6u) == 0x6u;  // XMM and YMM state saved by the OS
+#else
+  return false;
+#endif
+}
+
+int read_isa_cap() {
+  const char* env = std::getenv("KVSCOPE_CPU_ISA");
+  const std::string_view v = env != nullptr ? env : "";
+  if (v == "portable") return 0;
+  if (v == "avx") return 1;
+  if (v == "avx2") return 2;
+  return 3;
+}
 
 bool detect_avx2_fma_f16c() {
 #if KVSCOPE_X86_SIMD
@@ -48,6 +77,16 @@ bool detect_avx512_vnni() {
 
 }  // namespace
 
+bool cpu_has_avx() {
+  static const bool available = detect_avx();
+  return available;
+}
+
+int cpu_isa_cap() {
+  static const int cap = read_isa_cap();
+  return cap;
+}
+
 bool cpu_has_avx2_fma_f16c() {
   static const bool available = detect_avx2_fma_f16c();
   return available;
@@ -58,12 +97,16 @@ bool cpu_has_avx512_vnni() {
   return available;
 }
 
+bool use_avx() {
+  return cpu_has_avx() && !force_portable && cpu_isa_cap() >= 1;
+}
+
 bool use_avx2_fma_f16c() {
-  return cpu_has_avx2_fma_f16c() && !force_portable;
+  return cpu_has_avx2_fma_f16c() && !force_portable && cpu_isa_cap() >= 2;
 }
 
 bool use_avx512_vnni() {
-  return cpu_has_avx512_vnni() && !force_portable;
+  return cpu_has_avx512_vnni() && !force_portable && cpu_isa_cap() >= 3;
 }
 
 PortableArithmeticScope::PortableArithmeticScope() : previous_(force_portable) {

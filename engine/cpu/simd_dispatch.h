@@ -15,15 +15,24 @@
 namespace kvscope {
 
 // True when the CPU has AVX2, FMA and F16C (and the OS saves YMM registers), unless the
-// calling thread is inside a PortableArithmeticScope.
+// calling thread is inside a PortableArithmeticScope or KVSCOPE_CPU_ISA caps it.
 bool use_avx2_fma_f16c();
+// True when the CPU has AVX with SSSE3 and SSE4.1 (and the OS saves YMM registers), with the
+// same exceptions. Only the quantized dot products have AVX-only kernels (quant_dot.h).
+bool use_avx();
 // True when, beyond that, it has AVX-512 F/BW/VL with VNNI (and the OS saves the AVX-512
 // state), with the same PortableArithmeticScope exception.
 bool use_avx512_vnni();
 
 // What the CPU and OS support, whatever the calling thread's scope says.
+bool cpu_has_avx();
 bool cpu_has_avx2_fma_f16c();
 bool cpu_has_avx512_vnni();
+
+// KVSCOPE_CPU_ISA=portable|avx|avx2|avx512-vnni caps the instruction set every kernel uses
+// below what the CPU has (an AVX-only machine's kernels, timed on a newer one); unset, empty
+// or unknown: no cap. The level: 0 portable, 1 AVX, 2 AVX2, 3 AVX-512 VNNI.
+int cpu_isa_cap();
 
 // Makes the calling thread use the portable versions while it lives: tests check with it
 // that both versions give identical bits.

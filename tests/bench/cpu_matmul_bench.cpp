@@ -98,7 +98,7 @@ void BM_Project(benchmark::State& state, TensorType type, std::int64_t n_tokens,
 int register_all() {
   for (TensorType type : kTypes) {
     const std::string t(tensor_type_name(type));
-    for (CpuIsa isa : {CpuIsa::Portable, CpuIsa::Avx2, CpuIsa::Avx512Vnni}) {
+    for (CpuIsa isa : {CpuIsa::Portable, CpuIsa::Avx, CpuIsa::Avx2, CpuIsa::Avx512Vnni}) {
       const std::string i(cpu_isa_name(isa));
       for (std::int64_t n : {576, 4096}) {                          // SmolLM2's rows, a 7B model's
         if (n % tensor_type_info(type).block_elems != 0) continue;  // K-quants: 256-value blocks

@@ -28,6 +28,8 @@ ActivationKind activation_kind(TensorType type) {
 
 std::string_view cpu_isa_name(CpuIsa isa) {
   switch (isa) {
+    case CpuIsa::Avx:
+      return "AVX";
     case CpuIsa::Avx2:
       return "AVX2";
     case CpuIsa::Avx512Vnni:
@@ -40,6 +42,8 @@ std::string_view cpu_isa_name(CpuIsa isa) {
 
 bool cpu_supports(CpuIsa isa) {
   switch (isa) {
+    case CpuIsa::Avx:
+      return quant_dot_detail::avx_kernels() && cpu_has_avx();
     case CpuIsa::Avx2:
       return quant_dot_detail::avx2_kernels() && cpu_has_avx2_fma_f16c();
     case CpuIsa::Avx512Vnni:
@@ -53,11 +57,14 @@ bool cpu_supports(CpuIsa isa) {
 CpuIsa best_cpu_isa() {
   if (use_avx512_vnni() && cpu_supports(CpuIsa::Avx512Vnni)) return CpuIsa::Avx512Vnni;
   if (use_avx2_fma_f16c() && cpu_supports(CpuIsa::Avx2)) return CpuIsa::Avx2;
+  if (use_avx() && cpu_supports(CpuIsa::Avx)) return CpuIsa::Avx;
   return CpuIsa::Portable;
 }
 
 const KernelTable* quant_dot_detail::kernel_table(CpuIsa isa) {
   switch (isa) {
+    case CpuIsa::Avx:
+      return avx_kernels();
     case CpuIsa::Avx2:
       return avx2_kernels();
     case CpuIsa::Avx512Vnni:

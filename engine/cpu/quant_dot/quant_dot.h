@@ -7,10 +7,13 @@
 // per instruction need the 8-row groups of interleaved.h: rows read in place interleaved
 // defeat the hardware prefetcher.
 //
-// Each instruction set has its own table of these kernels (portable C++, AVX2, AVX-512 VNNI).
-// They give the same bits: the integer sums are exact, and every float operation (per-lane
-// multiply-adds over 8 lanes, then one fixed reduction order) is the same in all of them and
-// for every tile shape, so the SIMD tables are tested bit for bit against the portable one.
+// Each instruction set has its own table of these kernels (portable C++, AVX, AVX2, AVX-512
+// VNNI). They give the same bits: the integer sums are exact, and every float operation
+// (per-lane multiply-adds over 8 lanes, then one fixed reduction order) is the same in all of
+// them and for every tile shape, so the SIMD tables are tested bit for bit against the
+// portable one. The exception is AVX without AVX2: those CPUs have no FMA, so each fused
+// multiply-add is a multiply and an add there (two roundings); its integer sums are the same,
+// which tests check bit for bit on inputs whose float steps are exact.
 #pragma once
 
 #include <cstdint>
@@ -51,12 +54,13 @@ using TileDotFn = void (*)(const void* rows, std::int64_t row_stride, int n_rows
 using InterleavedDotFn = void (*)(const std::uint8_t* group, std::int64_t n_blocks, EncodedRows x,
                                   int n_tokens, float* out, std::int64_t out_stride);
 
-enum class CpuIsa { Portable, Avx2, Avx512Vnni };
+enum class CpuIsa { Portable, Avx, Avx2, Avx512Vnni };
 std::string_view cpu_isa_name(CpuIsa isa);
 
 // Whether this CPU (and OS) can run `isa`'s kernels.
 bool cpu_supports(CpuIsa isa);
-// The fastest ISA this CPU supports; Portable inside a PortableArithmeticScope (tests).
+// The fastest ISA this CPU supports, at most KVSCOPE_CPU_ISA (simd_dispatch.h); Portable
+// inside a PortableArithmeticScope (tests).
 CpuIsa best_cpu_isa();
 
 // The kernel for weights of `type` on `isa` (which must be supported); nullptr for types
@@ -71,7 +75,8 @@ struct KernelTable {
       interleaved_q8_0, interleaved_q4_K, interleaved_q6_K;
 };
 const KernelTable& portable_kernels();
-const KernelTable* avx2_kernels();        // nullptr when not compiled in (non-x86 builds)
+const KernelTable* avx_kernels();         // nullptr when not compiled in (non-x86 builds)
+const KernelTable* avx2_kernels();        // likewise
 const KernelTable* avx512vnni_kernels();  // likewise
 // The table of `isa` (nullptr when not compiled in).
 const KernelTable* kernel_table(CpuIsa isa);

@@ -13,6 +13,7 @@
 #include "cpu/matmul.h"
 #include "cpu/quant_dot/q8_activations.h"
 #include "cpu/thread_pool.h"
+#include "engine/cpu/exact_inputs.h"
 #include "engine/cpu/random_weights.h"
 #include "util/error.h"
 
@@ -63,6 +64,46 @@ TEST(Interleaved, SimdGroupKernelsGiveThePortableBits) {
         EXPECT_EQ(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)), 0)
             << name(type) << " " << cpu_isa_name(isa) << " tokens " << nt;
       }
+    }
+  }
+}
+
+// AVX without FMA (quant_dot.h): the portable bits where every float step is exact, the
+// portable results up to rounding elsewhere.
+TEST(Interleaved, AvxGroupKernelsGiveThePortableBitsWhereEveryFloatStepIsExact) {
+  if (!cpu_supports(CpuIsa::Avx)) GTEST_SKIP() << "this CPU does not have AVX";
+  for (TensorType type : kTypes) {
+    const std::int64_t cols = cols_of(type, 1) == 256 ? 256 : 96;
+    Stored w = stored(type, 8, cols, 71);
+    test::make_scales_exact(type, w.bytes);
+    const InterleavedMatrix m(w.view);
+    const std::vector<Q8Block> x = test::exact_q8(kMaxTileTokens * cols / 32, 72);
+    for (int nt = 1; nt <= kMaxTileTokens; ++nt) {
+      std::vector<float> want(nt * 8), got(nt * 8);
+      interleaved_dot_fn(type, CpuIsa::Portable)(m.group(0), cols / 32, {x.data(), cols / 32}, nt,
+                                                 want.data(), 8);
+      interleaved_dot_fn(type, CpuIsa::Avx)(m.group(0), cols / 32, {x.data(), cols / 32}, nt,
+                                            got.data(), 8);
+      EXPECT_EQ(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)), 0)
+          << name(type) << " tokens " << nt << ": " << got[0] << " vs " << want[0];
+    }
+  }
+}
+
+TEST(Interleaved, AvxGroupKernelsGiveThePortableResultsUpToRounding) {
+  if (!cpu_supports(CpuIsa::Avx)) GTEST_SKIP() << "this CPU does not have AVX";
+  for (TensorType type : kTypes) {
+    const std::int64_t cols = cols_of(type, cols_of(type, 1) == 256 ? 3 : 19);
+    const Stored w = stored(type, 8, cols, 73);
+    const InterleavedMatrix m(w.view);
+    const std::vector<Q8Block> x = activations(kMaxTileTokens, cols, 74);
+    std::vector<float> want(kMaxTileTokens * 8), got(kMaxTileTokens * 8);
+    interleaved_dot_fn(type, CpuIsa::Portable)(m.group(0), cols / 32, {x.data(), cols / 32},
+                                               kMaxTileTokens, want.data(), 8);
+    interleaved_dot_fn(type, CpuIsa::Avx)(m.group(0), cols / 32, {x.data(), cols / 32},
+                                          kMaxTileTokens, got.data(), 8);
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      EXPECT_NEAR(got[i], want[i], 1e-5f * (std::abs(want[i]) + 1.0f)) << name(type) << " " << i;
     }
   }
 }

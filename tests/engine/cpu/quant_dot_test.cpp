@@ -15,6 +15,7 @@
 #include "cpu/quant_dot/interleaved.h"
 #include "cpu/quant_dot/q8_activations.h"
 #include "cpu/simd_dispatch.h"
+#include "engine/cpu/exact_inputs.h"
 #include "engine/cpu/random_weights.h"
 #include "quant/tensor_type.h"
 #include "util/error.h"
@@ -183,11 +184,60 @@ TEST(QuantDot, ATileGivesEachRowAndTokenItsOwnBits) {
   }
 }
 
+// AVX without AVX2 has no FMA, so its kernels multiply and add in two roundings (quant_dot.h).
+// On inputs where every float step is exact (exact_inputs.h) that makes no difference: the
+// integer work is checked bit for bit against the portable kernels.
+TEST(QuantDot, AvxKernelsGiveThePortableBitsWhereEveryFloatStepIsExact) {
+  if (!cpu_supports(CpuIsa::Avx)) GTEST_SKIP() << "this CPU does not have AVX";
+  for (TensorType type : kTypes) {
+    for (std::int64_t n : {32, 96, 256}) {
+      if (n % tensor_type_info(type).block_elems != 0) continue;
+      std::vector<std::uint8_t> rows = random_rows(type, kMaxTileRows, n, 51);
+      test::make_scales_exact(type, rows);
+      Activations a;
+      if (activation_kind(type) == ActivationKind::Q8) {
+        a.q8 = test::exact_q8(kMaxTileTokens * n / 32, 52);
+        a.rows = {a.q8.data(), n / 32};
+      } else {
+        a.half = test::exact_halves(kMaxTileTokens * n, type == TensorType::BF16, 53);
+        a.rows = {a.half.data(), n};
+      }
+      for (int nr = 1; nr <= kMaxTileRows; ++nr) {
+        for (int nt = 1; nt <= kMaxTileTokens; ++nt) {
+          const auto want = tile(type, CpuIsa::Portable, rows.data(), n, a, nt, nr);
+          const auto got = tile(type, CpuIsa::Avx, rows.data(), n, a, nt, nr);
+          EXPECT_EQ(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)), 0)
+              << label(type) << " n=" << n << " tile " << nr << "x" << nt << ": " << got[0]
+              << " vs " << want[0];
+        }
+      }
+    }
+  }
+}
+
+// On any inputs they differ from the fused kernels by float rounding only.
+TEST(QuantDot, AvxKernelsGiveThePortableResultsUpToRounding) {
+  if (!cpu_supports(CpuIsa::Avx)) GTEST_SKIP() << "this CPU does not have AVX";
+  for (TensorType type : kTypes) {
+    for (std::int64_t n : {256, 2816}) {
+      const std::vector<std::uint8_t> rows = random_rows(type, kMaxTileRows, n, 61);
+      const Activations a = encode(type, kMaxTileTokens, n, 62);
+      const auto want =
+          tile(type, CpuIsa::Portable, rows.data(), n, a, kMaxTileTokens, kMaxTileRows);
+      const auto got = tile(type, CpuIsa::Avx, rows.data(), n, a, kMaxTileTokens, kMaxTileRows);
+      for (std::size_t i = 0; i < got.size(); ++i) {
+        EXPECT_NEAR(got[i], want[i], 1e-5f * (std::abs(want[i]) + 1.0f))
+            << label(type) << " n=" << n << " result " << i;
+      }
+    }
+  }
+}
+
 // Each instruction set's table holds its own code: when the linker merged the kernel files'
 // instantiations into one copy, every table pointed at the same functions and the bit-for-bit
 // comparisons above compared a kernel with itself.
 TEST(QuantDot, EachInstructionSetHasItsOwnKernels) {
-  const CpuIsa all[] = {CpuIsa::Portable, CpuIsa::Avx2, CpuIsa::Avx512Vnni};
+  const CpuIsa all[] = {CpuIsa::Portable, CpuIsa::Avx, CpuIsa::Avx2, CpuIsa::Avx512Vnni};
   for (TensorType type : kTypes) {
     for (CpuIsa a : all) {
       for (CpuIsa b : all) {
