@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "plan/units.h"
 #include "util/error.h"
 
 namespace kvscope {
@@ -60,6 +61,17 @@ LocalFitAnswer answer_local_fit(const LocalModel& model, const LocalFitQuestion&
     a.error = e.what();
   }
   return a;
+}
+
+std::string describe_local_fit(const LocalFitAnswer& a) {
+  if (!a.ok()) return "no answer: " + a.error;
+  const std::string dtype(kv_dtype_name(a.kv_dtype));
+  if (a.fits) {
+    return fmt::format("fits {} tokens, KV {} (up to {})", group_digits(a.context), dtype,
+                       group_digits(a.max_context.tokens));
+  }
+  return fmt::format("short by {} at {} tokens, KV {}", human_bytes(a.short_by_bytes),
+                     group_digits(a.context), dtype);
 }
 
 }  // namespace kvscope

@@ -44,4 +44,8 @@ PlanRequest local_fit_request(const LocalModel& model, const LocalFitQuestion& q
 // Never throws: a broken entry or a request engine/plan rejects comes back with `error`.
 LocalFitAnswer answer_local_fit(const LocalModel& model, const LocalFitQuestion& question);
 
+// "fits 2,048 tokens, KV f16 (up to 8,192)", "short by 1.50 GiB at 8,192 tokens, KV int4",
+// "no answer: ...": one line, as the CLI prints it.
+std::string describe_local_fit(const LocalFitAnswer& answer);
+
 }  // namespace kvscope

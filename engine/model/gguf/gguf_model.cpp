@@ -91,11 +91,15 @@ std::optional<std::int64_t> layer_of(std::string_view name) {
 
 }  // namespace
 
+bool gguf_architecture_supported(std::string_view architecture) {
+  return architecture == "llama" || architecture == "qwen2";
+}
+
 ModelSpec gguf_model_spec(const GgufFile& f) {
   ModelSpec s;
   s.architecture = f.get_string("general.architecture");
   const std::string& a = s.architecture;
-  if (a != "llama" && a != "qwen2") {
+  if (!gguf_architecture_supported(a)) {
     throw_error<ModelError>(
         "{}: general.architecture '{}' is not supported (KVScope runs llama and qwen2)", f.path(),
         a);

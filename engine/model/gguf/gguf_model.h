@@ -7,11 +7,16 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "model/gguf/gguf_file.h"
 #include "model/model.h"
 
 namespace kvscope {
+
+// Whether the engine runs a GGUF general.architecture ("llama", "qwen2"); the download
+// catalog asks this before offering a model.
+bool gguf_architecture_supported(std::string_view architecture);
 
 // The spec the metadata describes (validated). vocab_size is the row count of
 // token_embd.weight. Throws ModelError naming the key: "llama.block_count: missing".
