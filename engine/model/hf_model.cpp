@@ -6,6 +6,7 @@
 
 #include <fmt/ranges.h>
 
+#include "model/generation_config.h"
 #include "model/hf_config.h"
 #include "model/hf_json.h"
 #include "model/json_reader.h"
@@ -41,8 +42,6 @@ using nlohmann::json;
 constexpr JsonLimits kIndexLimits{.max_bytes = 16 << 20};
 // Chat templates and added-token tables: real files are well under 1 MiB.
 constexpr JsonLimits kTokenizerConfigLimits{.max_bytes = 16 << 20};
-// A few hundred bytes in every published folder.
-constexpr JsonLimits kGenerationConfigLimits{.max_bytes = 1 << 20};
 
 std::string join_path(const std::string& folder, const std::string& name) {
   return (fs::path(folder) / name).string();
@@ -263,27 +262,13 @@ void HfModel::read_tokenizer_files(const std::string& folder) {
   if (auto p = join_path(folder, "generation_config.json"); is_file(p)) read_generation_config(p);
 }
 
-// eos_token_id: one id or a list (Llama 3 Instruct lists three); each must be a row of the
-// embedding (config.json's vocab_size).
+// eos_token_id (checked against config.json's vocab_size) for the tokenizer, the sampling
+// values for whoever starts a request.
 void HfModel::read_generation_config(const std::string& path) {
+  GenerationConfig config = kvscope::read_generation_config(path, spec_.vocab_size);
   special_tokens_.generation_config_path = path;
-  const json config = read_json_file(path, kGenerationConfigLimits);
-  const auto it = config.is_object() ? config.find("eos_token_id") : config.end();
-  if (it == config.end() || it->is_null()) return;
-  const json list = it->is_array() ? *it : json::array({*it});
-  for (std::size_t i = 0; i < list.size(); ++i) {
-    const std::string field = it->is_array() ? fmt::format("eos_token_id[{}]", i) : "eos_token_id";
-    if (!list[i].is_number_integer()) {
-      throw_error<ModelError>("{}: {}: expected a token id, found {}", path, field,
-                              describe_json(list[i]));
-    }
-    const auto id = list[i].get<std::int64_t>();
-    if (id < 0 || id >= spec_.vocab_size) {
-      throw_error<ModelError>("{}: {} = {} is out of range (vocab_size {} in config.json)", path,
-                              field, id, spec_.vocab_size);
-    }
-    special_tokens_.eos_token_ids.push_back(id);
-  }
+  special_tokens_.eos_token_ids = std::move(config.eos_token_ids);
+  sampling_defaults_ = std::move(config.sampling);
 }
 
 }  // namespace kvscope

@@ -1,8 +1,8 @@
 // A model in a Hugging Face folder: config.json, the weights in model.safetensors or in
 // the shards model.safetensors.index.json lists, and beside them tokenizer.json and/or
 // tokenizer.model, tokenizer_config.json (chat template, BOS / EOS) and
-// generation_config.json (the ids that end a generation). Weights are viewed in place in the shard
-// maps.
+// generation_config.json (the ids that end a generation, the sampling values a chat starts
+// from). Weights are viewed in place in the shard maps.
 #pragma once
 
 #include <map>

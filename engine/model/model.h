@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "model/model_spec.h"
+#include "model/sampling_defaults.h"
 #include "quant/tensor_type.h"
 
 namespace kvscope {
@@ -92,6 +93,10 @@ class Model {
   };
   virtual SpecialTokenFlags special_token_flags() const { return {}; }
 
+  // The sampling values the model's folder publishes (generation_config.json); none for a
+  // GGUF file. run/model_sampling.h makes a request's SamplingParams from them.
+  const SamplingDefaults& sampling_defaults() const { return sampling_defaults_; }
+
   // Total bytes of all weight tensors as stored (what a backend must hold).
   std::uint64_t weight_bytes() const;
   // Calls fn once per stored weight tensor (a tied output, aliasing token_embd, once).
@@ -102,6 +107,7 @@ class Model {
   ModelWeights weights_;
   ModelFormat format_ = ModelFormat::Gguf;
   std::string path_;
+  SamplingDefaults sampling_defaults_;
 };
 
 // Opens a GGUF file or a HF folder (a directory, or a path to its config.json).

@@ -5,6 +5,7 @@
 
 #include "plan/memory_model.h"
 #include "run/cpu_backend.h"
+#include "run/model_sampling.h"
 #include "util/error.h"
 
 namespace kvscope {
@@ -141,6 +142,10 @@ std::vector<TokenId> Engine::tokenize(std::string_view text, bool add_bos) const
 }
 
 // A model without a template (a base model) chats in the Plain format.
+SamplingParams Engine::default_sampling() const {
+  return with_model_defaults(model_->sampling_defaults());
+}
+
 TemplateFamily Engine::chat_family() const {
   return template_family_ == TemplateFamily::None ? TemplateFamily::Plain : template_family_;
 }

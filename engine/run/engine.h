@@ -84,6 +84,9 @@ class Engine {
   const Backend& backend() const { return *backend_; }
   const EngineOptions& options() const { return options_; }
   std::int64_t context_length() const { return kv_->config().max_context; }
+  // What a request that names no sampling value samples with: KVScope's defaults with the
+  // model's generation_config.json values over them (run/model_sampling.h).
+  SamplingParams default_sampling() const;
   // Why the requested backend was not used ("" when it was).
   const std::string& backend_note() const { return backend_note_; }
 
