@@ -44,6 +44,14 @@ void validate(const SamplingParams& p) {
   if (p.repeat_last_n < -1) {
     throw_error<UsageError>("repeat_last_n must be >= -1, -1 = all (got {})", p.repeat_last_n);
   }
+  if (!(p.frequency_penalty >= -2.0f && p.frequency_penalty <= 2.0f)) {
+    throw_error<UsageError>("frequency_penalty must be in [-2, 2], 0 = off (got {})",
+                            p.frequency_penalty);
+  }
+  if (!(p.presence_penalty >= -2.0f && p.presence_penalty <= 2.0f)) {
+    throw_error<UsageError>("presence_penalty must be in [-2, 2], 0 = off (got {})",
+                            p.presence_penalty);
+  }
 }
 
 Sampler::Sampler(const SamplingParams& params) : params_(params), rng_(params.seed) {
@@ -52,7 +60,7 @@ Sampler::Sampler(const SamplingParams& params) : params_(params), rng_(params.se
 
 TokenId Sampler::sample(std::span<const float> logits, std::span<const TokenId> recent_tokens) {
   load(logits);
-  apply_repeat_penalty(recent_tokens);
+  apply_penalties(recent_tokens);
   if (params_.temperature == 0.0f) return argmax();
   drop_masked();
   top_k();
@@ -79,23 +87,36 @@ void Sampler::load(std::span<const float> logits) {
   }
 }
 
-// llama.cpp's penalty: each distinct token among the last repeat_last_n has its logit divided
-// by the penalty when positive and multiplied when not, so it always becomes less likely.
-void Sampler::apply_repeat_penalty(std::span<const TokenId> recent_tokens) {
-  if (params_.repeat_penalty == 1.0f || params_.repeat_last_n == 0) return;
+bool Sampler::penalizes() const {
+  if (params_.repeat_last_n == 0) return false;
+  return params_.repeat_penalty != 1.0f || params_.frequency_penalty != 0.0f ||
+         params_.presence_penalty != 0.0f;
+}
+
+// llama.cpp's penalties: each distinct token among the last repeat_last_n, seen c times, has
+// its logit divided by repeat_penalty when positive and multiplied when not (so it always
+// becomes less likely), then c * frequency_penalty + presence_penalty taken off.
+void Sampler::apply_penalties(std::span<const TokenId> recent_tokens) {
+  if (!penalizes()) return;
   std::size_t n = recent_tokens.size();
   if (params_.repeat_last_n > 0) n = std::min(n, static_cast<std::size_t>(params_.repeat_last_n));
   const auto window = recent_tokens.last(n);
   penalized_.assign(window.begin(), window.end());
   std::sort(penalized_.begin(), penalized_.end());
-  penalized_.erase(std::unique(penalized_.begin(), penalized_.end()), penalized_.end());
-  for (const TokenId id : penalized_) {
+  for (std::size_t i = 0; i < penalized_.size();) {
+    const TokenId id = penalized_[i];
+    std::size_t count = 1;
+    while (i + count < penalized_.size() && penalized_[i + count] == id) ++count;
+    i += count;
     if (id < 0 || static_cast<std::size_t>(id) >= candidates_.size()) {
       throw_error<UsageError>("sampler: recent token {} is outside the vocabulary (size {})", id,
                               candidates_.size());
     }
     float& logit = candidates_[static_cast<std::size_t>(id)].logit;
-    logit = logit <= 0.0f ? logit * params_.repeat_penalty : logit / params_.repeat_penalty;
+    if (params_.repeat_penalty != 1.0f) {
+      logit = logit <= 0.0f ? logit * params_.repeat_penalty : logit / params_.repeat_penalty;
+    }
+    logit -= static_cast<float>(count) * params_.frequency_penalty + params_.presence_penalty;
   }
 }
 

@@ -179,6 +179,43 @@ TEST(Sampler, RepeatPenaltyLooksOnlyAtTheLastNTokensAndCountsEachOnce) {
   EXPECT_EQ(whole.sample(logits, std::vector<TokenId>{0, 2, 2}), 1);
 }
 
+TEST(Sampler, FrequencyPenaltyTakesOffOncePerOccurrenceInTheWindow) {
+  SamplingParams p = greedy();
+  p.frequency_penalty = 0.25f;
+  p.repeat_last_n = 3;
+  Sampler sampler(p);
+  const std::vector<float> logits{2.0f, 1.6f, 1.0f};
+  EXPECT_EQ(sampler.sample(logits, std::vector<TokenId>{1, 0}), 0);        // 1.75 > 1.35
+  EXPECT_EQ(sampler.sample(logits, std::vector<TokenId>{0, 0}), 1);        // 1.5 < 1.6
+  EXPECT_EQ(sampler.sample(logits, std::vector<TokenId>{0, 0, 1, 2}), 0);  // one 0 left: 1.75
+  EXPECT_FALSE(sampler.picks_greedily());
+}
+
+TEST(Sampler, PresencePenaltyTakesOffOnceWhateverTheCount) {
+  SamplingParams p = greedy();
+  p.presence_penalty = 0.3f;
+  Sampler sampler(p);
+  const std::vector<float> logits{2.0f, 1.8f};
+  EXPECT_EQ(sampler.sample(logits, std::vector<TokenId>{0}), 1);  // 1.7 < 1.8
+  p.presence_penalty = 0.1f;
+  Sampler light(p);
+  EXPECT_EQ(light.sample(logits, std::vector<TokenId>{0, 0, 0, 0}), 0);  // 1.9, not 1.6
+  // A negative penalty favours what was said.
+  p.presence_penalty = -0.5f;
+  Sampler favour(p);
+  EXPECT_EQ(favour.sample(logits, std::vector<TokenId>{1}), 1);
+}
+
+TEST(Sampler, PenaltiesComeAfterTheRepetitionPenaltyAsInLlamaCpp) {
+  SamplingParams p = greedy();
+  p.repeat_penalty = 2.0f;
+  p.presence_penalty = 0.5f;
+  Sampler sampler(p);
+  // 3.0 / 2 - 0.5 = 1.0 (the other order would give 1.25)
+  EXPECT_EQ(sampler.sample(std::vector<float>{3.0f, 1.1f}, std::vector<TokenId>{0}), 1);
+  EXPECT_EQ(sampler.sample(std::vector<float>{3.0f, 0.9f}, std::vector<TokenId>{0}), 0);
+}
+
 TEST(Sampler, OnlyTheUnmaskedTokenCanComeOut) {
   std::vector<float> logits(100, -kInf);
   logits[42] = -3.0f;
@@ -221,6 +258,9 @@ TEST(Sampler, RejectsOutOfRangeParameters) {
   rejects([](SamplingParams& p) { p.min_p = -0.1f; });
   rejects([](SamplingParams& p) { p.repeat_penalty = 0.0f; });
   rejects([](SamplingParams& p) { p.repeat_last_n = -2; });
+  rejects([](SamplingParams& p) { p.frequency_penalty = 2.5f; });
+  rejects([](SamplingParams& p) { p.presence_penalty = -3.0f; });
+  rejects([](SamplingParams& p) { p.presence_penalty = std::nanf(""); });
   EXPECT_NO_THROW(Sampler{SamplingParams{}});
 }
 
