@@ -2,7 +2,8 @@
 // arithmetic (cpu_attention.h). Keys and values are decoded to float rows once per block for
 // all the query heads of the group; scores, exponentials and the weighted sum of values run
 // 8 lanes at a time. There is an AVX2 + FMA + F16C version and a portable one that performs
-// the same IEEE operations in the same order, so both give the same bits (tests compare them).
+// the same IEEE operations in the same order, so both give the same bits (tests compare them),
+// and one for AVX alone, whose CPUs have no FMA: it multiplies and adds in two roundings.
 //
 // Rows are `row` = head_dim rounded up to 8 floats; the padding columns of q, K and V rows
 // are zero, so every dot product and every update runs over whole 8-lane vectors.
@@ -59,7 +60,7 @@ void float_attention_rows_from_f16(const std::uint16_t* src, std::int64_t src_st
 
 // Int8 or Int4 vectors of the cache to float rows, the values kv_dequantize gives
 // (kv_k4_dequantize for Int4 on the K side, with the block's offsets decoded to floats:
-// offsets [head_dim]) bit for bit, 8 at a time with AVX2. Vector j's data is at
+// offsets [head_dim]) bit for bit, 8 at a time with AVX2 or AVX. Vector j's data is at
 // data + j * data_stride bytes and its scales at scales + j * scales_stride; out: [n][row],
 // zero padded.
 void float_attention_rows_from_quantized(KvSide side, KvDtype dtype, const std::uint8_t* data,

@@ -11,8 +11,12 @@ namespace kvscope {
 
 namespace {
 
-// The one piece of per-thread state: set only by PortableArithmeticScope (tests).
-thread_local bool force_portable = false;
+// The one piece of per-thread state: set only by CpuIsaCapScope (tests).
+thread_local int thread_cap = 3;
+
+bool allowed(int level) {
+  return thread_cap >= level && cpu_isa_cap() >= level;
+}
 
 bool detect_avx() {
 #if KVSCOPE_X86_SIMD
@@ -98,23 +102,23 @@ bool cpu_has_avx512_vnni() {
 }
 
 bool use_avx() {
-  return cpu_has_avx() && !force_portable && cpu_isa_cap() >= 1;
+  return cpu_has_avx() && allowed(1);
 }
 
 bool use_avx2_fma_f16c() {
-  return cpu_has_avx2_fma_f16c() && !force_portable && cpu_isa_cap() >= 2;
+  return cpu_has_avx2_fma_f16c() && allowed(2);
 }
 
 bool use_avx512_vnni() {
-  return cpu_has_avx512_vnni() && !force_portable && cpu_isa_cap() >= 3;
+  return cpu_has_avx512_vnni() && allowed(3);
 }
 
-PortableArithmeticScope::PortableArithmeticScope() : previous_(force_portable) {
-  force_portable = true;
+CpuIsaCapScope::CpuIsaCapScope(int level) : previous_(thread_cap) {
+  thread_cap = level;
 }
 
-PortableArithmeticScope::~PortableArithmeticScope() {
-  force_portable = previous_;
+CpuIsaCapScope::~CpuIsaCapScope() {
+  thread_cap = previous_;
 }
 
 }  // namespace kvscope

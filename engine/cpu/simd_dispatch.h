@@ -15,7 +15,8 @@
 namespace kvscope {
 
 // True when the CPU has AVX2, FMA and F16C (and the OS saves YMM registers), unless the
-// calling thread is inside a PortableArithmeticScope or KVSCOPE_CPU_ISA caps it.
+// calling thread is inside a PortableArithmeticScope, or a CpuIsaCapScope or KVSCOPE_CPU_ISA
+// caps it.
 bool use_avx2_fma_f16c();
 // True when the CPU has AVX with SSSE3 and SSE4.1 (and the OS saves YMM registers), with the
 // same exceptions. Only the quantized dot products have AVX-only kernels (quant_dot.h).
@@ -34,17 +35,24 @@ bool cpu_has_avx512_vnni();
 // or unknown: no cap. The level: 0 portable, 1 AVX, 2 AVX2, 3 AVX-512 VNNI.
 int cpu_isa_cap();
 
-// Makes the calling thread use the portable versions while it lives: tests check with it
-// that both versions give identical bits.
-class PortableArithmeticScope {
+// Caps the instruction set of the calling thread's kernels while it lives (levels as
+// cpu_isa_cap's; the lower of the two applies): tests run the AVX-only kernels on a newer CPU.
+class CpuIsaCapScope {
  public:
-  PortableArithmeticScope();
-  ~PortableArithmeticScope();
-  PortableArithmeticScope(const PortableArithmeticScope&) = delete;
-  PortableArithmeticScope& operator=(const PortableArithmeticScope&) = delete;
+  explicit CpuIsaCapScope(int level);
+  ~CpuIsaCapScope();
+  CpuIsaCapScope(const CpuIsaCapScope&) = delete;
+  CpuIsaCapScope& operator=(const CpuIsaCapScope&) = delete;
 
  private:
-  bool previous_;
+  int previous_;
+};
+
+// Makes the calling thread use the portable versions while it lives: tests check with it
+// that both versions give identical bits.
+class PortableArithmeticScope : public CpuIsaCapScope {
+ public:
+  PortableArithmeticScope() : CpuIsaCapScope(0) {}
 };
 
 }  // namespace kvscope

@@ -2,8 +2,8 @@
 // virtual machines that hide AVX2): 256-bit floats, integers in two SSSE3 / SSE4.1 halves, a
 // multiply and an add where the others fuse them, fp16 converted without F16C. Compile flags
 // in engine/CMakeLists.txt; called only where cpu_supports(CpuIsa::Avx).
-#define KVSCOPE_QDOT_VNNI 0
-#define KVSCOPE_QDOT_AVX1 1
+#define KVSCOPE_X86_VNNI 0
+#define KVSCOPE_X86_AVX1 1
 #include "cpu/quant_dot/quant_dot.h"
 #include "cpu/simd_dispatch.h"
 

@@ -1,7 +1,7 @@
 // quant_dot_x86.h's kernels for AVX2 + FMA + F16C (this file's compile flags, set in
 // engine/CMakeLists.txt); called only where cpu_supports(CpuIsa::Avx2).
-#define KVSCOPE_QDOT_VNNI 0
-#define KVSCOPE_QDOT_AVX1 0
+#define KVSCOPE_X86_VNNI 0
+#define KVSCOPE_X86_AVX1 0
 #include "cpu/quant_dot/quant_dot.h"
 #include "cpu/simd_dispatch.h"
 

@@ -1,8 +1,8 @@
 // quant_dot_x86.h's kernels with AVX-512 VNNI dot products on 256-bit registers (VL), so the
 // clock does not drop as it can for 512-bit ones; compile flags in engine/CMakeLists.txt.
 // Called only where cpu_supports(CpuIsa::Avx512Vnni).
-#define KVSCOPE_QDOT_VNNI 1
-#define KVSCOPE_QDOT_AVX1 0
+#define KVSCOPE_X86_VNNI 1
+#define KVSCOPE_X86_AVX1 0
 #include "cpu/quant_dot/quant_dot.h"
 #include "cpu/simd_dispatch.h"
 

@@ -25,15 +25,16 @@
 
 #include "cpu/quant_dot/interleaved.h"
 #include "cpu/quant_dot/quant_dot.h"
-#include "cpu/quant_dot/x86_vec.h"
+#include "cpu/x86_vec.h"
 #include "quant/quant_blocks.h"
 #include "util/half.h"
 
 namespace kvscope::quant_dot_detail {
 namespace {
 
-// The ggml block layouts (quant/quant_blocks.h) by their own names.
-using namespace quants;  // NOLINT(google-build-using-namespace)
+// The ggml block layouts (quant/quant_blocks.h) by their own names, and the vector helpers.
+using namespace quants;        // NOLINT(google-build-using-namespace)
+using namespace kvscope::x86;  // NOLINT(google-build-using-namespace)
 
 // The same for signed codes w: |w| times s with w's sign.
 inline IVec dot_s8s8(IVec w, IVec s) {
@@ -70,7 +71,7 @@ inline IVec fifth_bits(const std::uint8_t* qh_bytes) {
 
 // An fp16 scale; the same value as Half::to_float().
 inline float f16(quants::Half h) {
-#if KVSCOPE_QDOT_AVX1
+#if KVSCOPE_X86_AVX1
   return quants::fp16_to_float_branchless(h.bits());
 #else
   return _cvtsh_ss(h.bits());
@@ -345,7 +346,7 @@ struct InterleavedKernel {
         a[t] = &xs[t * x.stride + b];
         p[t] = q[t] = iv_zero();
         if (!kEightBit && !F::kHasMin) p[t] = iv_set1_32(-kOffset * a[t]->sum);
-#if KVSCOPE_QDOT_VNNI
+#if KVSCOPE_X86_VNNI
         if (kEightBit) p[t] = iv_set1_32(-128 * a[t]->sum);
 #endif
       }
@@ -353,7 +354,7 @@ struct InterleavedKernel {
 #pragma GCC unroll 4
         for (int g = 0; g < 8; g += 2) {
           const IVec u0 = iv_load(codes + 32 * g), u1 = iv_load(codes + 32 * (g + 1));
-#if KVSCOPE_QDOT_VNNI
+#if KVSCOPE_X86_VNNI
 #pragma GCC unroll 4
           for (int t = 0; t < NT; ++t) {
             p[t] = iv_dot_add(p[t], u0, iv_broadcast4(a[t]->q + 4 * g));

@@ -1,6 +1,7 @@
 // The float attention kernels (float_attention.h): the exponential's accuracy, the online
-// softmax over runs of keys against a direct softmax in double, merging two key ranges, and
-// the AVX2 functions against the portable ones bit for bit.
+// softmax over runs of keys against a direct softmax in double, merging two key ranges, the
+// AVX2 functions against the portable ones bit for bit, and the AVX-only ones (no FMA)
+// against the exact results.
 #include "cpu/float_attention.h"
 
 #include <cmath>
@@ -152,39 +153,70 @@ TEST(FloatAttention, PortableAndAvx2GiveTheSameBits) {
   expect_same_bits(simd.sum, port.sum);
 }
 
+// AVX without AVX2 has no FMA: its functions multiply and add in two roundings, so they are
+// checked against the exact results (softmax in double, e^x in double) rather than bit for bit.
+TEST(FloatAttention, AvxAloneGivesSoftmaxAttentionAndTheExponential) {
+  if (!cpu_has_avx()) GTEST_SKIP() << "this CPU has no AVX";
+  const CpuIsaCapScope avx(1);
+  ASSERT_TRUE(use_avx() && !use_avx2_fma_f16c());
+  const Inputs in;
+  const auto want = direct(in.q, in.k, in.v, in.n_heads, in.n, in.hd, in.row);
+  for (const int run : {1, 7, 16, 100}) {
+    const auto got = finish(in, feed(in, 0, in.n, run));
+    for (std::size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-6) << run;
+  }
+  FloatAttentionState a = feed(in, 0, 37, 16), b = feed(in, 37, in.n, 16);
+  float_attention_merge(a, b);
+  const auto merged = finish(in, a);
+  for (std::size_t i = 0; i < merged.size(); ++i) EXPECT_NEAR(merged[i], want[i], 1e-6) << i;
+
+  const std::vector<float> x = uniform(20000, 13, -87.0f, 0.0f);
+  std::vector<float> e(x.size());
+  float_attention_exp(x.data(), e.data(), static_cast<std::int64_t>(x.size()));
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const double exact = std::exp(static_cast<double>(x[i]));
+    EXPECT_NEAR(e[i], exact, 4 * exact * 0x1p-24) << x[i];
+  }
+}
+
 // The decoded rows attention reads are exactly what the cache format says it stores: any
 // head_dim (groups of 32, 20, 18 values; a short last group), both sides, every quantized dtype.
 TEST(FloatAttention, QuantizedRowsAreTheFormatsValuesBitForBit) {
-  for (const std::int64_t hd : {8, 36, 40, 64, 72, 128}) {
-    const std::int64_t row = float_attention_row(hd);
-    const std::vector<float> x = uniform(static_cast<std::size_t>(hd), 11, -3.0f, 3.0f);
-    const std::vector<float> first = uniform(static_cast<std::size_t>(hd), 12, -3.0f, 3.0f);
-    for (const KvSide side : {KvSide::K, KvSide::V}) {
-      for (const KvDtype dtype : {KvDtype::Int8, KvDtype::Int4}) {
-        std::vector<std::uint8_t> data(
-            static_cast<std::size_t>(kv_data_bytes_per_vector(dtype, hd)));
-        std::vector<std::uint16_t> scales(
-            static_cast<std::size_t>(kv_scales_per_vector(side, dtype, hd)));
-        std::vector<std::uint16_t> offsets16(static_cast<std::size_t>(hd));
-        std::vector<float> offsets(static_cast<std::size_t>(hd)),
-            want(static_cast<std::size_t>(hd));
-        const bool k4 = side == KvSide::K && dtype == KvDtype::Int4;
-        if (k4) {
-          kv_k4_set_offsets(first.data(), hd, offsets16.data());
-          for (std::int64_t i = 0; i < hd; ++i) offsets[i] = fp16_to_float(offsets16[i]);
-          kv_k4_quantize(x.data(), offsets16.data(), hd, data.data(), scales.data());
-          kv_k4_dequantize(data.data(), scales.data(), offsets.data(), hd, want.data());
-        } else {
-          kv_quantize(dtype, x.data(), hd, data.data(), scales.data());
-          kv_dequantize(dtype, data.data(), scales.data(), hd, want.data());
+  // every instruction set (decoding fuses nothing, so AVX alone gives the same bits too)
+  for (const int cap : {3, 1, 0}) {
+    const CpuIsaCapScope scope(cap);
+    SCOPED_TRACE("instruction set level " + std::to_string(cap));
+    for (const std::int64_t hd : {8, 36, 40, 64, 72, 128}) {
+      const std::int64_t row = float_attention_row(hd);
+      const std::vector<float> x = uniform(static_cast<std::size_t>(hd), 11, -3.0f, 3.0f);
+      const std::vector<float> first = uniform(static_cast<std::size_t>(hd), 12, -3.0f, 3.0f);
+      for (const KvSide side : {KvSide::K, KvSide::V}) {
+        for (const KvDtype dtype : {KvDtype::Int8, KvDtype::Int4}) {
+          std::vector<std::uint8_t> data(
+              static_cast<std::size_t>(kv_data_bytes_per_vector(dtype, hd)));
+          std::vector<std::uint16_t> scales(
+              static_cast<std::size_t>(kv_scales_per_vector(side, dtype, hd)));
+          std::vector<std::uint16_t> offsets16(static_cast<std::size_t>(hd));
+          std::vector<float> offsets(static_cast<std::size_t>(hd)),
+              want(static_cast<std::size_t>(hd));
+          const bool k4 = side == KvSide::K && dtype == KvDtype::Int4;
+          if (k4) {
+            kv_k4_set_offsets(first.data(), hd, offsets16.data());
+            for (std::int64_t i = 0; i < hd; ++i) offsets[i] = fp16_to_float(offsets16[i]);
+            kv_k4_quantize(x.data(), offsets16.data(), hd, data.data(), scales.data());
+            kv_k4_dequantize(data.data(), scales.data(), offsets.data(), hd, want.data());
+          } else {
+            kv_quantize(dtype, x.data(), hd, data.data(), scales.data());
+            kv_dequantize(dtype, data.data(), scales.data(), hd, want.data());
+          }
+          std::vector<float> got(static_cast<std::size_t>(row), 9.0f);
+          float_attention_rows_from_quantized(side, dtype, data.data(), 0, scales.data(), 0,
+                                              offsets.data(), 1, hd, row, got.data());
+          for (std::int64_t i = hd; i < row; ++i) EXPECT_EQ(got[i], 0.0f) << "padding " << i;
+          got.resize(static_cast<std::size_t>(hd));
+          SCOPED_TRACE("head_dim " + std::to_string(hd) + (k4 ? " offset int4 K" : ""));
+          expect_same_bits(got, want);
         }
-        std::vector<float> got(static_cast<std::size_t>(row), 9.0f);
-        float_attention_rows_from_quantized(side, dtype, data.data(), 0, scales.data(), 0,
-                                            offsets.data(), 1, hd, row, got.data());
-        for (std::int64_t i = hd; i < row; ++i) EXPECT_EQ(got[i], 0.0f) << "padding " << i;
-        got.resize(static_cast<std::size_t>(hd));
-        SCOPED_TRACE("head_dim " + std::to_string(hd) + (k4 ? " offset int4 K" : ""));
-        expect_same_bits(got, want);
       }
     }
   }

@@ -1,11 +1,12 @@
-// 256 bits of integers, and the few float conversions the x86 kernels (quant_dot_x86.h)
-// need, for the three instruction sets they are compiled for:
+// 256 bits of integers, and the few float conversions the x86 kernels (quant_dot_x86.h,
+// float_attention_x86.h) need, for the three instruction sets they are compiled for:
 //   AVX2 (+ FMA, F16C) and AVX-512 VNNI: one __m256i, the instructions themselves;
 //   AVX alone (Sandy Bridge, Ivy Bridge; no FMA, no F16C, integers only 128 bits wide): two
 //   __m128i halves, each operation done on both with SSSE3 / SSE4.1, which is what AVX2's
 //   integer instructions do lane by lane anyway (they never cross the 128-bit halves, except
 //   the ones avoided here). Floats are 256-bit __m256 on all three.
-// The kernel file sets KVSCOPE_QDOT_VNNI and KVSCOPE_QDOT_AVX1 (0 or 1) before including it.
+// The kernel file sets KVSCOPE_X86_VNNI and KVSCOPE_X86_AVX1 (0 or 1) before including it.
+// Everything has internal linkage: each kernel file gets its own copy for its instruction set.
 #pragma once
 
 #include <immintrin.h>
@@ -14,14 +15,14 @@
 #include <cstdint>
 #include <cstring>
 
-#ifndef KVSCOPE_QDOT_AVX1
-#define KVSCOPE_QDOT_AVX1 0
+#ifndef KVSCOPE_X86_AVX1
+#define KVSCOPE_X86_AVX1 0
 #endif
 
-namespace kvscope::quant_dot_detail {
+namespace kvscope::x86 {
 namespace {
 
-#if KVSCOPE_QDOT_AVX1
+#if KVSCOPE_X86_AVX1
 
 struct IVec {
   __m128i lo, hi;  // bytes 0..15, 16..31 (or int32 lanes 0..3, 4..7)
@@ -162,6 +163,27 @@ inline __m256 bf16x8_to_float(const void* p) {
   return _mm256_castsi256_ps(_mm256_insertf128_si256(_mm256_castsi128_si256(lo), hi, 1));
 }
 
+// 2^n for integral n in [-126, 127], as floats.
+inline __m256 pow2_int(__m256 n) {
+  const __m256i ni = _mm256_cvtps_epi32(n);
+  const __m128i bias = _mm_set1_epi32(127);
+  const __m128i lo = _mm_slli_epi32(_mm_add_epi32(_mm256_castsi256_si128(ni), bias), 23);
+  const __m128i hi = _mm_slli_epi32(_mm_add_epi32(_mm256_extractf128_si256(ni, 1), bias), 23);
+  return _mm256_castsi256_ps(_mm256_insertf128_si256(_mm256_castsi128_si256(lo), hi, 1));
+}
+
+// 8 codes of a two-per-byte row from element i (even), low nibble first, as floats.
+inline __m256 nibbles8_to_float(const std::uint8_t* data, std::int64_t i) {
+  std::int32_t four = 0;
+  std::memcpy(&four, data + i / 2, 4);
+  const __m128i bytes = _mm_cvtsi32_si128(four);
+  const __m128i mask = _mm_set1_epi8(0x0f);
+  const __m128i lo = _mm_and_si128(bytes, mask);
+  const __m128i hi = _mm_and_si128(_mm_srli_epi16(bytes, 4), mask);
+  const __m128i codes = _mm_unpacklo_epi8(lo, hi);  // [lo0, hi0, lo1, hi1, ...]
+  return iv_to_float({_mm_cvtepu8_epi32(codes), _mm_cvtepu8_epi32(_mm_srli_si128(codes, 4))});
+}
+
 // No FMA on AVX-only CPUs: a multiply and an add, two roundings (see quant_dot.h).
 inline __m256 v_fmadd(__m256 a, __m256 b, __m256 c) {
   return _mm256_add_ps(_mm256_mul_ps(a, b), c);
@@ -240,7 +262,7 @@ inline IVec iv_srl32(IVec a, int bits) {
   return _mm256_srl_epi32(a, _mm_cvtsi32_si128(bits));
 }
 inline IVec iv_dot_u8s8(IVec u, IVec s) {
-#if KVSCOPE_QDOT_VNNI
+#if KVSCOPE_X86_VNNI
   return _mm256_dpbusd_epi32(_mm256_setzero_si256(), u, s);
 #else
   return _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1));
@@ -266,6 +288,21 @@ inline __m256 bf16x8_to_float(const void* p) {
   return _mm256_castsi256_ps(_mm256_slli_epi32(wide, 16));
 }
 
+inline __m256 pow2_int(__m256 n) {
+  const __m256i e = _mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127));
+  return _mm256_castsi256_ps(_mm256_slli_epi32(e, 23));
+}
+
+inline __m256 nibbles8_to_float(const std::uint8_t* data, std::int64_t i) {
+  std::int32_t four = 0;
+  std::memcpy(&four, data + i / 2, 4);
+  const __m128i bytes = _mm_cvtsi32_si128(four);
+  const __m128i mask = _mm_set1_epi8(0x0f);
+  const __m128i lo = _mm_and_si128(bytes, mask);
+  const __m128i hi = _mm_and_si128(_mm_srli_epi16(bytes, 4), mask);
+  return _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_unpacklo_epi8(lo, hi)));
+}
+
 inline __m256 v_fmadd(__m256 a, __m256 b, __m256 c) {
   return _mm256_fmadd_ps(a, b, c);
 }
@@ -277,7 +314,7 @@ inline float s_fmadd(float a, float b, float c) {
 
 // sum + the dot products of 4 codes per lane (VNNI: in one instruction).
 inline IVec iv_dot_add(IVec sum, IVec u, IVec s) {
-#if KVSCOPE_QDOT_VNNI
+#if KVSCOPE_X86_VNNI
   return _mm256_dpbusd_epi32(sum, u, s);
 #else
   return iv_add32(sum, iv_dot_u8s8(u, s));
@@ -292,4 +329,4 @@ inline IVec iv_broadcast4(const std::int8_t* q) {
 }
 
 }  // namespace
-}  // namespace kvscope::quant_dot_detail
+}  // namespace kvscope::x86

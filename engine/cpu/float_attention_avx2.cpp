@@ -1,0 +1,22 @@
+// float_attention_x86.h for AVX2 + FMA + F16C: the portable functions' bits; compile flags in
+// engine/CMakeLists.txt.
+#define KVSCOPE_X86_VNNI 0
+#define KVSCOPE_X86_AVX1 0
+#include "cpu/float_attention_simd.h"
+#include "cpu/simd_dispatch.h"
+
+#if KVSCOPE_X86_SIMD
+#include "cpu/float_attention_x86.h"
+#endif
+
+namespace kvscope::float_attention_detail {
+
+const SimdTable* avx2_table() {
+#if KVSCOPE_X86_SIMD
+  return &kTable;
+#else
+  return nullptr;
+#endif
+}
+
+}  // namespace kvscope::float_attention_detail

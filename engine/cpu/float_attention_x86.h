@@ -1,0 +1,155 @@
+// The x86 functions of float attention (float_attention_simd.h's SimdTable), written once on
+// 256-bit float vectors and compiled twice: float_attention_avx2.cpp (AVX2 + FMA + F16C: the
+// portable functions' bits) and float_attention_avx.cpp (AVX alone: a multiply and an add
+// where those fuse, x86_vec.h's v_fmadd). Each file sets the flags and includes this once.
+#pragma once
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstdint>
+
+#include "cpu/float_attention_simd.h"
+#include "cpu/x86_vec.h"
+#include "util/half.h"
+
+namespace kvscope::float_attention_detail {
+namespace {
+
+using namespace kvscope::x86;  // NOLINT(google-build-using-namespace)
+
+__m256 exp8(__m256 x) {
+  x = _mm256_max_ps(_mm256_min_ps(x, _mm256_set1_ps(kExpHi)), _mm256_set1_ps(kExpLo));
+  const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(kLog2e)),
+                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m256 r = v_fmadd(n, _mm256_set1_ps(-kLn2Hi), x);
+  r = v_fmadd(n, _mm256_set1_ps(-kLn2Lo), r);
+  __m256 p = _mm256_set1_ps(kExpPoly[0]);
+  for (int i = 1; i < 6; ++i) p = v_fmadd(p, r, _mm256_set1_ps(kExpPoly[i]));
+  p = _mm256_add_ps(v_fmadd(p, _mm256_mul_ps(r, r), r), _mm256_set1_ps(1.0f));
+  return _mm256_mul_ps(p, pow2_int(n));
+}
+
+float reduce8(__m256 x) {
+  const __m128 s = _mm_add_ps(_mm256_castps256_ps128(x), _mm256_extractf128_ps(x, 1));
+  const __m128 t = _mm_add_ps(s, _mm_movehl_ps(s, s));  // [s0 + s2, s1 + s3, ...]
+  return _mm_cvtss_f32(_mm_add_ss(t, _mm_shuffle_ps(t, t, 1)));
+}
+
+float dot(const float* a, const float* b, std::int64_t row) {
+  __m256 s = _mm256_setzero_ps();
+  for (std::int64_t i = 0; i < row; i += kLanes) {
+    s = v_fmadd(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), s);
+  }
+  return reduce8(s);
+}
+
+// w[j] = e^(w[j] - m) for j < n, 8 at a time (the last 8 through a copy).
+void exp_shifted(float* w, std::int64_t n, float m) {
+  const __m256 mv = _mm256_set1_ps(m);
+  std::int64_t j = 0;
+  for (; j + kLanes <= n; j += kLanes) {
+    _mm256_storeu_ps(w + j, exp8(_mm256_sub_ps(_mm256_loadu_ps(w + j), mv)));
+  }
+  if (j < n) {
+    alignas(32) float tail[kLanes] = {};
+    std::copy(w + j, w + n, tail);
+    _mm256_store_ps(tail, exp8(_mm256_sub_ps(_mm256_load_ps(tail), mv)));
+    std::copy(tail, tail + (n - j), w + j);
+  }
+}
+
+// a[0, row) += sum_j w[j] v[j], in key order for every element, with up to 64 columns of the
+// accumulator held in registers across the keys.
+void accumulate(float* a, const float* w, const float* v, std::int64_t n_keys, std::int64_t row) {
+  constexpr std::int64_t kRegs = 8;
+  for (std::int64_t c0 = 0; c0 < row; c0 += kRegs * kLanes) {
+    const std::int64_t n_regs = std::min(kRegs, (row - c0) / kLanes);
+    __m256 acc[kRegs];
+    for (std::int64_t r = 0; r < n_regs; ++r) acc[r] = _mm256_loadu_ps(a + c0 + r * kLanes);
+    for (std::int64_t j = 0; j < n_keys; ++j) {
+      const __m256 wj = _mm256_set1_ps(w[j]);
+      const float* vj = v + j * row + c0;
+      for (std::int64_t r = 0; r < n_regs; ++r) {
+        acc[r] = v_fmadd(wj, _mm256_loadu_ps(vj + r * kLanes), acc[r]);
+      }
+    }
+    for (std::int64_t r = 0; r < n_regs; ++r) _mm256_storeu_ps(a + c0 + r * kLanes, acc[r]);
+  }
+}
+
+void keys(const float* q, const float* k, const float* v, std::int64_t n_keys,
+          FloatAttentionState& st, float* scores) {
+  const std::int64_t row = st.row;
+  for (std::int64_t h = 0; h < st.n_heads; ++h) {
+    float* w = scores + h * ((n_keys + kLanes - 1) / kLanes * kLanes);
+    for (std::int64_t j = 0; j < n_keys; ++j) w[j] = dot(q + h * row, k + j * row, row);
+    raise_max(st, h, max_of(w, n_keys));
+    exp_shifted(w, n_keys, st.max[h]);
+    for (std::int64_t j = 0; j < n_keys; ++j) st.sum[h] += w[j];
+    accumulate(&st.acc[h * row], w, v, n_keys, row);
+  }
+}
+
+void merge(FloatAttentionState& into, const FloatAttentionState& from, std::int64_t h, float ri,
+           float rf) {
+  float* a = &into.acc[h * into.row];
+  const float* f = &from.acc[h * into.row];
+  const __m256 vi = _mm256_set1_ps(ri), vf = _mm256_set1_ps(rf);
+  for (std::int64_t i = 0; i < into.row; i += kLanes) {
+    const __m256 scaled = _mm256_mul_ps(_mm256_loadu_ps(a + i), vi);
+    _mm256_storeu_ps(a + i, v_fmadd(_mm256_loadu_ps(f + i), vf, scaled));
+  }
+}
+
+void rows_from_f16(const std::uint16_t* src, std::int64_t stride, std::int64_t n, std::int64_t hd,
+                   std::int64_t row, float* dst) {
+  for (std::int64_t j = 0; j < n; ++j, src += stride, dst += row) {
+    std::int64_t i = 0;
+    for (; i + kLanes <= hd; i += kLanes) _mm256_storeu_ps(dst + i, f16x8_to_float(src + i));
+    for (; i < hd; ++i) dst[i] = fp16_to_float(src[i]);
+    for (; i < row; ++i) dst[i] = 0.0f;
+  }
+}
+
+// kv_dequantize's Int8 / Int4 groups (value = s * q) and kv_k4_dequantize's offset-int4
+// groups (value = (o + m) + s * code), 8 values at a time inside a group; a group's last
+// values, when its size is not a multiple of 8, one at a time with the same operations.
+void row_from_quantized(KvSide side, KvDtype dtype, const std::uint8_t* data,
+                        const std::uint16_t* scales, const float* offsets, std::int64_t hd,
+                        float* out) {
+  const bool k4 = side == KvSide::K && dtype == KvDtype::Int4;
+  const std::int64_t group = kv_group_size(side, dtype, hd);
+  for (std::int64_t begin = 0, g = 0; begin < hd; begin += group, ++g) {
+    const std::int64_t end = std::min(begin + group, hd);
+    const float s = fp16_to_float(scales[k4 ? 2 * g : g]);
+    const float m = k4 ? fp16_to_float(scales[2 * g + 1]) : 0.0f;
+    const __m256 sv = _mm256_set1_ps(s), mv = _mm256_set1_ps(m);
+    std::int64_t i = begin;
+    for (; i + kLanes <= end; i += kLanes) {
+      if (dtype == KvDtype::Int8) {
+        _mm256_storeu_ps(out + i, _mm256_mul_ps(sv, s8x8_to_float(data + i)));
+      } else if (!k4) {  // nibble - 8 is exact in float
+        const __m256 q = _mm256_sub_ps(nibbles8_to_float(data, i), _mm256_set1_ps(8.0f));
+        _mm256_storeu_ps(out + i, _mm256_mul_ps(sv, q));
+      } else {
+        const __m256 om = _mm256_add_ps(_mm256_loadu_ps(offsets + i), mv);
+        _mm256_storeu_ps(out + i, _mm256_add_ps(om, _mm256_mul_ps(sv, nibbles8_to_float(data, i))));
+      }
+    }
+    for (; i < end; ++i) {
+      if (dtype == KvDtype::Int8) {
+        out[i] = s * static_cast<float>(static_cast<std::int8_t>(data[i]));
+        continue;
+      }
+      const int nibble = (data[i / 2] >> (4 * (i & 1))) & 0x0f;
+      out[i] = k4 ? (offsets[i] + m) + s * static_cast<float>(nibble)
+                  : s * static_cast<float>(nibble - 8);
+    }
+  }
+}
+
+constexpr SimdTable kTable{&keys, &merge, &rows_from_f16, &row_from_quantized, &exp_shifted};
+
+}  // namespace
+}  // namespace kvscope::float_attention_detail
