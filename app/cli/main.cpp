@@ -12,6 +12,7 @@
 namespace kvscope::cli {
 int cmd_simulate(const Args& args);         // cmd_simulate.cpp
 int cmd_bench_attention(const Args& args);  // cmd_bench_attention.cpp
+int cmd_serve(const Args& args);            // cmd_serve.cpp
 }  // namespace kvscope::cli
 
 namespace {
@@ -38,6 +39,8 @@ constexpr Command kCommands[] = {
      kvscope::cli::cmd_quantize},
     {"simulate", "paged vs contiguous KV allocation on a request trace (no model needed)",
      kvscope::cli::cmd_simulate},
+    {"serve", "an OpenAI-compatible HTTP server on 127.0.0.1 (chat, completions, /metrics)",
+     kvscope::cli::cmd_serve},
 };
 
 void print_usage(std::FILE* out) {

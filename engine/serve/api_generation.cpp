@@ -1,0 +1,280 @@
+// POST /v1/chat/completions and /v1/completions: the request is parsed on the HTTP thread,
+// tokenized and submitted on the engine thread, and followed on the HTTP thread through its
+// RequestStream, answered whole or streamed as server-sent events.
+#include <httplib.h>
+
+#include <chrono>
+#include <memory>
+#include <random>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "run/engine.h"
+#include "serve/api_error.h"
+#include "serve/api_request.h"
+#include "serve/api_response.h"
+#include "serve/api_server.h"
+#include "serve/request_stream.h"
+#include "util/error.h"
+
+namespace kvscope::serve {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using nlohmann::json;
+
+constexpr auto kPoll = std::chrono::milliseconds(200);
+constexpr auto kKeepAlive = std::chrono::seconds(1);
+
+double seconds_between(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
+
+// The token as the client sees it, spelled with the engine's tokenizer (engine thread).
+StreamToken spell(const Engine& engine, const TokenEvent& ev) {
+  StreamToken t;
+  t.id = ev.token;
+  t.text = ev.text;
+  t.logprob = ev.logprob;
+  if (ev.token >= 0) t.piece = engine.tokenizer().token_bytes(ev.token);
+  for (const auto& [id, lp] : ev.top) t.top.emplace_back(engine.tokenizer().token_bytes(id), lp);
+  return t;
+}
+
+GenerationRequest generation_request(const Engine& engine, const ApiRequest& r) {
+  GenerationRequest gen;
+  const bool chat = r.endpoint == ApiEndpoint::Chat;
+  gen.prompt = chat ? engine.tokenize_chat(r.messages) : engine.tokenize(r.prompt, true);
+  const auto n_prompt = static_cast<std::int64_t>(gen.prompt.size());
+  const std::int64_t context = engine.context_length();
+  const char* param = chat ? "messages" : "prompt";
+  if (n_prompt == 0) throw bad_request("the prompt is empty", param);
+  if (n_prompt >= context) {
+    throw bad_request(fmt::format("this model's context is {} tokens and the prompt has {} "
+                                  "tokens: shorten it below {}",
+                                  context, n_prompt, context),
+                      param);
+  }
+  gen.max_tokens = r.max_tokens > 0 ? r.max_tokens : context - n_prompt;
+  gen.sampling = r.sampling;
+  if (!r.seeded) gen.sampling.seed = std::random_device{}();
+  gen.stop_strings = r.stop;
+  if (chat) {
+    for (std::string& s : engine.chat_stop_strings()) gen.stop_strings.push_back(std::move(s));
+  }
+  // The chosen token's log-probability comes with the top list: ask for at least one.
+  gen.top_logprobs = r.logprobs ? std::max(1, r.top_logprobs) : 0;
+  gen.keep_cache = true;
+  return gen;
+}
+
+// Engine thread: tokenize, check, submit. The callbacks feed the stream and the metrics; a
+// cancelled request (its client went away) also gives its kept cache back, after the step.
+void submit_on_engine(Engine& engine, EngineHost& host, ServerMetrics& metrics, const ApiRequest& r,
+                      const std::shared_ptr<RequestStream>& stream, Clock::time_point arrival) {
+  GenerationRequest gen;
+  try {
+    gen = generation_request(engine, r);
+  } catch (const ApiError& e) {
+    stream->reject(e);
+    return;
+  } catch (const Error& e) {
+    stream->reject(bad_request(e.what()));
+    return;
+  }
+  const auto n_prompt = static_cast<std::int64_t>(gen.prompt.size());
+  RequestCallbacks cb;
+  cb.on_token = [&engine, &metrics, stream, arrival,
+                 last = std::optional<Clock::time_point>()](const TokenEvent& ev) mutable {
+    if (ev.token >= 0) {
+      const auto now = Clock::now();
+      if (last) {
+        metrics.next_token(seconds_between(*last, now));
+      } else {
+        metrics.first_token(seconds_between(arrival, now));
+      }
+      last = now;
+    }
+    stream->token(spell(engine, ev));
+  };
+  cb.on_finish = [&host, &metrics, stream, arrival](const RequestResult& result) {
+    metrics.request_finished(result, seconds_between(arrival, Clock::now()));
+    if (result.reason == FinishReason::Cancelled) {
+      const RequestId id = result.request;
+      host.post([id](Engine& e) { e.release_cache(id); });
+    }
+    stream->finish(result);
+  };
+  try {
+    const RequestId id = engine.submit(std::move(gen), std::move(cb));
+    metrics.request_admitted(n_prompt);
+    stream->start(id, n_prompt);
+  } catch (const Error& e) {
+    stream->reject(bad_request(e.what(), r.endpoint == ApiEndpoint::Chat ? "messages" : "prompt"));
+  }
+}
+
+// The HTTP thread's view of one request.
+struct Follow {
+  std::shared_ptr<RequestStream> stream;
+  ResponseHead head;
+  bool include_usage = false;
+  std::int64_t prompt_tokens = 0;
+  std::vector<StreamToken> tokens;  // taken, not yet answered
+  std::string text;                 // answered so far (streaming) or all (whole)
+  std::int64_t generated = 0;
+  std::optional<RequestResult> result;
+  bool first_chunk = true;
+  Clock::time_point last_write = Clock::now();
+
+  // One take: false when nothing came within kPoll.
+  bool take() {
+    StreamUpdate u = stream->take(kPoll);
+    const bool any = !u.tokens.empty() || u.finished || u.started || u.rejected;
+    if (u.rejected) throw *u.rejected;
+    if (u.started) prompt_tokens = *u.started;
+    for (StreamToken& t : u.tokens) tokens.push_back(std::move(t));
+    if (u.finished) result = std::move(u.finished);
+    return any;
+  }
+};
+
+void cancel_on_engine(EngineHost& host, const Follow& f) {
+  const RequestId id = f.stream->request();
+  if (id > 0) host.post([id](Engine& e) { e.cancel(id); });
+}
+
+// Waits until the engine has accepted (or refused) the request, so that a refusal is still
+// answered with its status before any streamed byte.
+void wait_started(EngineHost& host, Follow& f) {
+  while (f.stream->request() == 0 && !f.result) {
+    if (!f.take() && !host.alive()) {
+      throw ApiError(503, "server_error", "the engine stopped before the request ran");
+    }
+  }
+}
+
+void throw_if_failed(const RequestResult& r) {
+  if (r.reason == FinishReason::Error) throw ApiError(500, "server_error", r.error);
+  if (r.reason == FinishReason::Cancelled) {
+    throw ApiError(503, "server_error", "the request was cancelled (the server is stopping)");
+  }
+}
+
+json whole_response(EngineHost& host, Follow& f) {
+  while (!f.result) {
+    if (!f.take() && !host.alive()) {
+      throw ApiError(503, "server_error", "the engine stopped while the request ran");
+    }
+  }
+  throw_if_failed(*f.result);
+  for (const StreamToken& t : f.tokens) f.text += t.text;
+  return completion_json(f.head, f.text, f.tokens, f.result->reason, f.prompt_tokens);
+}
+
+// One call of the chunked content provider: writes what came (or a keep-alive comment after
+// a silent second, which is also how a vanished client shows), true while the stream goes on.
+bool stream_some(EngineHost& host, Follow& f, httplib::DataSink& sink) {
+  auto write = [&](const std::string& s) {
+    f.last_write = Clock::now();
+    return sink.write(s.data(), s.size());
+  };
+  if (f.first_chunk && f.head.endpoint == ApiEndpoint::Chat) {
+    f.first_chunk = false;
+    if (!write(sse_event(chunk_json(f.head, "", {}, 0, true, std::nullopt)))) return false;
+  }
+  f.take();
+  if (!f.tokens.empty()) {
+    std::string piece;
+    for (const StreamToken& t : f.tokens) {
+      piece += t.text;
+      f.generated += t.id >= 0 ? 1 : 0;
+    }
+    const bool has_logprobs = f.head.logprobs && f.generated > 0;
+    if (!piece.empty() || has_logprobs) {
+      const json chunk = chunk_json(f.head, piece, f.tokens,
+                                    static_cast<std::int64_t>(f.text.size()), false, std::nullopt);
+      f.text += piece;
+      if (!write(sse_event(chunk))) return false;
+    }
+    f.tokens.clear();
+  }
+  if (f.result) {
+    const RequestResult& r = *f.result;
+    if (r.reason == FinishReason::Error || r.reason == FinishReason::Cancelled) {
+      const ApiError e(r.reason == FinishReason::Error ? 500 : 503, "server_error",
+                       r.reason == FinishReason::Error ? r.error : "the request was cancelled");
+      write("data: " + e.body() + "\n\n");
+    } else {
+      write(sse_event(chunk_json(f.head, "", {}, 0, false, r.reason)));
+      if (f.include_usage) {
+        write(sse_event(usage_chunk_json(f.head, f.prompt_tokens, f.generated)));
+      }
+    }
+    write("data: [DONE]\n\n");
+    sink.done();
+    return true;
+  }
+  if (!host.alive()) return false;
+  if (Clock::now() - f.last_write >= kKeepAlive) return write(": keep-alive\n\n");
+  return true;
+}
+
+}  // namespace
+
+void ApiServer::generate(const httplib::Request& req, httplib::Response& res, int endpoint) {
+  const Clock::time_point arrival = Clock::now();
+  ApiRequest r = parse_api_request(req.body, static_cast<ApiEndpoint>(endpoint));
+  if (!r.model.empty() && r.model != model_.id) {
+    throw ApiError(404, "invalid_request_error",
+                   fmt::format("the model '{:.100}' does not exist: this server serves '{}'",
+                               r.model, model_.id),
+                   "model");
+  }
+  auto f = std::make_shared<Follow>();
+  f->stream = std::make_shared<RequestStream>();
+  const bool chat = r.endpoint == ApiEndpoint::Chat;
+  f->head = {r.endpoint,
+             fmt::format("{}-{}", chat ? "chatcmpl" : "cmpl", next_id_.fetch_add(1)),
+             std::chrono::duration_cast<std::chrono::seconds>(
+                 std::chrono::system_clock::now().time_since_epoch())
+                 .count(),
+             model_.id,
+             r.logprobs,
+             r.top_logprobs};
+  f->include_usage = r.include_usage;
+  const bool stream = r.stream;
+  const bool posted = host_.post([this, r = std::move(r), s = f->stream, arrival](Engine& e) {
+    submit_on_engine(e, host_, metrics_, r, s, arrival);
+  });
+  if (!posted) throw ApiError(503, "server_error", "the engine is not running");
+  metrics_.connection_opened();
+  try {
+    wait_started(host_, *f);
+    if (!stream) {
+      const json body = whole_response(host_, *f);
+      res.set_content(body.dump(-1, ' ', false, json::error_handler_t::replace),
+                      "application/json");
+      metrics_.connection_closed();
+      return;
+    }
+  } catch (...) {
+    cancel_on_engine(host_, *f);
+    metrics_.connection_closed();
+    throw;
+  }
+  res.set_header("Cache-Control", "no-cache");
+  res.set_chunked_content_provider(
+      "text/event-stream",
+      [this, f](std::size_t, httplib::DataSink& sink) { return stream_some(host_, *f, sink); },
+      // Called once the stream ends, finished or not: a request whose client went away is
+      // cancelled, ending at the engine's next step.
+      [this, f](bool) {
+        if (!f->result) cancel_on_engine(host_, *f);
+        metrics_.connection_closed();
+      });
+}
+
+}  // namespace kvscope::serve

@@ -1,0 +1,83 @@
+// ApiServer: the OpenAI-compatible HTTP server (cpp-httplib) in front of one engine-owning
+// thread (EngineHost). Endpoints:
+//   POST /v1/chat/completions, /v1/completions   (stream true: SSE chunks, then [DONE])
+//   GET  /v1/models, /health, /metrics (Prometheus), /v1/kvscope/snapshot[?blocks=1]
+//   POST /tokenize, /detokenize, /v1/kvscope/release_prefixes
+// Each HTTP request is served on a thread of the server's pool; generation requests are
+// queued to the engine thread and join its running batch, their tokens coming back through
+// a RequestStream. A client that goes away mid-stream has its request cancelled (it ends at
+// the engine's next step and its blocks are freed). Ended requests keep their cache as a
+// prefix later requests share (the scheduler's kept prefixes, evicted least recently used
+// first when blocks run short).
+//
+// Safe defaults: loopback only, optional Bearer key (every endpoint but /health), a body
+// size limit, JSON validated before use, errors in OpenAI's shape.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "serve/engine_host.h"
+#include "serve/server_metrics.h"
+
+namespace httplib {
+class Server;
+struct Request;
+struct Response;
+}  // namespace httplib
+
+namespace kvscope::serve {
+
+struct ServedModel {
+  std::string id;  // the "model" clients name (the file's name without .gguf)
+  std::int64_t context_length = 0;
+};
+
+struct ServerOptions {
+  std::string host = "127.0.0.1";
+  int port = 8080;                        // 0: a free port, chosen by the system
+  std::string api_key;                    // "" = no key asked
+  std::size_t max_body_bytes = 4u << 20;  // larger bodies get 413
+  int http_threads = 64;                  // concurrent connections served
+};
+
+class ApiServer {
+ public:
+  ApiServer(EngineHost& host, ServedModel model, ServerOptions options);
+  ~ApiServer();
+  ApiServer(const ApiServer&) = delete;
+  ApiServer& operator=(const ApiServer&) = delete;
+
+  // Binds the socket; returns the port (the chosen one for port 0). Throws UsageError when
+  // the address cannot be bound.
+  int bind();
+  // Serves until stop() (from another thread or a signal handler's helper thread).
+  void run();
+  void stop();
+
+  const ServerMetrics& metrics() const { return metrics_; }
+  const ServedModel& model() const { return model_; }
+
+ private:
+  void routes();
+  bool authorized(const httplib::Request& req, httplib::Response& res);
+  void generate(const httplib::Request& req, httplib::Response& res, int endpoint);
+  void tokenize(const httplib::Request& req, httplib::Response& res);
+  void detokenize(const httplib::Request& req, httplib::Response& res);
+  void snapshot(const httplib::Request& req, httplib::Response& res);
+  void release_prefixes(httplib::Response& res);
+  void metrics_text(httplib::Response& res);
+  void answer_error(httplib::Response& res, const class ApiError& error);
+
+  EngineHost& host_;
+  ServedModel model_;
+  ServerOptions options_;
+  ServerMetrics metrics_;
+  std::unique_ptr<httplib::Server> http_;
+  std::atomic<std::int64_t> next_id_{1};
+};
+
+}  // namespace kvscope::serve
