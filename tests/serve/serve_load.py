@@ -19,6 +19,7 @@ import threading
 import time
 import urllib.parse
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 from serve_support import Server
 
 TOPICS = ["the sea", "a red fox", "winter", "a lost key", "the moon", "bread", "a river",

@@ -18,6 +18,7 @@ import unittest
 
 import openai
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 from serve_support import Server, metric_sum, shared_dir
 
 CLI = None
