@@ -131,6 +131,7 @@ std::string ArgParser::help() const {
     if (s.takes_value) names += " VALUE";
     out += fmt::format("  {:<28} {}\n", names, s.help);
   }
+  for (const auto& n : notes_) out += fmt::format("\n{}\n", n);
   return out;
 }
 

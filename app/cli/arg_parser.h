@@ -19,6 +19,8 @@ class ArgParser {
   void option(std::vector<std::string> names, std::string help);
   // Declares a boolean flag.
   void flag(std::vector<std::string> names, std::string help);
+  // A paragraph --help prints after the options.
+  void note(std::string text) { notes_.push_back(std::move(text)); }
   // Parses; throws UsageError. Returns false when --help was given (help is printed).
   bool parse(const std::vector<std::string>& args);
 
@@ -45,6 +47,7 @@ class ArgParser {
   std::string command_;
   std::string usage_;
   std::vector<Spec> specs_;
+  std::vector<std::string> notes_;
   std::map<std::string, std::string> values_;  // canonical (first) name -> value
   std::vector<std::string> positional_;
 };

@@ -11,6 +11,7 @@
 
 #include "cli/command.h"
 #include "cli/engine_args.h"
+#include "cli/sampling_args.h"
 #include "run/engine.h"
 
 namespace kvscope::cli {
@@ -20,11 +21,12 @@ int cmd_chat(const Args& args) {
   declare_engine_options(p);
   p.option({"-sys", "--system-prompt"}, "system prompt");
   p.option({"-n", "--n-predict"}, "most tokens per reply (default 512)");
-  p.option({"--temp"}, "temperature (default 0.8)");
-  p.option({"--seed"}, "sampling seed (default 0)");
+  declare_sampling_options(p);
   if (!p.parse(args)) return 0;
   Engine engine(p.required("-m"), engine_options(p));
   if (!engine.backend_note().empty()) fmt::print(stderr, "note: {}\n", engine.backend_note());
+  print_sampling_notes(engine);
+  const SamplingParams sampling = sampling_options(p, engine);
   fmt::print(stderr, "chat template: {}{}\n", template_family_name(engine.template_family()),
              engine.template_family() == TemplateFamily::None
                  ? " (base model: a plain User/Assistant format is used)"
@@ -39,9 +41,7 @@ int cmd_chat(const Args& args) {
     GenerationRequest r;
     r.prompt = engine.tokenize_chat(messages);
     r.max_tokens = p.get_int("-n", 512, 1, std::int64_t{1} << 30);
-    r.sampling.temperature = static_cast<float>(p.get_double("--temp", 0.8, 0.0, 100.0));
-    r.sampling.seed = static_cast<std::uint64_t>(
-        p.get_int("--seed", 0, 0, std::numeric_limits<std::int64_t>::max()));
+    r.sampling = sampling;
     r.stop_strings = engine.chat_stop_strings();
     const RequestResult result = engine.generate(std::move(r), [](const TokenEvent& ev) {
       fmt::print("{}", ev.text);

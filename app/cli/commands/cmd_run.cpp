@@ -8,6 +8,7 @@
 
 #include "cli/command.h"
 #include "cli/engine_args.h"
+#include "cli/sampling_args.h"
 #include "run/engine.h"
 
 namespace kvscope::cli {
@@ -18,18 +19,22 @@ GenerationRequest request_from_args(const ArgParser& p, const Engine& engine) {
   GenerationRequest r;
   r.prompt = engine.tokenize(p.required("-p"), !p.has("--no-bos"));
   r.max_tokens = p.get_int("-n", 128, 1, std::int64_t{1} << 30);
-  r.sampling.temperature = static_cast<float>(p.get_double("--temp", 0.8, 0.0, 100.0));
-  r.sampling.top_k = static_cast<int>(p.get_int("--top-k", 40, 0, std::int64_t{1} << 24));
-  r.sampling.top_p = static_cast<float>(p.get_double("--top-p", 0.95, 0.0, 1.0));
-  r.sampling.min_p = static_cast<float>(p.get_double("--min-p", 0.05, 0.0, 1.0));
-  r.sampling.repeat_penalty =
-      static_cast<float>(p.get_double("--repeat-penalty", 1.0, 0.01, 100.0));
-  r.sampling.seed = static_cast<std::uint64_t>(
-      p.get_int("--seed", 0, 0, std::numeric_limits<std::int64_t>::max()));
+  r.sampling = sampling_options(p, engine);
   r.top_logprobs = static_cast<int>(p.get_int("--top-logprobs", 0, 0, 100));
   r.stop_at_end_of_generation = !p.has("--ignore-eos");
   if (auto s = p.get("--stop")) r.stop_strings.push_back(*s);
   return r;
+}
+
+// What the request sampled with (the flags over the model's defaults).
+nlohmann::json sampling_json(const SamplingParams& s) {
+  return {{"temperature", s.temperature},
+          {"top_k", s.top_k},
+          {"top_p", s.top_p},
+          {"min_p", s.min_p},
+          {"repeat_penalty", s.repeat_penalty},
+          {"repeat_last_n", s.repeat_last_n},
+          {"seed", s.seed}};
 }
 
 nlohmann::json steps_json(const std::vector<TokenEvent>& events) {
@@ -50,24 +55,22 @@ int cmd_run(const Args& args) {
   declare_engine_options(p);
   p.option({"-p", "--prompt"}, "the prompt text");
   p.option({"-n", "--n-predict"}, "tokens to generate (default 128)");
-  p.option({"--temp"}, "temperature, 0 = greedy (default 0.8)");
-  p.option({"--top-k"}, "top-k, 0 = off (default 40)");
-  p.option({"--top-p"}, "top-p, 1 = off (default 0.95)");
-  p.option({"--min-p"}, "min-p, 0 = off (default 0.05)");
-  p.option({"--repeat-penalty"}, "repetition penalty, 1 = off (default 1)");
-  p.option({"--seed"}, "sampling seed (default 0)");
+  declare_sampling_options(p);
   p.option({"--stop"}, "stop generating before this text");
   p.option({"--top-logprobs"}, "with --json: the K most likely tokens at each step");
   p.flag({"--ignore-eos"}, "keep generating past end-of-generation tokens");
   p.flag({"--no-bos"}, "do not add the BOS token");
-  p.flag({"--json"}, "print one JSON object: prompt_ids, generated_ids, text, steps");
+  p.flag({"--json"},
+         "print one JSON object: prompt_ids, generated_ids, text, finish_reason, sampling, steps");
   if (!p.parse(args)) return 0;
 
   Engine engine(p.required("-m"), engine_options(p));
   if (!engine.backend_note().empty()) fmt::print(stderr, "note: {}\n", engine.backend_note());
+  print_sampling_notes(engine);
   GenerationRequest request = request_from_args(p, engine);
   const bool json = p.has("--json");
   const std::vector<TokenId> prompt = request.prompt;
+  const SamplingParams sampling = request.sampling;
   std::vector<TokenEvent> events;
   const RequestResult result = engine.generate(std::move(request), [&](const TokenEvent& ev) {
     if (json) {
@@ -81,7 +84,8 @@ int cmd_run(const Args& args) {
     nlohmann::json out = {{"prompt_ids", prompt},
                           {"generated_ids", result.generated},
                           {"text", result.text},
-                          {"finish_reason", finish_reason_name(result.reason)}};
+                          {"finish_reason", finish_reason_name(result.reason)},
+                          {"sampling", sampling_json(sampling)}};
     if (p.get_int("--top-logprobs", 0, 0, 100) > 0) out["steps"] = steps_json(events);
     fmt::print("{}\n", out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   } else {
