@@ -24,6 +24,7 @@ int cmd_chat(const Args& args);
 int cmd_perplexity(const Args& args);
 int cmd_plan(const Args& args);
 int cmd_models(const Args& args);
+int cmd_pull(const Args& args);
 int cmd_bench(const Args& args);
 int cmd_devices(const Args& args);
 int cmd_quantize(const Args& args);

@@ -31,6 +31,8 @@ constexpr Command kCommands[] = {
     {"plan", "what fits: memory breakdown, maxima and the decode roofline", kvscope::cli::cmd_plan},
     {"models", "the models on this computer (HF, Ollama, LM Studio, ...) and whether they fit",
      kvscope::cli::cmd_models},
+    {"pull", "download a model of the catalog (resumes; sha256 checked; says first if it fits)",
+     kvscope::cli::cmd_pull},
     {"bench", "prompt and decode tokens/s (median of repeats)", kvscope::cli::cmd_bench},
     {"bench-attention", "paged decode attention alone: us per call and GB/s per KV dtype",
      kvscope::cli::cmd_bench_attention},

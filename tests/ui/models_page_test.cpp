@@ -80,7 +80,7 @@ FakeHome make_home(const QString& model) {
 
 ModelsPageConfig config_for(const QString& home) {
   // No variable is set: every place is under the fake home.
-  return {home, [](std::string_view) { return std::optional<std::string>(); }, test_gpus()};
+  return {home, [](std::string_view) { return std::optional<std::string>(); }, test_gpus(), {}, {}};
 }
 
 QString cell(const ModelsPage& page, int row, int column) {

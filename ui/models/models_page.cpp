@@ -11,6 +11,7 @@
 #include <QPushButton>
 #include <QSettings>
 #include <QSpinBox>
+#include <QTabWidget>
 #include <QTableView>
 #include <QToolButton>
 #include <QVBoxLayout>
@@ -18,6 +19,8 @@
 #include <algorithm>
 #include <set>
 
+#include "models/catalog_table_model.h"
+#include "models/catalog_view.h"
 #include "models/local_models_model.h"
 #include "models/model_scanner.h"
 #include "widgets/number_text.h"
@@ -56,7 +59,9 @@ int index_of_gpu(const QVector<GpuPreset>& gpus, const char* slug) {
 }  // namespace
 
 ModelsPageConfig ModelsPageConfig::thisComputer() {
-  return {QDir::homePath(), process_env(), load_gpu_catalogue()};
+  ModelsPageConfig c{QDir::homePath(), process_env(), load_gpu_catalogue(), {}, {}};
+  c.catalog = load_shipped_catalog(&c.catalog_error);
+  return c;
 }
 
 ModelsPage::ModelsPage(ModelsPageConfig config, QWidget* parent)
@@ -72,7 +77,12 @@ ModelsPage::ModelsPage(ModelsPageConfig config, QWidget* parent)
       added_button_(new QToolButton(this)),
       open_(new QPushButton(tr("Open"), this)),
       status_(new QLabel(this)),
-      view_(new QTableView(this)) {
+      view_(new QTableView(this)),
+      catalog_(new CatalogView(
+          std::move(config_.catalog),
+          QString::fromStdString(kvscope_models_dir(config_.home.toStdString()).string()),
+          config_.catalog_error, this)),
+      tabs_(new QTabWidget(this)) {
   fill_gpus();
   context_->setRange(0, kMaxContext);
   context_->setSingleStep(1024);
@@ -94,12 +104,12 @@ ModelsPage::ModelsPage(ModelsPageConfig config, QWidget* parent)
   view_->verticalHeader()->setDefaultSectionSize(fontMetrics().height() + 8);
   view_->horizontalHeader()->setStretchLastSection(true);
 
+  tabs_->addTab(build_local_tab(), tr("On this computer"));
+  tabs_->addTab(catalog_, tr("Download"));
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(8, 8, 8, 8);
   layout->addWidget(build_controls());
-  layout->addWidget(status_);
-  layout->addWidget(view_, 1);
-  layout->addStretch(0);  // takes the room of the table when it is hidden
+  layout->addWidget(tabs_, 1);
 
   connect(scanner_, &ModelScanner::started, this, &ModelsPage::on_scan_started);
   connect(scanner_, &ModelScanner::finished, this, &ModelsPage::on_scan_finished);
@@ -113,9 +123,21 @@ ModelsPage::ModelsPage(ModelsPageConfig config, QWidget* parent)
           [this](const QModelIndex& index) { open_row(index.row()); });
   connect(view_->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
           &ModelsPage::update_open_button);
+  connect(catalog_, &CatalogView::openRequested, this, &ModelsPage::openRequested);
+  connect(catalog_, &CatalogView::downloaded, this, &ModelsPage::rescan);
   update_answers();
   update_open_button();
   status_->setText(tr("Not scanned yet."));
+}
+
+QWidget* ModelsPage::build_local_tab() {
+  auto* tab = new QWidget(this);
+  auto* layout = new QVBoxLayout(tab);
+  layout->setContentsMargins(0, 8, 0, 0);
+  layout->addWidget(status_);
+  layout->addWidget(view_, 1);
+  layout->addStretch(0);  // takes the room of the table when it is hidden
+  return tab;
 }
 
 QWidget* ModelsPage::build_controls() {
@@ -285,6 +307,7 @@ void ModelsPage::fit_columns() {
 
 void ModelsPage::update_answers() {
   model_->setQuestion(question());
+  catalog_->setQuestion(question());
 }
 
 void ModelsPage::update_open_button() {

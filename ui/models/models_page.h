@@ -4,7 +4,9 @@
 // (ModelScanner) and listed with their headers' facts and the planner's answer for the
 // chosen GPU and context; changing those recomputes the answers without scanning again.
 // A double-click or Open asks the window to open the model (openRequested). Added folders
-// are kept in QSettings ("models/addedFolders") and can be forgotten again.
+// are kept in QSettings ("models/addedFolders") and can be forgotten again. The "Download"
+// tab (CatalogView) lists the download catalog with the answer for the same GPU and
+// context before download; a finished download is scanned into the first tab.
 #pragma once
 
 #include <QString>
@@ -12,6 +14,9 @@
 #include <QVector>
 #include <QWidget>
 
+#include <vector>
+
+#include "model/catalog/model_catalog.h"
 #include "model/discovery/model_places.h"
 #include "plan/local_model_fit.h"
 #include "plan/presets.h"
@@ -20,20 +25,25 @@ class QComboBox;
 class QLabel;
 class QPushButton;
 class QSpinBox;
+class QTabWidget;
 class QToolButton;
 class QTableView;
 
 namespace kvscope::ui {
 
+class CatalogView;
 class LocalModelsModel;
 class ModelScanner;
 
 struct ModelsPageConfig {
-  QString home;             // the home folder the tools' places are under
-  EnvLookup env;            // $HF_HOME, $OLLAMA_MODELS, ... (model_places.h)
-  QVector<GpuPreset> gpus;  // the GPUs to answer for
+  QString home;                       // the home folder the tools' places are under
+  EnvLookup env;                      // $HF_HOME, $OLLAMA_MODELS, ... (model_places.h)
+  QVector<GpuPreset> gpus;            // the GPUs to answer for
+  std::vector<CatalogModel> catalog;  // what the Download tab offers
+  QString catalog_error;              // why `catalog` is empty, when it is
 
-  // This computer: QDir::homePath(), the process environment, the shipped GPU presets.
+  // This computer: QDir::homePath(), the process environment, the shipped GPU presets and
+  // download catalog.
   static ModelsPageConfig thisComputer();
 };
 
@@ -63,6 +73,9 @@ class ModelsPage : public QWidget {
   QPushButton* openButton() const { return open_; }
   // Lists the added folders, each to forget; hidden while there are none.
   QToolButton* addedFoldersButton() const { return added_button_; }
+  // "On this computer" and "Download" (the catalog).
+  QTabWidget* tabs() const { return tabs_; }
+  CatalogView* catalogView() const { return catalog_; }
 
  signals:
   // The user chose this model to open (a GGUF file or an HF folder).
@@ -75,6 +88,7 @@ class ModelsPage : public QWidget {
 
  private:
   QWidget* build_controls();
+  QWidget* build_local_tab();
   void fill_gpus();
   std::vector<ModelPlace> places() const;
   void on_scan_started();
@@ -100,6 +114,8 @@ class ModelsPage : public QWidget {
   QPushButton* open_;
   QLabel* status_;
   QTableView* view_;
+  CatalogView* catalog_;
+  QTabWidget* tabs_;
 };
 
 }  // namespace kvscope::ui

@@ -89,17 +89,6 @@ std::string short_count(std::int64_t n) {
   return std::to_string(n);
 }
 
-std::string describe_fit(const LocalFitAnswer& a) {
-  if (!a.ok()) return "no answer: " + a.error;
-  const std::string dtype(kv_dtype_name(a.kv_dtype));
-  if (a.fits) {
-    return fmt::format("fits {} tokens, KV {} (up to {})", group_digits(a.context), dtype,
-                       group_digits(a.max_context.tokens));
-  }
-  return fmt::format("short by {} at {} tokens, KV {}", human_bytes(a.short_by_bytes),
-                     group_digits(a.context), dtype);
-}
-
 void print_table(const std::vector<LocalModel>& models, const Question& q) {
   if (q.fit) fmt::print("Planner answers for {}\n\n", q.memory_label);
   fmt::print("{:<32} {:<12} {:<8} {:>8} {:<18} {:>10} {:>8}  {}\n", "NAME", "SOURCE", "ARCH",
@@ -112,7 +101,7 @@ void print_table(const std::vector<LocalModel>& models, const Question& q) {
                  m.architecture, short_count(m.n_params), m.weight_type,
                  human_bytes(static_cast<std::int64_t>(m.file_bytes)),
                  group_digits(m.context_length),
-                 q.fit ? describe_fit(answer_local_fit(m, *q.fit)) : "");
+                 q.fit ? describe_local_fit(answer_local_fit(m, *q.fit)) : "");
     }
     fmt::print("    {}{}\n", m.path.string(),
                m.n_parts > 1 ? fmt::format(" (+{} more parts)", m.n_parts - 1) : "");
