@@ -85,8 +85,12 @@ void submit_on_engine(Engine& engine, EngineHost& host, ServerMetrics& metrics, 
     return;
   }
   const auto n_prompt = static_cast<std::int64_t>(gen.prompt.size());
+  // Owned by the callbacks: when the engine destroys them without having finished the
+  // request (dropped with it), the stream still ends.
+  auto guard = std::shared_ptr<RequestStream>(stream.get(),
+                                              [keep = stream](RequestStream* s) { s->abandon(); });
   RequestCallbacks cb;
-  cb.on_token = [&engine, &metrics, stream, arrival,
+  cb.on_token = [&engine, &metrics, stream = guard, arrival,
                  last = std::optional<Clock::time_point>()](const TokenEvent& ev) mutable {
     if (ev.token >= 0) {
       const auto now = Clock::now();
@@ -99,7 +103,7 @@ void submit_on_engine(Engine& engine, EngineHost& host, ServerMetrics& metrics, 
     }
     stream->token(spell(engine, ev));
   };
-  cb.on_finish = [&host, &metrics, stream, arrival](const RequestResult& result) {
+  cb.on_finish = [&host, &metrics, stream = guard, arrival](const RequestResult& result) {
     metrics.request_finished(result, seconds_between(arrival, Clock::now()));
     if (result.reason == FinishReason::Cancelled) {
       const RequestId id = result.request;
@@ -185,7 +189,13 @@ bool stream_some(EngineHost& host, Follow& f, httplib::DataSink& sink) {
     f.first_chunk = false;
     if (!write(sse_event(chunk_json(f.head, "", {}, 0, true, std::nullopt)))) return false;
   }
-  f.take();
+  try {
+    f.take();
+  } catch (const ApiError& e) {  // the engine let go of the request
+    write("data: " + e.body() + "\n\n");
+    sink.done();
+    return true;
+  }
   if (!f.tokens.empty()) {
     std::string piece;
     for (const StreamToken& t : f.tokens) {

@@ -25,6 +25,7 @@ void RequestStream::finish(const RequestResult& result) {
   {
     std::lock_guard lock(mutex_);
     pending_.finished = result;
+    ended_ = true;
   }
   changed_.notify_all();
 }
@@ -33,6 +34,19 @@ void RequestStream::reject(const ApiError& error) {
   {
     std::lock_guard lock(mutex_);
     pending_.rejected = error;
+    ended_ = true;
+  }
+  changed_.notify_all();
+}
+
+void RequestStream::abandon() {
+  {
+    std::lock_guard lock(mutex_);
+    if (ended_ || request_ == 0) return;  // never started: its rejection answers it
+    pending_.rejected = ApiError(503, "server_error",
+                                 "the engine let go of the request (the "
+                                 "model was unloaded or the engine stopped)");
+    ended_ = true;
   }
   changed_.notify_all();
 }

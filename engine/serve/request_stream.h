@@ -45,6 +45,10 @@ class RequestStream {
   void finish(const RequestResult& result);
   void reject(const ApiError& error);
 
+  // Engine side, from the callbacks' destruction: a request the engine let go of without an
+  // end (the engine was dropped, or replaced by another model) ends as a 503.
+  void abandon();
+
   // HTTP thread: everything new, waiting up to `timeout` when nothing is.
   StreamUpdate take(std::chrono::milliseconds timeout);
   // The engine's id for the request (0 until started).
@@ -54,6 +58,7 @@ class RequestStream {
   mutable std::mutex mutex_;
   std::condition_variable changed_;
   RequestId request_ = 0;
+  bool ended_ = false;  // finish or reject was pushed
   StreamUpdate pending_;
 };
 
