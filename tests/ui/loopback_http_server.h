@@ -1,7 +1,9 @@
 // A small HTTP/1.1 file server on 127.0.0.1 for the download tests: it serves one body at
 // one path, answers Range requests with 206 + Content-Range, and misbehaves on request:
-// 404 for everything, a connection cut (RST) after N body bytes, wrong bytes with the right
-// length, Range ignored (200 for everything), or a slow trickle (for cancel). It runs on the
+// 404 for everything, a connection cut (RST) after N body bytes, a stall (N body bytes,
+// then silence), wrong bytes with the right length, Range ignored (200 for everything), or
+// a slow trickle (for cancel). A client that opens with a TLS handshake gets plain HTTP
+// back, as a misconfigured proxy would send it: the client's TLS layer fails. It runs on the
 // test's own event loop (QTcpServer), so nothing outside the process is touched and it
 // stops with the test. Header-only and without Q_OBJECT: the test binary includes it.
 #pragma once
@@ -21,7 +23,7 @@ namespace kvscope::ui::test {
 
 class LoopbackHttpServer {
  public:
-  enum class Mode { Serve, NotFound, CutAfter, WrongBytes, IgnoreRange, Slow };
+  enum class Mode { Serve, NotFound, CutAfter, StallAfter, WrongBytes, IgnoreRange, Slow };
 
   LoopbackHttpServer(QByteArray body, QByteArray path) : body_(std::move(body)), path_(path) {
     QObject::connect(&server_, &QTcpServer::newConnection, [this] { accept(); });
@@ -47,7 +49,8 @@ class LoopbackHttpServer {
     QPointer<QTcpSocket> socket;
     QByteArray request;
     QByteArray pending;  // body bytes still to send
-    qint64 cut_at = -1;  // abort once this many body bytes were sent
+    qint64 cut_at = -1;  // abort (or go silent) once this many body bytes were sent
+    bool stall = false;
     qint64 sent = 0;
     QTimer pump;
   };
@@ -64,6 +67,11 @@ class LoopbackHttpServer {
 
   void on_read(Connection& c) {
     c.request += c.socket->readAll();
+    if (c.request.startsWith('\x16')) {  // a TLS ClientHello: answer in plain text
+      c.socket->write("HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n");
+      c.socket->disconnectFromHost();
+      return;
+    }
     if (!c.request.contains("\r\n\r\n")) return;
     ++requests_;
     const QList<QByteArray> lines = c.request.split('\n');
@@ -109,7 +117,8 @@ class LoopbackHttpServer {
                     "Connection: keep-alive\r\n\r\n");
     c.pending = body;
     c.sent = 0;
-    c.cut_at = mode_ == Mode::CutAfter ? cut_after_ : -1;
+    c.cut_at = mode_ == Mode::CutAfter || mode_ == Mode::StallAfter ? cut_after_ : -1;
+    c.stall = mode_ == Mode::StallAfter;
     c.pump.setInterval(mode_ == Mode::Slow ? 50 : 1);
     c.pump.disconnect();
     QObject::connect(&c.pump, &QTimer::timeout, c.socket, [&c] { pump(c); });
@@ -128,6 +137,7 @@ class LoopbackHttpServer {
     c.sent += n;
     if (c.cut_at >= 0 && c.sent >= c.cut_at) {
       c.pump.stop();
+      if (c.stall) return;  // the connection stays open, silent
       c.socket->waitForBytesWritten(1000);
       c.socket->abort();  // a reset, mid-body
     }

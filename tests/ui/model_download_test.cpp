@@ -48,6 +48,7 @@ void run(ModelDownload& d) {
   d.start();
   if (d.running()) QVERIFY(done.wait(kWaitMs));
   QVERIFY(!d.running());
+  if (!d.error().isEmpty()) qInfo("error: %s", qPrintable(d.error()));  // as the user reads it
 }
 
 }  // namespace
@@ -185,6 +186,27 @@ class ModelDownloadTest : public QObject {
     QCOMPARE(d.state(), ModelDownload::State::Failed);
     QVERIFY2(d.error().contains(QStringLiteral("the connection to 127.0.0.1 failed")),
              qPrintable(d.error()));
+  }
+
+  void stalledConnectionIsGivenUpAndTheFileKept() {
+    server_->setMode(Server::Mode::StallAfter, 100000);
+    DownloadRequest r = request();
+    r.stall_timeout_ms = 300;
+    ModelDownload d(r, &network_);
+    run(d);
+    QCOMPARE(d.state(), ModelDownload::State::Failed);
+    QVERIFY2(d.error().startsWith(QStringLiteral("no data from 127.0.0.1")), qPrintable(d.error()));
+    QVERIFY2(d.error().contains(QStringLiteral("download again to resume")), qPrintable(d.error()));
+  }
+
+  void tlsFailureIsReportedAsSuch() {
+    DownloadRequest r = request();
+    r.url.setScheme(QStringLiteral("https"));  // the server speaks plain HTTP
+    ModelDownload d(r, &network_);
+    run(d);
+    QCOMPARE(d.state(), ModelDownload::State::Failed);
+    QVERIFY2(d.error().contains(QStringLiteral("secure connection (TLS)")), qPrintable(d.error()));
+    QVERIFY(!QFileInfo::exists(d.partPath()));
   }
 
   void lengthOtherThanTheCatalogsIsRefused() {

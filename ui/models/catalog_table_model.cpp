@@ -75,6 +75,10 @@ QString CatalogTableModel::state_text(int row) const {
   if (states_.contains(row)) return states_[row].first;
   if (downloaded(row)) return tr("downloaded");
   if (!rows_[row].model->supported) return {};
+  if (const QFileInfo part(destination(row) + QStringLiteral(".part")); part.exists()) {
+    return tr("%1 fetched; Download resumes")
+        .arg(QLocale::system().formattedDataSize(part.size(), 0, QLocale::DataSizeSIFormat));
+  }
   return rows_[row].file->sha256.empty() ? tr("no checksum known") : QString();
 }
 

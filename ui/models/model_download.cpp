@@ -199,7 +199,7 @@ void ModelDownload::on_reply_finished() {
   const QString host = reply_->url().host();
   const QString detail = reply_->errorString();
   if (part_.isOpen()) {
-    part_.write(reply_->readAll());
+    if (reply_->isOpen()) part_.write(reply_->readAll());
     part_.close();
   }
   drop_reply();
@@ -214,6 +214,15 @@ void ModelDownload::on_reply_finished() {
   }
   if (code == QNetworkReply::SslHandshakeFailedError) {
     fail(tr("the secure connection (TLS) to %1 failed: %2").arg(host, detail));
+    return;
+  }
+  // The transfer timeout (stall_timeout_ms): our own stop / cancel disconnect the reply first.
+  if (code == QNetworkReply::OperationCanceledError) {
+    fail(tr("no data from %1 for %2 s; gave up after %3")
+             .arg(host)
+             .arg(request_.stall_timeout_ms / 1000.0)
+             .arg(bytes_text(progress_.received)) +
+         kept_note());
     return;
   }
   if (code != QNetworkReply::NoError) {
