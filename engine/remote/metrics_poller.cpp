@@ -17,19 +17,26 @@ MetricsPoller::MetricsPoller(MetricsEndpoint endpoint, double interval, ScrapeOp
       options_(options),
       callback_(std::move(callback)) {
   if (!(interval_ > 0)) throw_error<UsageError>("poll interval {} s: must be > 0", interval_);
-  thread_ = std::thread([this] { run(); });
+  thread_ = std::thread([this] {
+    run();
+    finished_ = true;
+  });
 }
 
 MetricsPoller::~MetricsPoller() {
   stop();
 }
 
-void MetricsPoller::stop() {
+void MetricsPoller::request_stop() {
   {
     std::lock_guard lock(mutex_);
     stopping_ = true;
   }
   wake_.notify_all();
+}
+
+void MetricsPoller::stop() {
+  request_stop();
   if (thread_.joinable()) thread_.join();
 }
 
@@ -37,6 +44,10 @@ void MetricsPoller::run() {
   using clock = std::chrono::steady_clock;
   auto next = clock::now();
   for (std::int64_t index = 0;; ++index) {
+    {
+      std::lock_guard lock(mutex_);
+      if (stopping_) return;
+    }
     PolledScrape scrape;
     scrape.time = steady_seconds();
     scrape.index = index;

@@ -5,6 +5,7 @@
 // scrape's timeouts: the wait between scrapes wakes at once.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <functional>
 #include <mutex>
@@ -31,7 +32,12 @@ class MetricsPoller {
   MetricsPoller(const MetricsPoller&) = delete;
   MetricsPoller& operator=(const MetricsPoller&) = delete;
 
+  // Stops and waits for the thread: at most one scrape's timeouts.
   void stop();
+  // Asks the thread to end after the scrape it may be in, without waiting (a GUI thread's
+  // disconnect); finished() says when it has, and destroying the poller then waits for nothing.
+  void request_stop();
+  bool finished() const { return finished_; }
 
  private:
   void run();
@@ -43,6 +49,7 @@ class MetricsPoller {
   std::mutex mutex_;
   std::condition_variable wake_;
   bool stopping_ = false;
+  std::atomic<bool> finished_{false};
   std::thread thread_;
 };
 

@@ -112,6 +112,19 @@ void read_cache_config(const MetricDump& dump, ServerSample& out) {
   out.gpu_memory_utilization = number(s.label("gpu_memory_utilization"));
 }
 
+// KVScope's server: kvscope_kv_blocks{group, state} (free, used, shared) partitions each
+// layer group's pool; the first group's sum is the pool (its block size is not reported).
+void read_kvscope_pool(const MetricDump& dump, ServerSample& out) {
+  const MetricFamily* f = dump.find("kvscope_kv_blocks");
+  if (f == nullptr) return;
+  double blocks = 0.0;
+  for (const MetricSample& s : f->samples) {
+    const std::string* group = s.label("group");
+    if (group != nullptr && *group == "0" && std::isfinite(s.value)) blocks += s.value;
+  }
+  if (blocks > 0) out.kv_pool_blocks = static_cast<std::int64_t>(blocks);
+}
+
 std::string model_label(const MetricDump& dump) {
   for (const MetricFamily& f : dump.families) {
     for (const MetricSample& s : f.samples) {
@@ -173,6 +186,7 @@ ServerSample read_server_sample(const MetricDump& dump) {
       histogram(dump, {"vllm:inter_token_latency_seconds", "vllm:time_per_output_token_seconds"});
   s.kv_tokens = sum_of(dump, {"llamacpp:kv_cache_tokens"});
   read_cache_config(dump, s);
+  read_kvscope_pool(dump, s);
   return s;
 }
 

@@ -21,9 +21,10 @@
 //   KV tokens         -                                  - llamacpp:kv_cache_tokens
 //
 // KVScope's own server (engine/serve) answers with the vLLM v1 names and adds kvscope_*
-// metrics. A counter is read under its name with and without _total (prometheus_client adds
-// it; an OpenMetrics exporter may not). Several label sets (vLLM's engine="0", "1", ...
-// under data parallelism, several models) are added up; KV usage is their mean.
+// metrics, of which kvscope_kv_blocks{group,state} gives the pool's blocks. A counter is read under
+// its name with and without _total (prometheus_client adds it; an OpenMetrics exporter may not).
+// Several label sets (vLLM's engine="0", "1", ... under data parallelism, several models) are added
+// up; KV usage is their mean.
 #pragma once
 
 #include <cstdint>
@@ -59,7 +60,7 @@ struct ServerSample {
   std::vector<HistogramBucket> inter_token;
   // The pool, when the server says it:
   std::optional<double> kv_tokens;               // tokens held in the KV cache
-  std::optional<std::int64_t> kv_pool_blocks;    // num_gpu_blocks
+  std::optional<std::int64_t> kv_pool_blocks;    // num_gpu_blocks, or KVScope's blocks
   std::optional<std::int64_t> kv_block_size;     // tokens per block
   std::optional<double> gpu_memory_utilization;  // the server's setting
   // kv_pool_blocks x kv_block_size when both are known.

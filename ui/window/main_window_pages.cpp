@@ -1,8 +1,9 @@
 // MainWindow: the pages beside the chat. "Models" (the models already on this computer,
-// opened with a double-click), "What fits" (the planner, checked against the
-// loaded engine) and the demos (paged vs contiguous, prefix sharing, GQA, KV
-// quantization), which run on the engine's own allocator and formats and need no model;
-// the GQA and quantization demos also show the loaded model.
+// opened with a double-click), "What fits" (the planner, checked against the loaded
+// engine), "Remote" (a vLLM, llama-server or KVScope server's /metrics, live) and the demos
+// (paged vs contiguous, prefix sharing, GQA, KV quantization), which run on the engine's own
+// allocator and formats and need no model; the GQA and quantization demos also show the
+// loaded model.
 #include <QTabWidget>
 
 #include "demos/gqa/gqa_page.h"
@@ -11,6 +12,7 @@
 #include "demos/quant/quant_page.h"
 #include "fits/fits_page.h"
 #include "models/models_page.h"
+#include "remote/remote_page.h"
 #include "window/main_window.h"
 #include "worker/engine_controller.h"
 
@@ -33,6 +35,8 @@ QWidget* MainWindow::build_pages(QWidget* chat) {
   connect(fits_, &FitsPage::checkRequested, engine_, &EngineController::checkPlan);
   connect(engine_, &EngineController::planCheckDone, fits_, &FitsPage::showPlanCheck);
   connect(engine_, &EngineController::planCheckFailed, fits_, &FitsPage::showPlanCheckError);
+
+  pages_->addTab(new RemotePage(pages_), tr("Remote"));  // a serving engine's /metrics, live
 
   auto* demos = new QTabWidget(pages_);
   demos->addTab(new PagingDemoPage(demos), tr("Paged vs contiguous"));
