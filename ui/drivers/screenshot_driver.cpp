@@ -15,6 +15,7 @@
 #include "chat/session.h"
 #include "chat/view.h"
 #include "fits/fits_page.h"
+#include "models/catalog_view.h"
 #include "models/models_page.h"
 #include "panel/block_map_widget.h"
 #include "panel/fragmentation_chart.h"
@@ -119,6 +120,11 @@ void ScreenshotDriver::grab_models_and_rest() {
   QTabWidget* pages = window_->pages();
   QApplication::processEvents();
   grab(QStringLiteral("models"));
+  ModelsPage* models = window_->modelsPage();
+  models->tabs()->setCurrentWidget(models->catalogView());  // the download catalog
+  QApplication::processEvents();
+  grab(QStringLiteral("models-download"));
+  models->tabs()->setCurrentIndex(0);
   pages->setCurrentWidget(window_->fitsPage());
   grab(QStringLiteral("fits"));
   auto* demos = qobject_cast<QTabWidget*>(pages->widget(pages->count() - 1));

@@ -58,9 +58,7 @@ bool CatalogTableModel::downloaded(int row) const {
 }
 
 QString CatalogTableModel::sizeText(const CatalogFile& f) {
-  const QString size = QLocale::system().formattedDataSize(f.bytes, f.exact_bytes ? 2 : 0,
-                                                           QLocale::DataSizeSIFormat);
-  return f.exact_bytes ? size : QStringLiteral("~") + size;
+  return QString::fromStdString(catalog_size_text(f));
 }
 
 int CatalogTableModel::rowCount(const QModelIndex& parent) const {

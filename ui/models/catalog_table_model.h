@@ -41,7 +41,7 @@ class CatalogTableModel : public QAbstractTableModel {
   QString destination(int row) const;
   bool downloaded(int row) const;
   const QString& modelsDir() const { return models_dir_; }
-  // "~398 MB" for a page's rounded size, "1.93 GB" for an exact one.
+  // "~398 MB", "~2.02 GB" for a file page's rounded size, "1.93 GB" for an exact one.
   static QString sizeText(const CatalogFile& file);
 
   int rowCount(const QModelIndex& parent = {}) const override;

@@ -124,6 +124,7 @@ ModelsPage::ModelsPage(ModelsPageConfig config, QWidget* parent)
   connect(view_->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
           &ModelsPage::update_open_button);
   connect(catalog_, &CatalogView::openRequested, this, &ModelsPage::openRequested);
+  connect(tabs_, &QTabWidget::currentChanged, this, &ModelsPage::show_tab_buttons);
   connect(catalog_, &CatalogView::downloaded, this, &ModelsPage::rescan);
   update_answers();
   update_open_button();
@@ -232,8 +233,18 @@ bool ModelsPage::removeFolder(const QString& folder) {
 
 void ModelsPage::save_added_folders() {
   QSettings().setValue(kAddedFoldersKey, added_);
-  added_button_->setVisible(!added_.isEmpty());
+  show_tab_buttons();
   rescan();
+}
+
+// Rescan, Add folder, Added folders and Open act on the first tab; the Download tab has
+// buttons of its own.
+void ModelsPage::show_tab_buttons() {
+  const bool local = tabs_->currentWidget() != catalog_;
+  rescan_->setVisible(local);
+  add_folder_->setVisible(local);
+  added_button_->setVisible(local && !added_.isEmpty());
+  open_->setVisible(local);
 }
 
 void ModelsPage::choose_folder() {

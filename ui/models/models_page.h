@@ -100,6 +100,7 @@ class ModelsPage : public QWidget {
   void open_row(int row);
   void choose_folder();
   void save_added_folders();
+  void show_tab_buttons();
 
   ModelsPageConfig config_;
   QStringList added_;

@@ -78,15 +78,6 @@ std::optional<LocalFitQuestion> read_question(const ArgParser& p, std::string& l
   return q;
 }
 
-// "~398 MB", "~2.02 GB" (the file page's rounded size), "1.93 GB" (exact): decimal
-// units, as Hugging Face shows file sizes.
-std::string size_text(const CatalogFile& f) {
-  const double b = static_cast<double>(f.bytes);
-  const std::string size =
-      b < 1e9 ? fmt::format("{:.0f} MB", b / 1e6) : fmt::format("{:.2f} GB", b / 1e9);
-  return f.exact_bytes ? size : "~" + size;
-}
-
 int print_catalog(const std::vector<CatalogModel>& catalog,
                   const std::optional<LocalFitQuestion>& q, const std::string& label) {
   if (q) fmt::print("Planner answers for {}\n\n", label);
@@ -95,7 +86,7 @@ int print_catalog(const std::vector<CatalogModel>& catalog,
       const std::string answer = !m.supported ? describe_local_fit(answer_catalog_fit(m, f, {}))
                                  : q          ? describe_local_fit(answer_catalog_fit(m, f, *q))
                                               : "";
-      fmt::print("{:<40} {:>11}  {}{}\n", m.name + ":" + f.quant, size_text(f),
+      fmt::print("{:<40} {:>11}  {}{}\n", m.name + ":" + f.quant, catalog_size_text(f),
                  f.sha256.empty() ? "(no sha256) " : "", answer);
     }
   }
@@ -158,7 +149,7 @@ int run_download(const CatalogFile&, const std::string&, const fs::path&) {
 }  // namespace
 
 int cmd_pull(const Args& args) {
-  ArgParser p("pull", "kvscope-cli pull CATALOG_NAME[:QUANT] [--gpu NAME | --vram SIZE]");
+  ArgParser p("pull", "CATALOG_NAME[:QUANT] [--gpu NAME | --vram SIZE] [--dir DIR], or --list");
   declare_pull_options(p);
   if (!p.parse(args)) return 0;
   const std::vector<CatalogModel> catalog = load_model_catalog(catalog_file(p));
@@ -178,7 +169,7 @@ int cmd_pull(const Args& args) {
   const std::string url = c.file->url(endpoint);
   const fs::path dir = p.has("--dir") ? fs::path(*p.get("--dir")) : default_dir();
   fmt::print(stderr, "pull: {} {} ({}) from {}\n", c.model->display_name, c.file->quant,
-             size_text(*c.file), url);
+             catalog_size_text(*c.file), url);
   if (q) {
     fmt::print(stderr, "pull: on {}: {}\n", label,
                describe_local_fit(answer_catalog_fit(*c.model, *c.file, *q)));

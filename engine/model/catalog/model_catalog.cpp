@@ -264,6 +264,15 @@ CatalogChoice find_catalog_file(const std::vector<CatalogModel>& catalog, std::s
                           quote_prefix(quant), known);
 }
 
+std::string catalog_size_text(const CatalogFile& file) {
+  const double b = static_cast<double>(file.bytes);
+  const bool giga = b >= 1e9;
+  const double v = giga ? b / 1e9 : b / 1e6;
+  const int decimals = v >= 100 ? 0 : v >= 10 ? 1 : 2;
+  const std::string size = fmt::format("{:.{}f} {}", v, decimals, giga ? "GB" : "MB");
+  return file.exact_bytes ? size : "~" + size;
+}
+
 std::filesystem::path kvscope_models_dir(const std::filesystem::path& home) {
   return home / ".cache" / "kvscope" / "models";
 }

@@ -65,6 +65,10 @@ struct CatalogChoice {
 // the names, or the model's quantizations, when there is no such entry.
 CatalogChoice find_catalog_file(const std::vector<CatalogModel>& catalog, std::string_view spec);
 
+// The download size as Hugging Face shows file sizes (decimal units, 3 significant
+// digits): "~398 MB", "~2.02 GB" for a file page's rounded size, "1.19 MB" for an exact one.
+std::string catalog_size_text(const CatalogFile& file);
+
 // Where KVScope keeps downloaded models: HOME/.cache/kvscope/models, the folder
 // packaging/get-model.sh fills and the Models page scans (model_places.h).
 std::filesystem::path kvscope_models_dir(const std::filesystem::path& home);

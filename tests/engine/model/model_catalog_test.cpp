@@ -97,6 +97,19 @@ TEST(ModelCatalog, SmolLm2ShapeMatchesTheRealFile) {
   EXPECT_EQ(static_cast<std::uint64_t>(c.file->bytes), real.file_bytes);
 }
 
+TEST(ModelCatalog, SizeTextIsDecimalWithThreeDigits) {
+  CatalogFile f;
+  f.bytes = 398000000;
+  EXPECT_EQ(catalog_size_text(f), "~398 MB");
+  f.bytes = 2020000000;
+  EXPECT_EQ(catalog_size_text(f), "~2.02 GB");
+  f.bytes = 1185376;
+  f.exact_bytes = true;
+  EXPECT_EQ(catalog_size_text(f), "1.19 MB");
+  f.bytes = 4683074048;
+  EXPECT_EQ(catalog_size_text(f), "4.68 GB");
+}
+
 TEST(ModelCatalog, FindsByNameAndQuantOrSaysWhatThereIs) {
   const auto catalog = parse_model_catalog(one_model(), "cat.json");
   EXPECT_EQ(find_catalog_file(catalog, "tiny-chat").file->quant, "Q8_0");
