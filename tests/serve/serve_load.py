@@ -2,7 +2,7 @@
 p99 time to first token at several client counts, streaming chat completions.
 
   python3 tests/serve/serve_load.py --cli build/bin/kvscope-cli -m MODEL [-t 2] \\
-      [--clients 1,4,16] [--requests 4] [--max-tokens 64] [--np 16]
+      [--clients 1,4,16] [--requests 4] [--max-tokens 64] [--np 16] [-c 2048]
   python3 tests/serve/serve_load.py --url http://127.0.0.1:8080 ...   (a running server)
 
 Each client sends its requests one after another (a new one when the last ends); prompts
@@ -100,6 +100,8 @@ def main():
     ap.add_argument("--url")
     ap.add_argument("-t", "--threads", default="2")
     ap.add_argument("--np", default="16")
+    ap.add_argument("-c", "--ctx", default="2048", help="context per sequence (the pool holds "
+                    "--np of them)")
     ap.add_argument("--clients", default="1,4,16")
     ap.add_argument("--requests", type=int, default=4, help="requests per client")
     ap.add_argument("--max-tokens", type=int, default=64)
@@ -113,7 +115,8 @@ def main():
     else:
         if not (args.cli and args.model):
             ap.error("give --url, or --cli and -m")
-        server = Server(args.cli, args.model, ["-np", args.np], api_key=args.api_key,
+        server = Server(args.cli, args.model, ["-np", args.np, "-c", args.ctx],
+                        api_key=args.api_key,
                         threads=args.threads)
         host, port = "127.0.0.1", server.port
     try:
