@@ -132,6 +132,7 @@ struct Follow {
   std::optional<RequestResult> result;
   bool first_chunk = true;
   Clock::time_point last_write = Clock::now();
+  std::shared_ptr<void> tracked;  // listed in the snapshot while this lives
 
   // One take: false when nothing came within kPoll.
   bool take() {
@@ -234,6 +235,18 @@ bool stream_some(EngineHost& host, Follow& f, httplib::DataSink& sink) {
 
 }  // namespace
 
+std::shared_ptr<void> ApiServer::track(std::int64_t n,
+                                       const std::shared_ptr<RequestStream>& stream) {
+  {
+    std::lock_guard lock(active_mutex_);
+    active_[n] = stream;
+  }
+  return std::shared_ptr<void>(nullptr, [this, n](void*) {
+    std::lock_guard lock(active_mutex_);
+    active_.erase(n);
+  });
+}
+
 void ApiServer::generate(const httplib::Request& req, httplib::Response& res, int endpoint) {
   const Clock::time_point arrival = Clock::now();
   ApiRequest r = parse_api_request(req.body, static_cast<ApiEndpoint>(endpoint));
@@ -246,8 +259,10 @@ void ApiServer::generate(const httplib::Request& req, httplib::Response& res, in
   auto f = std::make_shared<Follow>();
   f->stream = std::make_shared<RequestStream>();
   const bool chat = r.endpoint == ApiEndpoint::Chat;
+  const std::int64_t n = next_id_.fetch_add(1);
+  f->tracked = track(n, f->stream);
   f->head = {r.endpoint,
-             fmt::format("{}-{}", chat ? "chatcmpl" : "cmpl", next_id_.fetch_add(1)),
+             fmt::format("{}-{}", chat ? "chatcmpl" : "cmpl", n),
              std::chrono::duration_cast<std::chrono::seconds>(
                  std::chrono::system_clock::now().time_since_epoch())
                  .count(),

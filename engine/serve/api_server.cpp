@@ -10,6 +10,7 @@
 #include "serve/api_error.h"
 #include "serve/api_request.h"
 #include "serve/engine_call.h"
+#include "serve/request_stream.h"
 #include "serve/snapshot_json.h"
 #include "util/error.h"
 
@@ -214,8 +215,22 @@ void ApiServer::detokenize(const httplib::Request& req, httplib::Response& res) 
 
 void ApiServer::snapshot(const httplib::Request& req, httplib::Response& res) {
   const bool blocks = req.get_param_value("blocks") == "1";
-  json out = call_on_engine(host_, [blocks](Engine& e) {
+  std::vector<std::pair<std::int64_t, RequestId>> active;  // (n, engine request id)
+  {
+    std::lock_guard lock(active_mutex_);
+    for (const auto& [n, weak] : active_) {
+      if (const auto stream = weak.lock()) active.emplace_back(n, stream->request());
+    }
+  }
+  json out = call_on_engine(host_, [blocks, active](Engine& e) {
     json s = snapshot_json(e.snapshot(), blocks);
+    // "API #n": the sequence of each request being answered (-1 while it waits).
+    json requests = json::array();
+    for (const auto& [n, id] : active) {
+      requests.push_back(
+          {{"api", n}, {"request", id}, {"sequence", id > 0 ? e.scheduler().sequence_of(id) : -1}});
+    }
+    s["api_requests"] = std::move(requests);
     s["scheduler"] = {{"running", e.scheduler().n_running()},
                       {"waiting", e.scheduler().n_waiting()},
                       {"kept_prefixes", e.scheduler().n_kept()},

@@ -17,7 +17,9 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "serve/engine_host.h"
@@ -30,6 +32,8 @@ struct Response;
 }  // namespace httplib
 
 namespace kvscope::serve {
+
+class RequestStream;
 
 struct ServedModel {
   std::string id;  // the "model" clients name (the file's name without .gguf)
@@ -72,12 +76,18 @@ class ApiServer {
   void metrics_text(httplib::Response& res);
   void answer_error(httplib::Response& res, const class ApiError& error);
 
+  // Generation requests being answered, by their number n ("API #n", the n of "cmpl-n"),
+  // so the snapshot can say which sequence serves which request.
+  std::shared_ptr<void> track(std::int64_t n, const std::shared_ptr<RequestStream>& stream);
+
   EngineHost& host_;
   ServedModel model_;
   ServerOptions options_;
   ServerMetrics metrics_;
   std::unique_ptr<httplib::Server> http_;
   std::atomic<std::int64_t> next_id_{1};
+  std::mutex active_mutex_;
+  std::map<std::int64_t, std::weak_ptr<RequestStream>> active_;
 };
 
 }  // namespace kvscope::serve

@@ -262,6 +262,12 @@ class StoriesServer(unittest.TestCase):
             chunk = sock.recv(4096)
             self.assertTrue(chunk, "the server closed the stream early")
             got += chunk
+        # The snapshot names the request's sequence ("API #n" is the n of its id cmpl-n).
+        n = int(got.split(b'"id":"cmpl-')[1].split(b'"')[0])
+        live = {r["api"]: r for r in self.server.snapshot()["api_requests"]}
+        self.assertIn(n, live)
+        seq = live[n]["sequence"]
+        self.assertGreater(seq, 0)
         sock.close()
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
@@ -269,6 +275,8 @@ class StoriesServer(unittest.TestCase):
             if snap["scheduler"]["running"] == 0 and snap["n_used"] == 0:
                 break
             time.sleep(0.05)
+        self.assertNotIn(seq, [q["id"] for q in snap["sequences"]])
+        self.assertEqual(snap["api_requests"], [])
         self.assertEqual(snap["scheduler"]["running"], 0)
         self.assertEqual(snap["n_used"], 0)  # cancelled: its kept cache is given back too
         after = self.server.metrics()
