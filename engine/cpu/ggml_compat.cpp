@@ -198,6 +198,53 @@ KVSCOPE_TARGET_AVX2 void swiglu_avx2(const float* gate, const float* up, float* 
   for (; i < n; ++i) out[i] = (gate[i] / (1.0f + std::exp(-gate[i]))) * up[i];
 }
 
+// AVX alone (no FMA, no 256-bit integers): v_expf_avx2 with each fused multiply-add a multiply
+// and an add, as ggml built for such a CPU computes it; 2^n from two 128-bit halves.
+KVSCOPE_TARGET_AVX inline __m256 mul_add_avx(__m256 a, __m256 b, __m256 c) {
+  return _mm256_add_ps(_mm256_mul_ps(a, b), c);
+}
+KVSCOPE_TARGET_AVX inline __m256 neg_mul_add_avx(__m256 a, __m256 b, __m256 c) {
+  return _mm256_sub_ps(c, _mm256_mul_ps(a, b));
+}
+
+KVSCOPE_TARGET_AVX __m256 v_expf_avx(__m256 x) {
+  const __m256 r = _mm256_set1_ps(0x1.8p23f);
+  const __m256 z = mul_add_avx(x, _mm256_set1_ps(0x1.715476p+0f), r);
+  const __m256 n = _mm256_sub_ps(z, r);
+  const __m256 b = neg_mul_add_avx(n, _mm256_set1_ps(0x1.7f7d1cp-20f),
+                                   neg_mul_add_avx(n, _mm256_set1_ps(0x1.62e4p-1f), x));
+  const __m256 u = _mm256_mul_ps(b, b);
+  const __m256 j = mul_add_avx(
+      mul_add_avx(mul_add_avx(_mm256_set1_ps(0x1.0e4020p-7f), b, _mm256_set1_ps(0x1.573e2ep-5f)), u,
+                  mul_add_avx(_mm256_set1_ps(0x1.555e66p-3f), b, _mm256_set1_ps(0x1.fffdb6p-2f))),
+      u, mul_add_avx(_mm256_set1_ps(0x1.ffffecp-1f), b, _mm256_set1_ps(1.0f)));
+  const __m256 abs_n = _mm256_andnot_ps(_mm256_set1_ps(-0.0f), n);
+  if (_mm256_movemask_ps(_mm256_cmp_ps(abs_n, _mm256_set1_ps(126.0f), _CMP_NLE_UQ)) != 0) {
+    alignas(32) float lanes[8];
+    _mm256_store_ps(lanes, x);
+    for (float& v : lanes) v = std::exp(v);
+    return _mm256_load_ps(lanes);
+  }
+  const __m256i ni = _mm256_cvtps_epi32(n);
+  const __m128i bias = _mm_set1_epi32(127);
+  const __m128i lo = _mm_slli_epi32(_mm_add_epi32(_mm256_castsi256_si128(ni), bias), 23);
+  const __m128i hi = _mm_slli_epi32(_mm_add_epi32(_mm256_extractf128_si256(ni, 1), bias), 23);
+  const __m256i e = _mm256_insertf128_si256(_mm256_castsi128_si256(lo), hi, 1);
+  return _mm256_mul_ps(j, _mm256_castsi256_ps(e));
+}
+
+KVSCOPE_TARGET_AVX void swiglu_avx(const float* gate, const float* up, float* out, std::int64_t n) {
+  const __m256 one = _mm256_set1_ps(1.0f);
+  std::int64_t i = 0;
+  for (; i + 7 < n; i += 8) {
+    const __m256 x = _mm256_loadu_ps(gate + i);
+    const __m256 e = v_expf_avx(_mm256_sub_ps(_mm256_setzero_ps(), x));
+    const __m256 silu = _mm256_div_ps(x, _mm256_add_ps(one, e));
+    _mm256_storeu_ps(out + i, _mm256_mul_ps(silu, _mm256_loadu_ps(up + i)));
+  }
+  for (; i < n; ++i) out[i] = (gate[i] / (1.0f + std::exp(-gate[i]))) * up[i];
+}
+
 #endif  // KVSCOPE_X86_SIMD
 
 }  // namespace
@@ -263,9 +310,16 @@ void ggml_rope_rotate(float& x0, float& x1, float cos, float sin) {
   x1 = std::fma(a, sin, b * cos);
 }
 
+void ggml_rope_rotate_unfused(float& x0, float& x1, float cos, float sin) {
+  const float a = x0, b = x1;
+  x0 = a * cos - b * sin;
+  x1 = a * sin + b * cos;
+}
+
 void ggml_swiglu_row(const float* gate, const float* up, float* out, std::int64_t n) {
 #if KVSCOPE_X86_SIMD
   if (use_avx2_fma_f16c()) return swiglu_avx2(gate, up, out, n);
+  if (use_avx()) return swiglu_avx(gate, up, out, n);
 #endif
   swiglu_portable(gate, up, out, n);
 }

@@ -13,7 +13,9 @@
 // The order of each sum is spelled out where the function is defined. Each function has an
 // AVX2+FMA+F16C version (same operations, 16-lane vectors as two 8-lane halves) and a
 // portable one (std::fma where ggml fuses); both give identical bits on every input, and
-// ggml_compat_test.cpp checks them against values ggml itself computed.
+// ggml_compat_test.cpp checks them against values ggml itself computed. On CPUs with AVX but
+// no FMA (use_avx_alone) SwiGLU and RoPE multiply and add in two roundings instead, as ggml
+// built for such a CPU does: std::fma is a software call there.
 #pragma once
 
 #include <cstdint>
@@ -58,6 +60,9 @@ void ggml_rope_angles(std::int64_t pos, float theta_scale, float freq_scale,
 // One rotated pair as ggml's rotate_pairs compiles: x0' = fma(x0, c, -(x1 s)),
 // x1' = fma(x0, s, x1 c).
 void ggml_rope_rotate(float& x0, float& x1, float cos, float sin);
+// The same with the multiplies and adds in two roundings, as ggml built for a CPU without
+// FMA compiles it: for such CPUs, where std::fma is a slow software call.
+void ggml_rope_rotate_unfused(float& x0, float& x1, float cos, float sin);
 
 // --- SwiGLU (ggml_vec_swiglu_f32) -------------------------------------------------------
 

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "cpu/ggml_compat.h"
+#include "cpu/simd_dispatch.h"
 #include "util/error.h"
 
 namespace kvscope {
@@ -185,11 +186,13 @@ void Rope::rotate(std::span<float> x, std::span<const float> cos,
   const bool adjacent = config_.pairing == RopePairing::Adjacent;
   const std::int64_t step = adjacent ? 2 : 1;
   const std::int64_t other = adjacent ? 1 : half;
+  // llama.cpp's fused form, but for AVX-only CPUs (no FMA: std::fma is a software call there)
+  const auto rotate = use_avx_alone() ? &ggml_rope_rotate_unfused : &ggml_rope_rotate;
   for (float* head = x.data(); head != x.data() + x.size(); head += head_dim) {
     for (std::int64_t i = 0; i < half; ++i) {
       float* a = head + i * step;
       float* b = a + other;
-      ggml_rope_rotate(*a, *b, cos[i], sin[i]);  // llama.cpp's fused form
+      rotate(*a, *b, cos[i], sin[i]);
     }
   }
 }

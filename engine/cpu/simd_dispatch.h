@@ -7,9 +7,12 @@
 #define KVSCOPE_X86_SIMD 1
 // Compiles one function for AVX2 + FMA + F16C; only called after use_avx2_fma_f16c().
 #define KVSCOPE_TARGET_AVX2 __attribute__((target("avx2,fma,f16c")))
+// Compiles one function for AVX alone (with SSE4.1); only called after use_avx().
+#define KVSCOPE_TARGET_AVX __attribute__((target("avx,sse4.1")))
 #else
 #define KVSCOPE_X86_SIMD 0
 #define KVSCOPE_TARGET_AVX2
+#define KVSCOPE_TARGET_AVX
 #endif
 
 namespace kvscope {
@@ -21,6 +24,11 @@ bool use_avx2_fma_f16c();
 // True when the CPU has AVX with SSSE3 and SSE4.1 (and the OS saves YMM registers), with the
 // same exceptions. Only the quantized dot products have AVX-only kernels (quant_dot.h).
 bool use_avx();
+// The AVX level without AVX2: those CPUs have no FMA, where std::fma is a slow software
+// call, so code that would fuse a multiply and an add does them in two roundings instead.
+inline bool use_avx_alone() {
+  return use_avx() && !use_avx2_fma_f16c();
+}
 // True when, beyond that, it has AVX-512 F/BW/VL with VNNI (and the OS saves the AVX-512
 // state), with the same PortableArithmeticScope exception.
 bool use_avx512_vnni();

@@ -19,6 +19,9 @@
 #define KVSCOPE_X86_AVX1 0
 #endif
 
+// Every helper is inlined into its kernel (GCC left the fp16 conversion a call per block).
+#define KVSCOPE_X86_INLINE [[gnu::always_inline]] inline
+
 namespace kvscope::x86 {
 namespace {
 
@@ -38,63 +41,63 @@ struct IVec {
     op((a).lo, __VA_ARGS__), op((a).hi, __VA_ARGS__) \
   }
 
-inline IVec iv_load(const void* p) {
+KVSCOPE_X86_INLINE IVec iv_load(const void* p) {
   const auto* q = static_cast<const __m128i*>(p);
   return {_mm_loadu_si128(q), _mm_loadu_si128(q + 1)};
 }
-inline IVec iv_zero() {
+KVSCOPE_X86_INLINE IVec iv_zero() {
   return {_mm_setzero_si128(), _mm_setzero_si128()};
 }
-inline IVec iv_halves(__m128i lo, __m128i hi) {
+KVSCOPE_X86_INLINE IVec iv_halves(__m128i lo, __m128i hi) {
   return {lo, hi};
 }
-inline IVec iv_set1_8(char v) {
+KVSCOPE_X86_INLINE IVec iv_set1_8(char v) {
   const __m128i x = _mm_set1_epi8(v);
   return {x, x};
 }
-inline IVec iv_set1_16(short v) {
+KVSCOPE_X86_INLINE IVec iv_set1_16(short v) {
   const __m128i x = _mm_set1_epi16(v);
   return {x, x};
 }
-inline IVec iv_set1_32(int v) {
+KVSCOPE_X86_INLINE IVec iv_set1_32(int v) {
   const __m128i x = _mm_set1_epi32(v);
   return {x, x};
 }
-inline IVec iv_set1_64(long long v) {
+KVSCOPE_X86_INLINE IVec iv_set1_64(long long v) {
   const __m128i x = _mm_set1_epi64x(v);
   return {x, x};
 }
 // The same 16 bytes in both halves (the form every shuffle control here has).
-inline IVec iv_bytes16(char b0, char b1, char b2, char b3, char b4, char b5, char b6, char b7,
+KVSCOPE_X86_INLINE IVec iv_bytes16(char b0, char b1, char b2, char b3, char b4, char b5, char b6, char b7,
                        char b8, char b9, char b10, char b11, char b12, char b13, char b14,
                        char b15) {
   const __m128i x =
       _mm_setr_epi8(b0, b1, b2, b3, b4, b5, b6, b7, b8, b9, b10, b11, b12, b13, b14, b15);
   return {x, x};
 }
-inline IVec iv_and(IVec a, IVec b) {
+KVSCOPE_X86_INLINE IVec iv_and(IVec a, IVec b) {
   return KVSCOPE_IVEC_2(_mm_and_si128, a, b);
 }
-inline IVec iv_or(IVec a, IVec b) {
+KVSCOPE_X86_INLINE IVec iv_or(IVec a, IVec b) {
   return KVSCOPE_IVEC_2(_mm_or_si128, a, b);
 }
-inline IVec iv_xor(IVec a, IVec b) {
+KVSCOPE_X86_INLINE IVec iv_xor(IVec a, IVec b) {
   return KVSCOPE_IVEC_2(_mm_xor_si128, a, b);
 }
-inline IVec iv_sub8(IVec a, IVec b) {
+KVSCOPE_X86_INLINE IVec iv_sub8(IVec a, IVec b) {
   return KVSCOPE_IVEC_2(_mm_sub_epi8, a, b);
 }
-inline IVec iv_add32(IVec a, IVec b) {
+KVSCOPE_X86_INLINE IVec iv_add32(IVec a, IVec b) {
   return KVSCOPE_IVEC_2(_mm_add_epi32, a, b);
 }
-inline IVec iv_cmpeq8(IVec a, IVec b) {
+KVSCOPE_X86_INLINE IVec iv_cmpeq8(IVec a, IVec b) {
   return KVSCOPE_IVEC_2(_mm_cmpeq_epi8, a, b);
 }
-inline IVec iv_sign8(IVec a, IVec b) {
+KVSCOPE_X86_INLINE IVec iv_sign8(IVec a, IVec b) {
   return KVSCOPE_IVEC_2(_mm_sign_epi8, a, b);
 }
 // Byte shuffle within each 16-byte half (what AVX2's vpshufb does).
-inline IVec iv_shuffle8(IVec a, IVec control) {
+KVSCOPE_X86_INLINE IVec iv_shuffle8(IVec a, IVec control) {
   return KVSCOPE_IVEC_2(_mm_shuffle_epi8, a, control);
 }
 template <int kBits>
@@ -105,20 +108,20 @@ template <int kBits>
 IVec iv_slli16(IVec a) {
   return KVSCOPE_IVEC_1(_mm_slli_epi16, a, kBits);
 }
-inline IVec iv_srl16(IVec a, int bits) {
+KVSCOPE_X86_INLINE IVec iv_srl16(IVec a, int bits) {
   return KVSCOPE_IVEC_1(_mm_srl_epi16, a, _mm_cvtsi32_si128(bits));
 }
-inline IVec iv_srl32(IVec a, int bits) {
+KVSCOPE_X86_INLINE IVec iv_srl32(IVec a, int bits) {
   return KVSCOPE_IVEC_1(_mm_srl_epi32, a, _mm_cvtsi32_si128(bits));
 }
 // lane j = sum_{k<4} u[4j+k] * s[4j+k] (u unsigned, s signed; maddubs cannot saturate for the
 // code ranges the kernels use).
-inline IVec iv_dot_u8s8(IVec u, IVec s) {
+KVSCOPE_X86_INLINE IVec iv_dot_u8s8(IVec u, IVec s) {
   const __m128i ones = _mm_set1_epi16(1);
   return {_mm_madd_epi16(_mm_maddubs_epi16(u.lo, s.lo), ones),
           _mm_madd_epi16(_mm_maddubs_epi16(u.hi, s.hi), ones)};
 }
-inline __m256 iv_to_float(IVec a) {
+KVSCOPE_X86_INLINE __m256 iv_to_float(IVec a) {
   return _mm256_cvtepi32_ps(_mm256_insertf128_si256(_mm256_castsi128_si256(a.lo), a.hi, 1));
 }
 
@@ -126,11 +129,11 @@ inline __m256 iv_to_float(IVec a) {
 #undef KVSCOPE_IVEC_2
 
 // 8 bytes (u8, or s8) -> 8 floats.
-inline __m256 u8x8_to_float(const std::uint8_t* p) {
+KVSCOPE_X86_INLINE __m256 u8x8_to_float(const std::uint8_t* p) {
   const __m128i x = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p));
   return iv_to_float({_mm_cvtepu8_epi32(x), _mm_cvtepu8_epi32(_mm_srli_si128(x, 4))});
 }
-inline __m256 s8x8_to_float(const std::uint8_t* p) {
+KVSCOPE_X86_INLINE __m256 s8x8_to_float(const std::uint8_t* p) {
   const __m128i x = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p));
   return iv_to_float({_mm_cvtepi8_epi32(x), _mm_cvtepi8_epi32(_mm_srli_si128(x, 4))});
 }
@@ -138,7 +141,7 @@ inline __m256 s8x8_to_float(const std::uint8_t* p) {
 // 4 fp16 in the low 16 bits of each int32 lane -> 4 floats, exactly as F16C converts them:
 // the exponent and mantissa moved into float position and scaled by 2^112 (exact for normal
 // and subnormal halves alike), infinities and NaNs given the float's all-ones exponent.
-inline __m128 half4_to_float(__m128i h) {
+KVSCOPE_X86_INLINE __m128 half4_to_float(__m128i h) {
   const __m128i shifted = _mm_slli_epi32(_mm_and_si128(h, _mm_set1_epi32(0x7fff)), 13);
   const __m128 scaled =
       _mm_mul_ps(_mm_castsi128_ps(shifted), _mm_castsi128_ps(_mm_set1_epi32(0x77800000)));
@@ -150,13 +153,13 @@ inline __m128 half4_to_float(__m128i h) {
   const __m128i sign = _mm_slli_epi32(_mm_and_si128(h, _mm_set1_epi32(0x8000)), 16);
   return _mm_or_ps(magnitude, _mm_castsi128_ps(sign));
 }
-inline __m256 f16x8_to_float(const void* p) {
+KVSCOPE_X86_INLINE __m256 f16x8_to_float(const void* p) {
   const __m128i x = _mm_loadu_si128(static_cast<const __m128i*>(p));
   const __m128 lo = half4_to_float(_mm_cvtepu16_epi32(x));
   const __m128 hi = half4_to_float(_mm_cvtepu16_epi32(_mm_srli_si128(x, 8)));
   return _mm256_insertf128_ps(_mm256_castps128_ps256(lo), hi, 1);
 }
-inline __m256 bf16x8_to_float(const void* p) {
+KVSCOPE_X86_INLINE __m256 bf16x8_to_float(const void* p) {
   const __m128i x = _mm_loadu_si128(static_cast<const __m128i*>(p));
   const __m128i lo = _mm_slli_epi32(_mm_cvtepu16_epi32(x), 16);
   const __m128i hi = _mm_slli_epi32(_mm_cvtepu16_epi32(_mm_srli_si128(x, 8)), 16);
@@ -164,7 +167,7 @@ inline __m256 bf16x8_to_float(const void* p) {
 }
 
 // 2^n for integral n in [-126, 127], as floats.
-inline __m256 pow2_int(__m256 n) {
+KVSCOPE_X86_INLINE __m256 pow2_int(__m256 n) {
   const __m256i ni = _mm256_cvtps_epi32(n);
   const __m128i bias = _mm_set1_epi32(127);
   const __m128i lo = _mm_slli_epi32(_mm_add_epi32(_mm256_castsi256_si128(ni), bias), 23);
@@ -173,7 +176,7 @@ inline __m256 pow2_int(__m256 n) {
 }
 
 // 8 codes of a two-per-byte row from element i (even), low nibble first, as floats.
-inline __m256 nibbles8_to_float(const std::uint8_t* data, std::int64_t i) {
+KVSCOPE_X86_INLINE __m256 nibbles8_to_float(const std::uint8_t* data, std::int64_t i) {
   std::int32_t four = 0;
   std::memcpy(&four, data + i / 2, 4);
   const __m128i bytes = _mm_cvtsi32_si128(four);
@@ -185,10 +188,10 @@ inline __m256 nibbles8_to_float(const std::uint8_t* data, std::int64_t i) {
 }
 
 // No FMA on AVX-only CPUs: a multiply and an add, two roundings (see quant_dot.h).
-inline __m256 v_fmadd(__m256 a, __m256 b, __m256 c) {
+KVSCOPE_X86_INLINE __m256 v_fmadd(__m256 a, __m256 b, __m256 c) {
   return _mm256_add_ps(_mm256_mul_ps(a, b), c);
 }
-inline float s_fmadd(float a, float b, float c) {
+KVSCOPE_X86_INLINE float s_fmadd(float a, float b, float c) {
   return a * b + c;  // the file is built with -ffp-contract=off
 }
 
@@ -196,55 +199,55 @@ inline float s_fmadd(float a, float b, float c) {
 
 using IVec = __m256i;
 
-inline IVec iv_load(const void* p) {
+KVSCOPE_X86_INLINE IVec iv_load(const void* p) {
   return _mm256_loadu_si256(static_cast<const __m256i*>(p));
 }
-inline IVec iv_zero() {
+KVSCOPE_X86_INLINE IVec iv_zero() {
   return _mm256_setzero_si256();
 }
-inline IVec iv_halves(__m128i lo, __m128i hi) {
+KVSCOPE_X86_INLINE IVec iv_halves(__m128i lo, __m128i hi) {
   return _mm256_set_m128i(hi, lo);
 }
-inline IVec iv_set1_8(char v) {
+KVSCOPE_X86_INLINE IVec iv_set1_8(char v) {
   return _mm256_set1_epi8(v);
 }
-inline IVec iv_set1_16(short v) {
+KVSCOPE_X86_INLINE IVec iv_set1_16(short v) {
   return _mm256_set1_epi16(v);
 }
-inline IVec iv_set1_32(int v) {
+KVSCOPE_X86_INLINE IVec iv_set1_32(int v) {
   return _mm256_set1_epi32(v);
 }
-inline IVec iv_set1_64(long long v) {
+KVSCOPE_X86_INLINE IVec iv_set1_64(long long v) {
   return _mm256_set1_epi64x(v);
 }
-inline IVec iv_bytes16(char b0, char b1, char b2, char b3, char b4, char b5, char b6, char b7,
+KVSCOPE_X86_INLINE IVec iv_bytes16(char b0, char b1, char b2, char b3, char b4, char b5, char b6, char b7,
                        char b8, char b9, char b10, char b11, char b12, char b13, char b14,
                        char b15) {
   return _mm256_setr_epi8(b0, b1, b2, b3, b4, b5, b6, b7, b8, b9, b10, b11, b12, b13, b14, b15, b0,
                           b1, b2, b3, b4, b5, b6, b7, b8, b9, b10, b11, b12, b13, b14, b15);
 }
-inline IVec iv_and(IVec a, IVec b) {
+KVSCOPE_X86_INLINE IVec iv_and(IVec a, IVec b) {
   return _mm256_and_si256(a, b);
 }
-inline IVec iv_or(IVec a, IVec b) {
+KVSCOPE_X86_INLINE IVec iv_or(IVec a, IVec b) {
   return _mm256_or_si256(a, b);
 }
-inline IVec iv_xor(IVec a, IVec b) {
+KVSCOPE_X86_INLINE IVec iv_xor(IVec a, IVec b) {
   return _mm256_xor_si256(a, b);
 }
-inline IVec iv_sub8(IVec a, IVec b) {
+KVSCOPE_X86_INLINE IVec iv_sub8(IVec a, IVec b) {
   return _mm256_sub_epi8(a, b);
 }
-inline IVec iv_add32(IVec a, IVec b) {
+KVSCOPE_X86_INLINE IVec iv_add32(IVec a, IVec b) {
   return _mm256_add_epi32(a, b);
 }
-inline IVec iv_cmpeq8(IVec a, IVec b) {
+KVSCOPE_X86_INLINE IVec iv_cmpeq8(IVec a, IVec b) {
   return _mm256_cmpeq_epi8(a, b);
 }
-inline IVec iv_sign8(IVec a, IVec b) {
+KVSCOPE_X86_INLINE IVec iv_sign8(IVec a, IVec b) {
   return _mm256_sign_epi8(a, b);
 }
-inline IVec iv_shuffle8(IVec a, IVec control) {
+KVSCOPE_X86_INLINE IVec iv_shuffle8(IVec a, IVec control) {
   return _mm256_shuffle_epi8(a, control);
 }
 template <int kBits>
@@ -255,45 +258,45 @@ template <int kBits>
 IVec iv_slli16(IVec a) {
   return _mm256_slli_epi16(a, kBits);
 }
-inline IVec iv_srl16(IVec a, int bits) {
+KVSCOPE_X86_INLINE IVec iv_srl16(IVec a, int bits) {
   return _mm256_srl_epi16(a, _mm_cvtsi32_si128(bits));
 }
-inline IVec iv_srl32(IVec a, int bits) {
+KVSCOPE_X86_INLINE IVec iv_srl32(IVec a, int bits) {
   return _mm256_srl_epi32(a, _mm_cvtsi32_si128(bits));
 }
-inline IVec iv_dot_u8s8(IVec u, IVec s) {
+KVSCOPE_X86_INLINE IVec iv_dot_u8s8(IVec u, IVec s) {
 #if KVSCOPE_X86_VNNI
   return _mm256_dpbusd_epi32(_mm256_setzero_si256(), u, s);
 #else
   return _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1));
 #endif
 }
-inline __m256 iv_to_float(IVec a) {
+KVSCOPE_X86_INLINE __m256 iv_to_float(IVec a) {
   return _mm256_cvtepi32_ps(a);
 }
 
-inline __m256 u8x8_to_float(const std::uint8_t* p) {
+KVSCOPE_X86_INLINE __m256 u8x8_to_float(const std::uint8_t* p) {
   return _mm256_cvtepi32_ps(
       _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
 }
-inline __m256 s8x8_to_float(const std::uint8_t* p) {
+KVSCOPE_X86_INLINE __m256 s8x8_to_float(const std::uint8_t* p) {
   return _mm256_cvtepi32_ps(
       _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
 }
-inline __m256 f16x8_to_float(const void* p) {
+KVSCOPE_X86_INLINE __m256 f16x8_to_float(const void* p) {
   return _mm256_cvtph_ps(_mm_loadu_si128(static_cast<const __m128i*>(p)));
 }
-inline __m256 bf16x8_to_float(const void* p) {
+KVSCOPE_X86_INLINE __m256 bf16x8_to_float(const void* p) {
   const __m256i wide = _mm256_cvtepu16_epi32(_mm_loadu_si128(static_cast<const __m128i*>(p)));
   return _mm256_castsi256_ps(_mm256_slli_epi32(wide, 16));
 }
 
-inline __m256 pow2_int(__m256 n) {
+KVSCOPE_X86_INLINE __m256 pow2_int(__m256 n) {
   const __m256i e = _mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127));
   return _mm256_castsi256_ps(_mm256_slli_epi32(e, 23));
 }
 
-inline __m256 nibbles8_to_float(const std::uint8_t* data, std::int64_t i) {
+KVSCOPE_X86_INLINE __m256 nibbles8_to_float(const std::uint8_t* data, std::int64_t i) {
   std::int32_t four = 0;
   std::memcpy(&four, data + i / 2, 4);
   const __m128i bytes = _mm_cvtsi32_si128(four);
@@ -303,17 +306,17 @@ inline __m256 nibbles8_to_float(const std::uint8_t* data, std::int64_t i) {
   return _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_unpacklo_epi8(lo, hi)));
 }
 
-inline __m256 v_fmadd(__m256 a, __m256 b, __m256 c) {
+KVSCOPE_X86_INLINE __m256 v_fmadd(__m256 a, __m256 b, __m256 c) {
   return _mm256_fmadd_ps(a, b, c);
 }
-inline float s_fmadd(float a, float b, float c) {
+KVSCOPE_X86_INLINE float s_fmadd(float a, float b, float c) {
   return std::fma(a, b, c);
 }
 
 #endif
 
 // sum + the dot products of 4 codes per lane (VNNI: in one instruction).
-inline IVec iv_dot_add(IVec sum, IVec u, IVec s) {
+KVSCOPE_X86_INLINE IVec iv_dot_add(IVec sum, IVec u, IVec s) {
 #if KVSCOPE_X86_VNNI
   return _mm256_dpbusd_epi32(sum, u, s);
 #else
@@ -322,7 +325,7 @@ inline IVec iv_dot_add(IVec sum, IVec u, IVec s) {
 }
 
 // 4 bytes broadcast to every int32 lane.
-inline IVec iv_broadcast4(const std::int8_t* q) {
+KVSCOPE_X86_INLINE IVec iv_broadcast4(const std::int8_t* q) {
   std::int32_t v;
   std::memcpy(&v, q, 4);
   return iv_set1_32(v);

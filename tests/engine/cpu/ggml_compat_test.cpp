@@ -207,5 +207,31 @@ TEST(GgmlCompat, PortableAndDispatchedVersionsAgreeOnEveryInput) {
   for (int i = 0; i < 16; ++i) EXPECT_EQ(bits(out[i]), bits(out_p[i])) << gate[i];
 }
 
+// AVX without FMA (use_avx_alone): SwiGLU and RoPE multiply and add in two roundings, so they
+// are checked against the exact values in double rather than bit for bit.
+TEST(GgmlCompat, AvxAloneSwigluAndRopeAreTheExactValuesUpToRounding) {
+  if (!cpu_has_avx()) GTEST_SKIP() << "this CPU has no AVX";
+  const CpuIsaCapScope avx(1);
+  ASSERT_TRUE(use_avx_alone());
+  Lcg g(91);
+  std::vector<float> gate = {-150.0f, -90.0f, -88.5f, 0.0f, 1e-30f, 88.5f, 100.0f, -1e-3f};
+  for (int i = 0; i < 300; ++i) gate.push_back(g.next(12.0f));
+  const std::vector<float> up(gate.size(), 1.5f);
+  std::vector<float> out(gate.size());
+  ggml_swiglu_row(gate.data(), up.data(), out.data(), static_cast<std::int64_t>(gate.size()));
+  for (std::size_t i = 0; i < gate.size(); ++i) {
+    const double x = gate[i], want = x / (1.0 + std::exp(-x)) * 1.5;
+    EXPECT_NEAR(out[i], want, 8e-7 * std::abs(want) + 1e-36) << x;  // e^90 overflows: -0
+  }
+  for (int i = 0; i < 100; ++i) {
+    const float a = g.next(4.0f), b = g.next(4.0f), angle = g.next(3.0f);
+    float x0 = a, x1 = b;
+    ggml_rope_rotate_unfused(x0, x1, std::cos(angle), std::sin(angle));
+    const double c = std::cos(angle), s = std::sin(angle);
+    EXPECT_NEAR(x0, a * c - b * s, 2e-6);
+    EXPECT_NEAR(x1, a * s + b * c, 2e-6);
+  }
+}
+
 }  // namespace
 }  // namespace kvscope
