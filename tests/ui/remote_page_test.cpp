@@ -204,7 +204,7 @@ class RemotePageTest : public QObject {
     if (!QFileInfo::exists(cli)) QSKIP(qPrintable("needs " + cli + " (build kvscope-cli)"));
     if (QStandardPaths::findExecutable("curl").isEmpty()) QSKIP("needs curl for the load");
     QProcess server;
-    server.start(cli, {"serve", "-m", model, "--port", "0", "-np", "4", "-t", "1"});
+    server.start(cli, {"serve", "-m", model, "--port", "0", "-np", "2", "-t", "1"});
     QVERIFY(server.waitForStarted());
     int port = 0;
     QElapsedTimer clock;
@@ -220,15 +220,17 @@ class RemotePageTest : public QObject {
 
     RemotePage page;
     page.resize(1280, 760);
+    page.setPollInterval(0.25);
     page.connectTo(QStringLiteral("http://127.0.0.1:%1").arg(port));
     QTRY_VERIFY_WITH_TIMEOUT(page.goodScrapes() >= 1, 10000);
     QVERIFY2(page.statusLabel()->text().contains("Connected: KVScope"),
              qPrintable(page.statusLabel()->text()));
-    // Load: 6 completions of 120 tokens at once, 4 decoded together, 2 waiting.
+    // Load: 8 completions of 300 tokens at once, 2 decoded together, 6 waiting (a few
+    // seconds of stories260K on one thread).
     std::vector<std::unique_ptr<QProcess>> load;
     const QString body = QStringLiteral(
-        R"({"model":"stories260K","prompt":"Once upon a time","max_tokens":120,"temperature":0})");
-    for (int i = 0; i < 6; ++i) {
+        R"({"model":"stories260K","prompt":"Once upon a time","max_tokens":300,"temperature":0})");
+    for (int i = 0; i < 8; ++i) {
       auto& p = load.emplace_back(std::make_unique<QProcess>());
       p->start("curl", {"-s", "-m", "60", "-H", "Content-Type: application/json", "-d", body,
                         QStringLiteral("http://127.0.0.1:%1/v1/completions").arg(port)});
@@ -241,9 +243,14 @@ class RemotePageTest : public QObject {
     };
     QTRY_VERIFY_WITH_TIMEOUT(
         saw([](const WatchPoint& w) { return w.generation_tokens_per_s.value_or(0) > 0; }), 60000);
-    for (auto& p : load) QVERIFY(p->waitForFinished(60000));
+    for (auto& p : load) {
+      if (p->state() != QProcess::NotRunning) QVERIFY(p->waitForFinished(60000));
+      QCOMPARE(p->exitCode(), 0);  // curl got its completion
+    }
     QTRY_VERIFY_WITH_TIMEOUT(page.series().points().back().running.value_or(-1) == 0, 10000);
-    QVERIFY(saw([](const WatchPoint& w) { return w.kv_usage_pct.has_value(); }));
+    QVERIFY(saw([](const WatchPoint& w) { return w.kv_usage_pct.value_or(0) > 0; }));
+    QVERIFY(saw([](const WatchPoint& w) { return w.running.value_or(0) > 0; }));
+    QVERIFY(saw([](const WatchPoint& w) { return w.ttft_p50.has_value(); }));
     QVERIFY(!points(page, kTokens, 0).isEmpty());
     page.show();
     QVERIFY(QTest::qWaitForWindowExposed(&page));

@@ -9,6 +9,8 @@
 #include <QSettings>
 #include <QVBoxLayout>
 
+#include <algorithm>
+
 #include "fits/catalogue.h"
 #include "plan/units.h"
 #include "remote/remote_lines.h"
@@ -20,7 +22,6 @@ namespace kvscope::ui {
 namespace {
 
 constexpr auto kUrlKey = "remote/url";
-constexpr double kInterval = 1.0;  // seconds between scrapes
 
 QString status_color(ScrapeStatus s) {
   return s == ScrapeStatus::Ok ? QStringLiteral("#59a14f") : QStringLiteral("#e15759");
@@ -113,6 +114,10 @@ QWidget* RemotePage::build_charts() {
   return box;
 }
 
+void RemotePage::setPollInterval(double seconds) {
+  interval_ = std::clamp(seconds, 0.05, 3600.0);
+}
+
 bool RemotePage::connected() const {
   return watcher_->running();
 }
@@ -128,7 +133,7 @@ void RemotePage::on_connect_clicked() {
 void RemotePage::connectTo(const QString& url) {
   QString error;
   url_->setText(url);
-  if (!watcher_->start(url, kInterval, &error)) {
+  if (!watcher_->start(url, interval_, &error)) {
     status_->setText(
         QStringLiteral("<span style='color:#e15759'>%1</span>").arg(error.toHtmlEscaped()));
     return;

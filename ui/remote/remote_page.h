@@ -36,6 +36,8 @@ class RemotePage : public QWidget {
  public:
   explicit RemotePage(QWidget* parent = nullptr);
 
+  // Seconds between scrapes of the next connectTo (default 1; tests go faster).
+  void setPollInterval(double seconds);
   // Starts polling `url` every second (clears the charts); a bad URL shows in the status line.
   void connectTo(const QString& url);
   void disconnectFromServer();
@@ -74,6 +76,7 @@ class RemotePage : public QWidget {
   WatchSeries series_;
   std::optional<PlannedPool> plan_;
   QString plan_error_;
+  double interval_ = 1.0;
   int good_ = 0;
   int failed_ = 0;
   QLineEdit* url_;

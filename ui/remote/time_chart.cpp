@@ -54,7 +54,10 @@ void TimeChart::setPoints(const QVector<QList<QPointF>>& points, double x_from, 
     y_->setRange(0, y_max_);
     y_->setTickCount(5);
   } else {
-    y_->setRange(0, std::max(top * 1.05, 1.0));
+    // counts (no decimals) get whole ticks: at least 0 to 5
+    const bool counts = std::all_of(lines_.begin(), lines_.end(),
+                                    [](const TimeLine& l) { return l.decimals == 0; });
+    y_->setRange(0, std::max(top * 1.05, counts ? 5.0 : 1.0));
     y_->applyNiceNumbers();  // round ticks: 0, 10, 20 ... rather than 0, 12.5, 25 ...
   }
   update_legend(points);
