@@ -200,6 +200,16 @@ ApiRequest parse_api_request(std::string_view text, ApiEndpoint endpoint) {
   if (!body.is_object()) throw bad_request("the body must be a JSON object");
   ApiRequest r;
   r.endpoint = endpoint;
+  // Refused rather than ignored: a client asking for these would misread a plain answer.
+  // (Empty lists, "none" and {"type": "text"} ask for nothing and pass.)
+  for (const char* name : {"tools", "functions", "tool_choice", "response_format", "suffix"}) {
+    const json* v = field(body, name);
+    if (!v || (v->is_array() && v->empty()) || *v == "none" ||
+        (v->is_object() && v->size() == 1 && v->value("type", "") == "text")) {
+      continue;
+    }
+    throw bad_request(fmt::format("'{}' is not supported by this server", name), name);
+  }
   if (const json* m = field(body, "model")) {
     if (!m->is_string()) throw bad_request("'model' must be a string", "model");
     r.model = m->get<std::string>();

@@ -123,6 +123,12 @@ TEST(ApiRequest, WrongTypesAndRangesNameTheField) {
   EXPECT_EQ(
       rejection(R"({"messages": [{"role": "user", "content": [{"type": "image_url"}]}]})").param(),
       "messages[0].content");
+  EXPECT_EQ(param_of(R"("tools": [{"type": "function"}])"), "tools");
+  EXPECT_EQ(param_of(R"("response_format": {"type": "json_object"})"), "response_format");
+  EXPECT_EQ(param_of(R"("tools": null, "suffix": "x")"), "suffix");  // null means absent
+  EXPECT_NO_THROW(parse_api_request(
+      "{" + msgs + R"(, "tools": [], "tool_choice": "none", "response_format": {"type": "text"}})",
+      ApiEndpoint::Chat));
   EXPECT_EQ(rejection("{}").param(), "messages");
   EXPECT_EQ(rejection("{}", ApiEndpoint::Completion).param(), "prompt");
   EXPECT_EQ(rejection(R"({"prompt": ["a", "b"]})", ApiEndpoint::Completion).param(), "prompt");
