@@ -4,7 +4,7 @@ errors (401, 400, 404), greedy output equal to `kvscope-cli run`, 16 concurrent 
 clients x 20 requests, and a client that disconnects mid-stream.
 
 Loopback only; every wait is bounded; the servers stop at the end.
-Usage: serve_openai_test.py --cli build/bin/kvscope-cli [unittest args]
+Usage: serve_openai_test.py --cli build/bin/kvscope-cli [--skip-large] [unittest args]
 """
 import argparse
 import concurrent.futures
@@ -22,6 +22,7 @@ sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 from serve_support import Server, metric_sum, shared_dir
 
 CLI = None
+SKIP_LARGE = False
 KEY = "test-key-123"
 STORIES = os.path.join(shared_dir(), "models", "stories260K.gguf")
 SMOLLM2 = os.path.join(shared_dir(), "models", "SmolLM2-135M-Instruct.Q4_1.gguf")
@@ -291,6 +292,8 @@ class SmolLM2Server(unittest.TestCase):
     def setUpClass(cls):
         if not os.path.exists(SMOLLM2):
             raise unittest.SkipTest(f"{SMOLLM2} is missing")
+        if SKIP_LARGE:
+            raise unittest.SkipTest("--skip-large (a sanitizer build: stories260K only)")
         cls.server = Server(CLI, SMOLLM2, ["-np", "4", "-c", "512"])
         cls.client = openai.OpenAI(base_url=cls.server.base + "/v1", api_key="unused",
                                    max_retries=0, timeout=300)
@@ -318,6 +321,8 @@ class SmolLM2Server(unittest.TestCase):
 if __name__ == "__main__":
     parser = argparse.ArgumentParser()
     parser.add_argument("--cli", required=True)
+    parser.add_argument("--skip-large", action="store_true", help="stories260K only")
     args, rest = parser.parse_known_args()
     CLI = args.cli
+    SKIP_LARGE = args.skip_large
     unittest.main(argv=[sys.argv[0], *rest], verbosity=2)
