@@ -164,7 +164,10 @@ std::string ServerMetrics::text(const EngineGauges& e, const std::string& model_
   };
   gauge("vllm:num_requests_running", "Requests in the running batch.", e.running);
   gauge("vllm:num_requests_waiting", "Requests waiting for blocks or a batch slot.", e.waiting);
-  gauge("vllm:kv_cache_usage_perc", "KV cache usage, 1 = every block in use.", e.kv_usage);
+  // Unlike vLLM's, kept prefixes count as used here (their blocks are held until evicted).
+  gauge("vllm:kv_cache_usage_perc",
+        "KV cache usage, 1 = every block in use (kept prefixes included; they give way first).",
+        e.kv_usage);
   counter("vllm:prefix_cache_queries_total", "Prompt tokens looked up in the prefix cache.",
           prefix_queries_);
   counter("vllm:prefix_cache_hits_total", "Prompt tokens found in the prefix cache.", prefix_hits_);
