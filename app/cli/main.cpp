@@ -12,6 +12,7 @@
 namespace kvscope::cli {
 int cmd_simulate(const Args& args);         // cmd_simulate.cpp
 int cmd_bench_attention(const Args& args);  // cmd_bench_attention.cpp
+int cmd_watch(const Args& args);            // cmd_watch.cpp
 int cmd_serve(const Args& args);            // cmd_serve.cpp
 }  // namespace kvscope::cli
 
@@ -41,6 +42,8 @@ constexpr Command kCommands[] = {
      kvscope::cli::cmd_quantize},
     {"simulate", "paged vs contiguous KV allocation on a request trace (no model needed)",
      kvscope::cli::cmd_simulate},
+    {"watch", "follow a server's /metrics (vLLM, llama-server, KVScope): KV, queue, TTFT",
+     kvscope::cli::cmd_watch},
     {"serve", "an OpenAI-compatible HTTP server on 127.0.0.1 (chat, completions, /metrics)",
      kvscope::cli::cmd_serve},
 };
