@@ -52,4 +52,12 @@ if [[ -f $model ]]; then
 else
   echo "skipping stories260K screenshots: no $model"
 fi
+# The Remote page, from its test: the vLLM fixture dumps (remote-fixtures.png) and
+# kvscope-cli serve under load (remote-live.png, when the shared model is there).
+remote_test="$build/bin/kvscope_ui_remote_page_test"
+if [[ -x $remote_test ]]; then
+  KVSCOPE_SCREENSHOT_DIR="$out" KVSCOPE_BINARY_DIR="$build" KVSCOPE_SHARED_DIR="$shared" \
+    xvfb-run -a -s "-screen 0 1280x800x24" "$remote_test" \
+    rendersVllmDumpsWithThePlannersLine followsKvscopeServeUnderLoad
+fi
 ls -1 "$out"/*.png
