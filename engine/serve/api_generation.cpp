@@ -249,7 +249,8 @@ std::shared_ptr<void> ApiServer::track(std::int64_t n,
 
 void ApiServer::generate(const httplib::Request& req, httplib::Response& res, int endpoint) {
   const Clock::time_point arrival = Clock::now();
-  ApiRequest r = parse_api_request(req.body, static_cast<ApiEndpoint>(endpoint));
+  ApiRequest r =
+      parse_api_request(req.body, static_cast<ApiEndpoint>(endpoint), model_.sampling_defaults);
   if (!r.model.empty() && r.model != model_.id) {
     throw ApiError(404, "invalid_request_error",
                    fmt::format("the model '{:.100}' does not exist: this server serves '{}'",

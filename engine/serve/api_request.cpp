@@ -159,16 +159,18 @@ void read_logprobs(const json& body, ApiRequest& r) {
   }
 }
 
-SamplingParams sampling(const json& body, bool& seeded) {
-  SamplingParams s;
-  s.temperature = static_cast<float>(number(body, "temperature", 1.0, 0.0, 2.0));
-  s.top_p = static_cast<float>(number(body, "top_p", 1.0, 0.0, 1.0));
-  s.top_k = static_cast<int>(integer(body, "top_k", 0, 0, 1 << 24));
-  s.min_p = static_cast<float>(number(body, "min_p", 0.0, 0.0, 1.0));
-  s.presence_penalty = static_cast<float>(number(body, "presence_penalty", 0.0, -2.0, 2.0));
-  s.frequency_penalty = static_cast<float>(number(body, "frequency_penalty", 0.0, -2.0, 2.0));
-  s.repeat_penalty = static_cast<float>(number(body, "repetition_penalty", 1.0, 0.01, 10.0));
-  s.repeat_last_n = 64;
+SamplingParams sampling(const json& body, bool& seeded, const SamplingParams& d) {
+  SamplingParams s = d;
+  s.temperature = static_cast<float>(number(body, "temperature", d.temperature, 0.0, 2.0));
+  s.top_p = static_cast<float>(number(body, "top_p", d.top_p, 0.0, 1.0));
+  s.top_k = static_cast<int>(integer(body, "top_k", d.top_k, 0, 1 << 24));
+  s.min_p = static_cast<float>(number(body, "min_p", d.min_p, 0.0, 1.0));
+  s.presence_penalty =
+      static_cast<float>(number(body, "presence_penalty", d.presence_penalty, -2.0, 2.0));
+  s.frequency_penalty =
+      static_cast<float>(number(body, "frequency_penalty", d.frequency_penalty, -2.0, 2.0));
+  s.repeat_penalty =
+      static_cast<float>(number(body, "repetition_penalty", d.repeat_penalty, 0.01, 10.0));
   seeded = field(body, "seed") != nullptr;
   s.seed =
       static_cast<std::uint64_t>(integer(body, "seed", 0, std::numeric_limits<std::int64_t>::min(),
@@ -195,7 +197,19 @@ nlohmann::json parse_json_body(std::string_view body) {
   }
 }
 
-ApiRequest parse_api_request(std::string_view text, ApiEndpoint endpoint) {
+SamplingParams openai_sampling_defaults() {
+  SamplingParams s;
+  s.temperature = 1.0f;
+  s.top_k = 0;
+  s.top_p = 1.0f;
+  s.min_p = 0.0f;
+  s.repeat_penalty = 1.0f;
+  s.repeat_last_n = 64;  // the window of presence / frequency penalties
+  return s;
+}
+
+ApiRequest parse_api_request(std::string_view text, ApiEndpoint endpoint,
+                             const SamplingParams& defaults) {
   const json body = parse_json_body(text);
   if (!body.is_object()) throw bad_request("the body must be a JSON object");
   ApiRequest r;
@@ -228,7 +242,7 @@ ApiRequest parse_api_request(std::string_view text, ApiEndpoint endpoint) {
       field(body, "max_completion_tokens") ? "max_completion_tokens" : "max_tokens";
   r.max_tokens = integer(body, max_name, 0, 1, std::int64_t{1} << 30);
   integer(body, "n", 1, 1, 1);  // one choice per request
-  r.sampling = sampling(body, r.seeded);
+  r.sampling = sampling(body, r.seeded, defaults);
   r.stop = stop_strings(body);
   read_logprobs(body, r);
   return r;

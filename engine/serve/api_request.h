@@ -28,7 +28,7 @@ struct ApiRequest {
   bool stream = false;
   bool include_usage = false;   // stream_options.include_usage: a last chunk with usage
   std::int64_t max_tokens = 0;  // 0: until the context is full
-  // OpenAI's defaults: temperature 1, top_p 1, no top-k / min-p; seed drawn when absent.
+  // The fields given, the server's defaults (below) for the others; seed drawn when absent.
   SamplingParams sampling;
   bool seeded = false;
   std::vector<std::string> stop;  // at most 4, none empty
@@ -43,7 +43,13 @@ constexpr int kMaxTopLogprobs = 20;
 // Parses `body` as JSON no deeper than kMaxJsonDepth; 400 with the parser's message otherwise.
 nlohmann::json parse_json_body(std::string_view body);
 
-// Throws ApiError (400) naming the field at fault.
-ApiRequest parse_api_request(std::string_view body, ApiEndpoint endpoint);
+// OpenAI's (and vLLM's) values for omitted sampling fields: temperature 1, top_p 1, no
+// top-k, min-p or penalties. A server lays the model's generation_config.json over them
+// (run/model_sampling.h), as vLLM does.
+SamplingParams openai_sampling_defaults();
+
+// Throws ApiError (400) naming the field at fault. Omitted sampling fields take `defaults`.
+ApiRequest parse_api_request(std::string_view body, ApiEndpoint endpoint,
+                             const SamplingParams& defaults = openai_sampling_defaults());
 
 }  // namespace kvscope::serve

@@ -22,6 +22,7 @@
 #include <mutex>
 #include <string>
 
+#include "serve/api_request.h"
 #include "serve/engine_host.h"
 #include "serve/server_metrics.h"
 
@@ -38,6 +39,9 @@ class RequestStream;
 struct ServedModel {
   std::string id;  // the "model" clients name (the file's name without .gguf)
   std::int64_t context_length = 0;
+  // What a request's omitted sampling fields take (openai_sampling_defaults() with the
+  // model's generation_config.json over it).
+  SamplingParams sampling_defaults = openai_sampling_defaults();
 };
 
 struct ServerOptions {

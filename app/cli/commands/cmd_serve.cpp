@@ -15,6 +15,7 @@
 #include "cli/command.h"
 #include "cli/engine_args.h"
 #include "run/engine.h"
+#include "run/model_sampling.h"
 #include "serve/api_server.h"
 #include "serve/engine_thread.h"
 
@@ -73,7 +74,14 @@ int cmd_serve(const Args& args) {
 
   auto engine = std::make_unique<Engine>(path, options);
   if (!engine->backend_note().empty()) fmt::print(stderr, "note: {}\n", engine->backend_note());
-  const serve::ServedModel model{p.get_or("--alias", model_id(path)), engine->context_length()};
+  serve::ServedModel model{p.get_or("--alias", model_id(path)), engine->context_length()};
+  // As vLLM: what the model publishes (generation_config.json) over OpenAI's defaults.
+  const SamplingDefaults& published = engine->model().sampling_defaults();
+  model.sampling_defaults = with_model_defaults(published, serve::openai_sampling_defaults());
+  if (published.any()) {
+    fmt::print(stderr, "note: requests that omit sampling fields take {}'s values\n",
+               published.source);
+  }
   serve::EngineThread host(std::move(engine));
   serve::ApiServer api(host, model, server);
   const int port = api.bind();

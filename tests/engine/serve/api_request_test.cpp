@@ -65,6 +65,21 @@ TEST(ApiRequest, ReadsEverySamplingField) {
   EXPECT_EQ(r.top_logprobs, 3);
 }
 
+TEST(ApiRequest, OmittedSamplingFieldsTakeTheServersDefaults) {
+  SamplingParams d = openai_sampling_defaults();
+  d.temperature = 0.6f;  // as a model's generation_config.json may publish
+  d.top_k = 20;
+  d.repeat_penalty = 1.05f;
+  d.repeat_last_n = -1;
+  const ApiRequest r = parse_api_request(
+      R"({"messages": [{"role": "user", "content": "x"}], "top_k": 5})", ApiEndpoint::Chat, d);
+  EXPECT_FLOAT_EQ(r.sampling.temperature, 0.6f);
+  EXPECT_EQ(r.sampling.top_k, 5);  // given
+  EXPECT_FLOAT_EQ(r.sampling.top_p, 1.0f);
+  EXPECT_FLOAT_EQ(r.sampling.repeat_penalty, 1.05f);
+  EXPECT_EQ(r.sampling.repeat_last_n, -1);
+}
+
 TEST(ApiRequest, ChatLogprobsAreABooleanWithTopLogprobsBeside) {
   const ApiRequest r = parse_api_request(
       R"({"messages": [{"role": "user", "content": "x"}], "logprobs": true, "top_logprobs": 2,
