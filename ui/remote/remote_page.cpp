@@ -253,6 +253,7 @@ void RemotePage::update_server_line() {
 
 void RemotePage::update_charts() {
   const RemoteLines l = remote_lines(series_, plan_ ? plan_->tokens : 0);
+  charts_[0]->setLineShown(1, plan_.has_value());
   const auto& p = series_.points();
   const double from = p.empty() ? 0.0 : p.front().seconds;
   const double to = p.empty() ? 0.0 : p.back().seconds;

@@ -14,6 +14,7 @@ namespace kvscope::ui {
 TimeChart::TimeChart(const QString& title, QVector<TimeLine> lines, double y_max, QWidget* parent)
     : ChartFrame(parent),
       lines_(std::move(lines)),
+      shown_(lines_.size(), true),
       x_(new QValueAxis),
       y_(new QValueAxis),
       y_max_(y_max) {
@@ -41,6 +42,11 @@ void TimeChart::clear() {
   setPoints(QVector<QList<QPointF>>(lines_.size()), 0.0, 0.0);
 }
 
+void TimeChart::setLineShown(int line, bool shown) {
+  shown_[line] = shown;
+  series_[line]->setVisible(shown);
+}
+
 void TimeChart::setPoints(const QVector<QList<QPointF>>& points, double x_from, double x_to) {
   double top = 0.0;
   for (int i = 0; i < series_.size(); ++i) {
@@ -66,6 +72,7 @@ void TimeChart::setPoints(const QVector<QList<QPointF>>& points, double x_from, 
 void TimeChart::update_legend(const QVector<QList<QPointF>>& points) {
   QVector<LegendEntry> entries;
   for (int i = 0; i < lines_.size(); ++i) {
+    if (!shown_[i]) continue;
     const TimeLine& l = lines_[i];
     QString text = l.name;
     if (i < points.size() && !points[i].isEmpty()) {

@@ -33,6 +33,8 @@ class TimeChart : public ChartFrame {
   // [x_from, x_to] (every chart of a page shows the same span; at least 10 s).
   void setPoints(const QVector<QList<QPointF>>& points, double x_from, double x_to);
   void clear();
+  // Hides a line and its legend entry (the planner's, while no model is chosen).
+  void setLineShown(int line, bool shown);
 
   QLineSeries* series(int line) const { return series_[line]; }
   int lineCount() const { return static_cast<int>(series_.size()); }
@@ -44,6 +46,7 @@ class TimeChart : public ChartFrame {
   void update_legend(const QVector<QList<QPointF>>& points);
 
   QVector<TimeLine> lines_;
+  QVector<bool> shown_;
   QVector<QLineSeries*> series_;
   QValueAxis* x_;
   QValueAxis* y_;
