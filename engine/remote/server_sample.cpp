@@ -103,10 +103,11 @@ void read_cache_config(const MetricDump& dump, ServerSample& out) {
   const MetricFamily* f = dump.find("vllm:cache_config_info");
   if (f == nullptr || f->samples.empty()) return;
   const MetricSample& s = f->samples.front();
-  if (auto blocks = number(s.label("num_gpu_blocks")); blocks && *blocks > 0) {
+  // A hostile label must not overflow the integer casts: no pool has 2^40 blocks.
+  if (auto blocks = number(s.label("num_gpu_blocks")); blocks && *blocks > 0 && *blocks < 0x1p40) {
     out.kv_pool_blocks = static_cast<std::int64_t>(*blocks);
   }
-  if (auto size = number(s.label("block_size")); size && *size > 0) {
+  if (auto size = number(s.label("block_size")); size && *size > 0 && *size < 0x1p20) {
     out.kv_block_size = static_cast<std::int64_t>(*size);
   }
   out.gpu_memory_utilization = number(s.label("gpu_memory_utilization"));
@@ -122,7 +123,7 @@ void read_kvscope_pool(const MetricDump& dump, ServerSample& out) {
     const std::string* group = s.label("group");
     if (group != nullptr && *group == "0" && std::isfinite(s.value)) blocks += s.value;
   }
-  if (blocks > 0) out.kv_pool_blocks = static_cast<std::int64_t>(blocks);
+  if (blocks > 0 && blocks < 0x1p40) out.kv_pool_blocks = static_cast<std::int64_t>(blocks);
 }
 
 std::string model_label(const MetricDump& dump) {

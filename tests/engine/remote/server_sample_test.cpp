@@ -86,6 +86,15 @@ TEST(ServerSample, UnknownMetricsAreUnknownAndSumsCoverEveryEngine) {
   EXPECT_EQ(*two.preemptions, 2);
 }
 
+TEST(ServerSample, AbsurdPoolLabelsAreIgnored) {
+  const ServerSample s = read_server_sample(
+      parse_prometheus_text("vllm:cache_config_info{block_size=\"1e300\",num_gpu_blocks=\"-5\"} 1\n"
+                            "kvscope_kv_blocks{group=\"0\",state=\"free\"} 1e300\n"));
+  EXPECT_FALSE(s.kv_block_size);
+  EXPECT_FALSE(s.kv_pool_blocks);
+  EXPECT_FALSE(s.kv_pool_tokens());
+}
+
 TEST(WatchSeries, TurnsVllmV1CountersIntoRatesAndHistogramsIntoWindowPercentiles) {
   const WatchPoint p = second_point("vllm_v1");
   EXPECT_DOUBLE_EQ(p.seconds, 10.0);
