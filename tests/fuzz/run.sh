@@ -19,10 +19,12 @@ mkdir -p "$corpus" "$findings"
 [[ -f $shared/models/stories260K.gguf ]] && cp -n "$shared/models/stories260K.gguf" "$corpus/seeds/gguf/" || true
 
 status=0
-for harness in gguf safetensors hf_config tokenizer tokenizer_json chat_template; do
+for harness in gguf safetensors hf_config tokenizer tokenizer_json chat_template prometheus_text; do
   mkdir -p "$corpus/$harness"
   seeds=()
   [[ -d $corpus/seeds/$harness ]] && seeds=("$corpus/seeds/$harness")
+  # the /metrics dumps of engine/remote's tests start the Prometheus text harness
+  [[ $harness == prometheus_text ]] && seeds+=("$(dirname "$0")/../engine/remote/fixtures")
   echo "== $harness ($limit)"
   if ! KVSCOPE_SHARED_DIR="$shared" "$build/bin/${harness}_fuzz" "$corpus/$harness" "${seeds[@]}" \
       "$limit" -max_len=1200000 -rss_limit_mb=2048 -timeout=20 \
