@@ -9,6 +9,8 @@
 //   --screenshot-prefix NAME        file name prefix of those PNGs (default "kvscope")
 //   --screenshot-prompt TEXT        the scripted chat's first message (default: a story start)
 //   --bench-runs N --bench-tokens M decode tokens/s with the live panel visible vs hidden
+//   --send TEXT                     send TEXT once the model is loaded (repeat: in turn),
+//                                   printing sent / streaming / finished lines on stdout
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QDir>
@@ -18,6 +20,7 @@
 
 #include "drivers/bench_driver.h"
 #include "drivers/screenshot_driver.h"
+#include "drivers/send_driver.h"
 #include "window/app_palette.h"
 #include "window/app_style.h"
 #include "window/main_window.h"
@@ -33,6 +36,8 @@ namespace {
 kvscope::ui::AppConfig app_config() {
   kvscope::ui::AppConfig config;
   config.demo_folder = QStandardPaths::writableLocation(QStandardPaths::CacheLocation);
+  config.chats_path = QStandardPaths::writableLocation(QStandardPaths::AppDataLocation) +
+                      QStringLiteral("/chats.sqlite");
 #ifdef KVSCOPE_HAVE_CUDA
   const kvscope::CudaDeviceInfo info = kvscope::probe_cuda_device();
   config.cuda_available = info.available;
@@ -70,6 +75,7 @@ int main(int argc, char** argv) {
   parser.addOption({"screenshot-prompt", "First message of the scripted chat.", "text"});
   parser.addOption({"bench-runs", "Decode speed runs, panel visible and hidden.", "n"});
   parser.addOption({"bench-tokens", "Tokens per benchmark run.", "n", "256"});
+  parser.addOption({"send", "Send this message once the model is loaded (repeatable).", "text"});
   parser.process(app);
 
   const QString theme = parser.isSet("palette")
@@ -89,6 +95,8 @@ int main(int argc, char** argv) {
   } else if (parser.isSet("bench-runs")) {
     new kvscope::ui::BenchDriver(&window, parser.value("bench-runs").toInt(),
                                  parser.value("bench-tokens").toLongLong());
+  } else if (parser.isSet("send")) {
+    new kvscope::ui::SendDriver(&window, parser.values("send"));
   }
   window.show();
   window.openModel(startup_model(parser.positionalArguments()));

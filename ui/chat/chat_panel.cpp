@@ -16,6 +16,7 @@ namespace kvscope::ui {
 ChatPanel::ChatPanel(QWidget* parent)
     : QWidget(parent),
       system_prompt_(new QLineEdit(this)),
+      note_(new QLabel(this)),
       view_(new ChatView(this)),
       progress_(new QProgressBar(this)),
       editing_(new QLabel(tr("Editing your last message \u2014 Enter sends it again"), this)),
@@ -30,6 +31,10 @@ ChatPanel::ChatPanel(QWidget* parent)
   progress_->setVisible(false);
   progress_->setFormat(tr("Reading the prompt: %v / %m tokens"));
   editing_->setVisible(false);
+  note_->setVisible(false);
+  note_->setWordWrap(true);
+  note_->setTextFormat(Qt::PlainText);
+  note_->setContentsMargins(4, 2, 4, 2);
   send_->setDefault(true);
   stop_->setToolTip(tr("Stop the reply (Esc); the text so far is kept"));
   regenerate_->setToolTip(tr("Generate the last reply again from the same prompt"));
@@ -46,6 +51,7 @@ ChatPanel::ChatPanel(QWidget* parent)
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->addWidget(system_prompt_);
+  layout->addWidget(note_);
   layout->addWidget(view_, 1);
   layout->addWidget(progress_);
   layout->addWidget(editing_);
@@ -94,6 +100,15 @@ void ChatPanel::setPromptProgress(qint64 done, qint64 total) {
   progress_->setVisible(total >= kShowFrom && done < total);
   progress_->setRange(0, static_cast<int>(total));
   progress_->setValue(static_cast<int>(done));
+}
+
+void ChatPanel::setChatNote(const QString& text) {
+  note_->setText(text);
+  note_->setVisible(!text.isEmpty());
+}
+
+QString ChatPanel::chatNote() const {
+  return note_->text();
 }
 
 void ChatPanel::send() {

@@ -27,6 +27,10 @@ class ChatPanel : public QWidget {
   void setModelReady(bool ready);
   // Prompt tokens in the cache so far; shown while a long prompt is processed.
   void setPromptProgress(qint64 done, qint64 total);
+  // A line above the conversation about the chat itself ("" hides it): e.g. that it was
+  // written with another model than the one loaded.
+  void setChatNote(const QString& text);
+  QString chatNote() const;
 
   ChatInput* input() const { return input_; }
   ChatView* view() const { return view_; }
@@ -45,6 +49,7 @@ class ChatPanel : public QWidget {
   QPointer<ChatSession> session_;
   bool model_ready_ = false;
   QLineEdit* system_prompt_;
+  QLabel* note_;
   ChatView* view_;
   QProgressBar* progress_;
   QLabel* editing_;

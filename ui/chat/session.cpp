@@ -1,13 +1,76 @@
 #include "chat/session.h"
 
+#include <QDateTime>
 #include <QRandomGenerator>
 
 #include <utility>
 
 namespace kvscope::ui {
 
+QString chat_item_state_name(ChatItem::State state) {
+  switch (state) {
+    case ChatItem::State::Done:
+      return QStringLiteral("done");
+    case ChatItem::State::Stopped:
+      return QStringLiteral("stopped");
+    case ChatItem::State::Failed:
+      return QStringLiteral("failed");
+    case ChatItem::State::Streaming:
+      break;
+  }
+  return QStringLiteral("streaming");
+}
+
 ChatSession::ChatSession(ChatId id, QString title, QObject* parent)
-    : QObject(parent), id_(id), title_(std::move(title)) {}
+    : QObject(parent),
+      id_(id),
+      title_(std::move(title)),
+      created_ms_(QDateTime::currentMSecsSinceEpoch()) {}
+
+void ChatSession::setTitle(const QString& title) {
+  const QString t = title.simplified();
+  if (t.isEmpty() || (titled_ && t == title_)) return;
+  titled_ = true;
+  title_ = t;
+  emit titleChanged(title_);
+  emit contentChanged();
+}
+
+void ChatSession::setSystemPrompt(const QString& text) {
+  if (text == system_prompt_) return;
+  system_prompt_ = text;
+  emit contentChanged();
+}
+
+void ChatSession::setSampling(const SamplingSettings& settings) {
+  sampling_ = settings;
+  emit contentChanged();
+}
+
+void ChatSession::setModel(const ModelRef& model) {
+  if (model.sameFile(model_) && model.name == model_.name) return;
+  model_ = model;
+  emit contentChanged();
+}
+
+void ChatSession::restore(QVector<ChatItem> items, qint64 created_ms) {
+  for (ChatItem& item : items) {
+    if (item.state == ChatItem::State::Streaming) item.state = ChatItem::State::Stopped;
+  }
+  items_ = std::move(items);
+  created_ms_ = created_ms;
+  titled_ = true;
+  emit itemsReset();
+}
+
+void ChatSession::push_item(const QString& role, const QString& text, ChatItem::State state) {
+  ChatItem item;
+  item.role = role;
+  item.text = text;
+  item.state = state;
+  item.created_ms = QDateTime::currentMSecsSinceEpoch();
+  items_.push_back(std::move(item));
+}
 
 ChatRequest ChatSession::beginUserTurn(const QString& text) {
   if (!titled_) {
@@ -15,9 +78,10 @@ ChatRequest ChatSession::beginUserTurn(const QString& text) {
     title_ = text.simplified().left(40);
     emit titleChanged(title_);
   }
-  items_.push_back({QStringLiteral("user"), text, ChatItem::State::Done, {}});
-  items_.push_back({QStringLiteral("assistant"), {}, ChatItem::State::Streaming, {}});
+  push_item(QStringLiteral("user"), text, ChatItem::State::Done);
+  push_item(QStringLiteral("assistant"), {}, ChatItem::State::Streaming);
   emit itemsReset();
+  emit contentChanged();
   set_generating(true);
   return request_for_last_reply();
 }
@@ -26,8 +90,10 @@ std::optional<ChatRequest> ChatSession::beginRegenerate() {
   if (generating_ || items_.size() < 2 || items_.back().role != QLatin1String("assistant")) {
     return std::nullopt;
   }
-  items_.back() = {QStringLiteral("assistant"), {}, ChatItem::State::Streaming, {}};
+  items_.pop_back();
+  push_item(QStringLiteral("assistant"), {}, ChatItem::State::Streaming);
   emit itemsReset();
+  emit contentChanged();
   set_generating(true);
   return request_for_last_reply();
 }
@@ -39,6 +105,7 @@ std::optional<QString> ChatSession::takeLastUserMessage() {
       QString text = items_[i].text;
       items_.resize(i);
       emit itemsReset();
+      emit contentChanged();
       return text;
     }
   }
@@ -74,6 +141,7 @@ void ChatSession::replyStarted(qint64 prompt_tokens) {
 
 void ChatSession::appendReplyText(const QString& text, qint64 generated_tokens) {
   if (items_.isEmpty() || items_.back().state != ChatItem::State::Streaming) return;
+  if (items_.back().text.isEmpty()) decode_clock_.start();
   items_.back().text += text;
   context_used_ = prompt_tokens_ + generated_tokens;
   emit contextUsedChanged(context_used_);
@@ -83,6 +151,14 @@ void ChatSession::appendReplyText(const QString& text, qint64 generated_tokens) 
 void ChatSession::finishReply(const ReplyFinished& result) {
   if (items_.isEmpty() || items_.back().state != ChatItem::State::Streaming) return;
   ChatItem& item = items_.back();
+  item.prompt_tokens = result.prompt_tokens;
+  item.tokens = result.generated_tokens;
+  item.decode_seconds = decode_clock_.isValid() && !item.text.isEmpty()
+                            ? static_cast<double>(decode_clock_.nsecsElapsed()) * 1e-9
+                            : 0.0;
+  decode_clock_.invalidate();
+  const std::string_view reason = finish_reason_name(result.reason);
+  item.finish_reason = QString::fromUtf8(reason.data(), static_cast<qsizetype>(reason.size()));
   switch (result.reason) {
     case FinishReason::Cancelled:
       item.state = ChatItem::State::Stopped;
@@ -110,6 +186,7 @@ void ChatSession::finishReply(const ReplyFinished& result) {
   }
   emit lastItemChanged();
   set_generating(false);
+  emit contentChanged();
 }
 
 void ChatSession::set_generating(bool generating) {

@@ -1,5 +1,6 @@
 #include "panel/block_map_widget.h"
 
+#include <QAction>
 #include <QPainter>
 
 #include <algorithm>
@@ -8,6 +9,7 @@
 #include "kv/format/kv_format.h"
 #include "plan/units.h"
 #include "widgets/block_cell_painter.h"
+#include "widgets/export_file.h"
 #include "widgets/hover_tooltip.h"
 
 namespace kvscope::ui {
@@ -33,6 +35,14 @@ QString dtype(KvDtype d) {
 BlockMapWidget::BlockMapWidget(QWidget* parent) : QWidget(parent) {
   setMouseTracking(true);
   setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Expanding);
+  auto* save = new QAction(tr("Save block map as PNG\u2026"), this);
+  save->setObjectName(QStringLiteral("exportPng"));
+  connect(save, &QAction::triggered, this, [this, save] {
+    export_with_dialog(this, save->text(), QStringLiteral("block-map.png"), tr("PNG image (*.png)"),
+                       [this](const QString& path) { return save_widget_png(this, path); });
+  });
+  addAction(save);
+  setContextMenuPolicy(Qt::ActionsContextMenu);
 }
 
 void BlockMapWidget::setFrame(const PanelFrame& frame) {

@@ -73,6 +73,7 @@ void LivePanel::setChatNames(std::map<ChatId, QString> names) {
 
 void LivePanel::reset() {
   pending_.reset();
+  last_.reset();
   history_.clear();
   block_map_->setFrame({});
   fragmentation_->update(history_);
@@ -85,8 +86,9 @@ void LivePanel::draw_pending() {
   if (!pending_) return;
   QElapsedTimer clock;
   clock.start();
-  const PanelFrame frame = std::move(*pending_);
+  last_ = std::move(pending_);
   pending_.reset();
+  const PanelFrame& frame = *last_;
   block_map_->setFrame(frame);
   fragmentation_->update(history_);
   memory_->update(history_);

@@ -37,6 +37,8 @@ class LivePanel : public QWidget {
   void reset();
 
   const PanelHistory& history() const { return history_; }
+  // The frame drawn last (none before the first).
+  const std::optional<PanelFrame>& lastFrame() const { return last_; }
   BlockMapWidget* blockMap() const { return block_map_; }
   FragmentationChart* fragmentationChart() const { return fragmentation_; }
   MemoryChart* memoryChart() const { return memory_; }
@@ -57,6 +59,7 @@ class LivePanel : public QWidget {
   LayerChart* layers_;
   PanelHistory history_;
   std::optional<PanelFrame> pending_;
+  std::optional<PanelFrame> last_;
   QTimer draw_timer_;
   int frames_drawn_ = 0;
   qint64 update_ns_ = 0;

@@ -1,7 +1,8 @@
 // ChartFrame: the base of every chart widget: a chart view styled like the live panel's
 // (chart_style.h, Qt's own legend hidden) over the app's wrapping legend, restyled whenever
 // the palette changes (light / dark). Subclasses add series and axes to chart() and
-// colour them in restyle().
+// colour them in restyle(). Every chart's context menu saves it as PNG or SVG (the view
+// and its legend, at the widget's size) and its series as CSV (widgets/export_file.h).
 #pragma once
 
 #include <QWidget>
@@ -19,6 +20,14 @@ class ChartFrame : public QWidget {
 
  public:
   explicit ChartFrame(QWidget* parent = nullptr);
+
+  // One row per point: "series,x,y" (a bar set's x is its category, or the index).
+  QString seriesCsv() const;
+  // The file name exports suggest: the chart's title, else the widget's object name or class.
+  QString exportName() const;
+  QString savePng(const QString& path);  // "" or what went wrong
+  QString saveSvg(const QString& path);
+  QString saveCsv(const QString& path) const;
 
  protected:
   QChart* chart() const;

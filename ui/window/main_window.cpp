@@ -19,6 +19,7 @@
 #include <QVBoxLayout>
 
 #include "chat/chat_panel.h"
+#include "chat/chat_store.h"
 #include "chat/session.h"
 #include "chat/sidebar.h"
 #include "chat/view.h"
@@ -54,6 +55,7 @@ MainWindow::MainWindow(AppConfig config, QWidget* parent)
   build_menus();
   build_layout();
   connect_engine();
+  restore_chats(&settings_problems);
   newChat();
   set_model_ready(false);
   if (!settings_problems.isEmpty()) notice_->showError(settings_problems.join(QLatin1Char('\n')));
@@ -69,6 +71,8 @@ void MainWindow::build_menus() {
   recent_menu_ = file->addMenu(tr("Recent models"));
   file->addAction(tr("Load the &demo model"), this, [this] { openModel({}); });
   file->addSeparator();
+  build_export_menu(file);
+  file->addSeparator();
   file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
   rebuild_recent_menu();
 
@@ -78,6 +82,10 @@ void MainWindow::build_menus() {
                   &MainWindow::regenerate);
   chat->addAction(tr("&Stop"), this, &MainWindow::stopCurrent);
   chat->addAction(tr("S&ampling\u2026"), this, &MainWindow::show_sampling_dialog);
+  chat->addSeparator();
+  chat->addAction(tr("Re&name chat"), QKeySequence(Qt::Key_F2), this,
+                  [this] { sidebar_->editTitle(current_); });
+  chat->addAction(tr("&Delete chat"), this, [this] { delete_chat(current_); });
 
   QMenu* view = menuBar()->addMenu(tr("&View"));
   panel_action_ = view->addAction(tr("&Live KV panel"));
@@ -151,6 +159,12 @@ void MainWindow::build_layout() {
   connect(sidebar_, &ChatSidebar::currentChanged, this, &MainWindow::select_chat);
   connect(sidebar_, &ChatSidebar::newChatRequested, this, [this] { newChat(); });
   connect(sidebar_, &ChatSidebar::deleteChatRequested, this, &MainWindow::delete_chat);
+  connect(sidebar_, &ChatSidebar::undoDeleteRequested, this, &MainWindow::undo_delete);
+  connect(sidebar_, &ChatSidebar::exportRequested, this, &MainWindow::export_chat);
+  connect(sidebar_, &ChatSidebar::undoExpired, this, &MainWindow::finish_delete);
+  connect(sidebar_, &ChatSidebar::renameRequested, this, [this](ChatId chat, const QString& t) {
+    if (ChatSession* s = session(chat)) s->setTitle(t);
+  });
   connect(chat_panel_, &ChatPanel::sendRequested, this, &MainWindow::sendMessage);
   connect(chat_panel_, &ChatPanel::stopRequested, this, &MainWindow::stopCurrent);
   connect(chat_panel_, &ChatPanel::regenerateRequested, this, &MainWindow::regenerate);
@@ -241,6 +255,7 @@ void MainWindow::on_model_loaded(const ModelInfo& info) {
   if (!info.demo) remember_recent(info.path);
   set_model_ready(true);
   update_context_label();
+  update_chat_note();
   emit modelReady(info);
 }
 

@@ -9,6 +9,7 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 
 #include "window/load_settings.h"
@@ -26,6 +27,8 @@ namespace kvscope::ui {
 class ChatPanel;
 class ChatSession;
 class ChatSidebar;
+class ChatStore;
+struct ModelRef;
 class EngineController;
 class FitsPage;
 class GqaDemoPage;
@@ -39,6 +42,7 @@ struct AppConfig {
   BackendFactory cuda_factory;  // empty: this build has no CUDA backend
   bool cuda_available = false;
   QString cuda_status;  // the CUDA device's name, or why CUDA cannot be used
+  QString chats_path;   // the saved chats' database (chat_store.h); "": chats are not saved
 };
 
 class MainWindow : public QMainWindow {
@@ -60,6 +64,11 @@ class MainWindow : public QMainWindow {
 
   ChatSession* currentSession() const;
   ChatPanel* chatPanel() const { return chat_panel_; }
+  ChatSidebar* chatSidebar() const { return sidebar_; }
+  ChatStore* chatStore() const { return store_.get(); }  // nullptr: chats are not saved
+  // The chats in the window (the one deleted last, while it can be undone, is not).
+  QList<ChatSession*> sessions() const;
+  void selectChat(ChatId chat) { select_chat(chat); }
   LivePanel* livePanel() const { return live_panel_; }
   QTabWidget* pages() const { return pages_; }  // Chat, Models, What fits, Demos
   ModelsPage* modelsPage() const { return models_; }
@@ -90,6 +99,9 @@ class MainWindow : public QMainWindow {
 
  private:
   void build_menus();
+  void build_export_menu(QMenu* file);  // main_window_export.cpp
+  void export_chat(ChatId chat, bool json);
+  void export_panel_snapshot();
   void build_layout();
   QWidget* build_pages(QWidget* chat);  // main_window_pages.cpp
   void show_model_in_pages(const std::optional<ModelInfo>& info);
@@ -101,6 +113,13 @@ class MainWindow : public QMainWindow {
   ChatSession* session(ChatId chat) const;
   void select_chat(ChatId chat);
   void delete_chat(ChatId chat);
+  void undo_delete();
+  void finish_delete();
+  void restore_chats(QStringList* problems);
+  void adopt(ChatSession* s);
+  void save_chat(ChatSession* s);
+  ModelRef model_ref() const;
+  void update_chat_note();
   void show_open_dialog();
   void show_sampling_dialog();
   void remember_recent(const QString& path);
@@ -118,6 +137,8 @@ class MainWindow : public QMainWindow {
   bool loading_ = false;  // between modelLoading and modelLoaded / modelFailed
   std::function<bool(const QString&)> confirm_quit_;
   std::map<ChatId, ChatSession*> sessions_;
+  std::unique_ptr<ChatStore> store_;
+  ChatSession* deleted_ = nullptr;  // the chat deleted last, kept while Undo is offered
   ChatId next_chat_ = 1;
   ChatId current_ = 0;
 

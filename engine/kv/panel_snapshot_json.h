@@ -1,0 +1,37 @@
+// The "panel snapshot": one JSON object with the numbers the live panel draws from a
+// CacheSnapshot (blocks per layer group, shared blocks, fragmentation, what a contiguous
+// allocator would reserve) and the memory terms beside it, so a run can be compared later.
+// The app's File > Export > Panel snapshot and `kvscope-cli run --snapshot F` both write it.
+//
+//   {"format": "kvscope-panel-snapshot", "version": 1, "model": ..., "device": ...,
+//    "block_size", "n_kv_heads", "head_dim", "max_context",
+//    "totals": {n_blocks, n_used, n_free, n_shared, pool_bytes, used_bytes, allocated_slots,
+//               filled_slots, internal_fragmentation, shared_savings_bytes, contiguous: {...}},
+//    "groups": [{layers: [...], k_dtype, v_dtype, window, block_bytes, <the counters above>,
+//                contiguous, blocks_by_owner: {"<seq id>": n}}],
+//    "layers": [{layer, group, bytes_in_use}], "sequences": [{id, n_tokens, preempted}],
+//    "memory": {"<term>": bytes, ...}}
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "kv/cache_snapshot.h"
+
+namespace kvscope {
+
+struct PanelSnapshotContext {
+  std::string model;   // file name (or label) of the model
+  std::string device;  // MemoryInfo::device
+  // Memory terms in the panel's order: weights, kv_pool, workspace, used_by_others, free, total.
+  std::vector<std::pair<std::string, std::uint64_t>> memory_bytes;
+};
+
+inline constexpr int kPanelSnapshotVersion = 1;
+
+// Pretty-printed (2-space indent), ending in a newline.
+std::string panel_snapshot_json(const CacheSnapshot& snapshot, const PanelSnapshotContext& context);
+
+}  // namespace kvscope
