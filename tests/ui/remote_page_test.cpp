@@ -2,9 +2,9 @@
 // fixtures) through the same slot the poller feeds, with the planner's KV line; shows bad
 // answers (HTML, JSON, a body cut short, a refused port, a bad URL) in its status line and
 // keeps its charts; retries a refused server, and waits out a silent one off the GUI thread
-// (which keeps turning); sits in the main window as
-// the "Remote" tab; and follows kvscope-cli serve (stories260K) under a little load from
-// curl. With $KVSCOPE_SCREENSHOT_DIR set, it saves remote-fixtures.png and remote-live.png.
+// (which keeps turning); sits in the main window as the "Remote" tab; and follows
+// kvscope-cli serve (stories260K) under a little load from curl. With $KVSCOPE_SCREENSHOT_DIR set,
+// it saves remote-fixtures.png and remote-live.png.
 #include <QComboBox>
 #include <QElapsedTimer>
 #include <QLabel>
