@@ -15,7 +15,10 @@
 #include <QSignalSpy>
 #include <QtTest>
 
+#include <csignal>
 #include <memory>
+
+#include <sys/resource.h>
 
 #include "loopback_http_server.h"
 #include "models/model_download.h"
@@ -231,6 +234,27 @@ class ModelDownloadTest : public QObject {
     QCOMPARE(d.state(), ModelDownload::State::Cancelled);
     QVERIFY(!QFileInfo::exists(dest_));
     QVERIFY(!QFileInfo::exists(d.partPath()));
+  }
+
+  // A write that fails mid-download (here: the process's file size limit, as a full disk
+  // would fail it) is reported as such; what was written is kept for a resume.
+  void failedWriteIsReportedAndThePrefixKept() {
+    rlimit old{};
+    QVERIFY(getrlimit(RLIMIT_FSIZE, &old) == 0);
+    const auto old_handler = std::signal(SIGXFSZ, SIG_IGN);  // EFBIG instead of a signal
+    rlimit small = old;
+    small.rlim_cur = 200000;
+    QVERIFY(setrlimit(RLIMIT_FSIZE, &small) == 0);
+    ModelDownload d(request(), &network_);
+    run(d);
+    setrlimit(RLIMIT_FSIZE, &old);
+    std::signal(SIGXFSZ, old_handler);
+    QCOMPARE(d.state(), ModelDownload::State::Failed);
+    QVERIFY2(d.error().contains(QStringLiteral("is the disk full?")), qPrintable(d.error()));
+    const QByteArray part = read_all(d.partPath());
+    QVERIFY(part.size() <= 200000);
+    QCOMPARE(part, body_.left(part.size()));
+    QVERIFY(!QFileInfo::exists(dest_));
   }
 
   void diskSpaceIsCheckedBeforeAnyRequest() {

@@ -164,8 +164,10 @@ void ModelDownload::on_headers() {
 
 bool ModelDownload::open_part(bool truncate) {
   part_.setFileName(partPath());
-  const QIODevice::OpenMode mode =
-      QIODevice::WriteOnly | (truncate ? QIODevice::Truncate : QIODevice::Append);
+  // Unbuffered: each network chunk goes to write(2) as it comes, so a failure (disk full)
+  // is seen at once with the system's reason.
+  const QIODevice::OpenMode mode = QIODevice::WriteOnly | QIODevice::Unbuffered |
+                                   (truncate ? QIODevice::Truncate : QIODevice::Append);
   if (!part_.open(mode)) {
     fail(tr("cannot write %1: %2").arg(QDir::toNativeSeparators(partPath()), part_.errorString()));
     return false;
@@ -180,8 +182,12 @@ void ModelDownload::on_data() {
     return;
   }
   const QByteArray data = reply_->readAll();
-  if (part_.write(data) != data.size()) {
-    const QString why = part_.errorString();
+  const qint64 written = part_.write(data);
+  if (written != data.size()) {
+    // A short write sets no error: the disk (or the file size limit) took only part of it.
+    const QString why = part_.error() != QFileDevice::NoError
+                            ? part_.errorString()
+                            : tr("only %1 of %2 bytes were written").arg(written).arg(data.size());
     part_.close();
     fail(tr("cannot write %1 (is the disk full?): %2")
              .arg(QDir::toNativeSeparators(partPath()), why) +
