@@ -112,16 +112,19 @@ class ModelDownloadTest : public QObject {
       QVERIFY(!QFileInfo::exists(dest_));
       const QByteArray part = read_all(d.partPath());
       kept = part.size();
-      QVERIFY2(kept > 0 && kept <= kCut, qPrintable(QString::number(kept)));
-      QVERIFY2(d.error().contains(QStringLiteral("download again to resume")),
-               qPrintable(d.error()));
+      QVERIFY2(kept <= kCut, qPrintable(QString::number(kept)));
       QCOMPARE(part, body_.left(kept));  // a prefix of the file: worth resuming
+      if (kept > 0) {  // (a reset may in principle drop all the client had not read yet)
+        QVERIFY2(d.error().contains(QStringLiteral("download again to resume")),
+                 qPrintable(d.error()));
+      }
     }
     server_->setMode(Server::Mode::Serve);
     ModelDownload again(request(), &network_);  // a new object, as after a restart
     run(again);
     QCOMPARE(again.state(), ModelDownload::State::Finished);
-    QCOMPARE(server_->lastRange(), "bytes=" + QByteArray::number(kept) + "-");
+    QCOMPARE(server_->lastRange(),
+             kept > 0 ? "bytes=" + QByteArray::number(kept) + "-" : QByteArray());
     QCOMPARE(read_all(dest_), body_);
     QVERIFY(!QFileInfo::exists(again.partPath()));
   }
@@ -312,13 +315,16 @@ class ModelDownloadTest : public QObject {
     p.start(cli, args);
     QTRY_VERIFY_WITH_TIMEOUT(p.state() == QProcess::NotRunning, kWaitMs);
     QCOMPARE(p.exitCode(), 1);  // cut: the part is kept
-    QVERIFY(QString::fromUtf8(p.readAllStandardError()).contains(QStringLiteral("to resume")));
+    QVERIFY(QString::fromUtf8(p.readAllStandardError())
+                .contains(QStringLiteral("the connection to 127.0.0.1")));
+    const qint64 kept = QFileInfo(dir_ + QStringLiteral("/s.gguf.part")).size();
     server_->setMode(Server::Mode::Serve);
     p.start(cli, args);
     QTRY_VERIFY_WITH_TIMEOUT(p.state() == QProcess::NotRunning, kWaitMs);
     const QString err = QString::fromUtf8(p.readAllStandardError());
     QVERIFY2(p.exitCode() == 0, qPrintable(err));
-    QVERIFY(server_->lastRange().startsWith("bytes="));  // resumed
+    QCOMPARE(server_->lastRange(),  // resumed
+             kept > 0 ? "bytes=" + QByteArray::number(kept) + "-" : QByteArray());
     QCOMPARE(QString::fromUtf8(p.readAllStandardOutput()).trimmed(),
              dir_ + QStringLiteral("/s.gguf"));
     QVERIFY2(err.contains(QStringLiteral("sha256 checked")), qPrintable(err));
