@@ -27,6 +27,7 @@
 #include "panel/live_panel.h"
 #include "window/app_palette.h"
 #include "window/notice_bar.h"
+#include "window/sampling_dialog.h"
 #include "worker/builtin_model.h"
 #include "worker/engine_controller.h"
 
@@ -231,6 +232,14 @@ void MainWindow::on_model_loading(const QString& what) {
 }
 
 void MainWindow::on_model_loaded(const ModelInfo& info) {
+  // Chats not begun whose sampling is still the previous model's default take this model's.
+  const SamplingSettings was =
+      defaultSamplingSettings(model_ ? model_->sampling_defaults : SamplingDefaults{});
+  for (const auto& [id, s] : sessions_) {
+    if (s->items().isEmpty() && sameSampling(s->sampling(), was)) {
+      s->setSampling(defaultSamplingSettings(info.sampling_defaults));
+    }
+  }
   model_ = info;
   loading_ = false;
   show_model_in_pages(model_);

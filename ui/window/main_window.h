@@ -58,7 +58,8 @@ class MainWindow : public QMainWindow {
   void sendMessage(const QString& text);
   void regenerate();
   void stopCurrent();
-  // Adds a chat (with the current chat's settings) and makes it the current one.
+  // Adds a chat (the current chat's system prompt; the loaded model's sampling defaults) and
+  // makes it the current one.
   ChatSession* newChat();
   void setPanelVisible(bool visible);
 

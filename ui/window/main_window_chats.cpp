@@ -24,10 +24,9 @@ namespace kvscope::ui {
 ChatSession* MainWindow::newChat() {
   const ChatId id = next_chat_++;
   auto* s = new ChatSession(id, tr("Chat %1").arg(id), this);
-  if (ChatSession* current = currentSession()) {
-    s->setSampling(current->sampling());
-    s->setSystemPrompt(current->systemPrompt());
-  }
+  // Sampling as the loaded model's authors advise (its generation_config.json), else KVScope's.
+  s->setSampling(defaultSamplingSettings(model_ ? model_->sampling_defaults : SamplingDefaults{}));
+  if (ChatSession* current = currentSession()) s->setSystemPrompt(current->systemPrompt());
   adopt(s);
   select_chat(id);
   return s;
@@ -209,7 +208,8 @@ void MainWindow::show_open_dialog() {
 void MainWindow::show_sampling_dialog() {
   ChatSession* s = currentSession();
   if (!s) return;
-  SamplingDialog dialog(s->sampling(), model_ ? model_->context_length : 4096, this);
+  SamplingDialog dialog(s->sampling(), model_ ? model_->context_length : 4096,
+                        model_ ? model_->sampling_defaults : SamplingDefaults{}, this);
   if (dialog.exec() == QDialog::Accepted) s->setSampling(dialog.settings());
 }
 

@@ -58,6 +58,8 @@ struct ModelInfo {
   KvDtype k_dtype = KvDtype::F16;  // the cache's dtypes (first layer group)
   KvDtype v_dtype = KvDtype::F16;
   bool cuda = false;  // the engine runs on the CUDA backend
+  // The sampling values the model publishes (generation_config.json): a new chat's defaults.
+  SamplingDefaults sampling_defaults;
 };
 
 // One reply to generate: the conversation up to and including the user's last message.

@@ -369,6 +369,7 @@ ModelInfo EngineWorker::model_info(const QString& path, bool demo) const {
   info.k_dtype = layout.k_dtype;
   info.v_dtype = layout.v_dtype;
   info.cuda = !engine_->backend().uses_host_kv_storage();  // the CUDA pool is on the device
+  info.sampling_defaults = engine_->model().sampling_defaults();
   return info;
 }
 
