@@ -44,7 +44,9 @@ void PrefixBlockView::setScenario(const PrefixSharingScenario& s) {
     }
   }
   pool_.clear();
-  for (const BlockInfo& b : m.snapshot().groups.at(0).blocks) {
+  // The snapshot is a value: kept alive here, as the loop reads into it.
+  const CacheSnapshot snapshot = m.snapshot();
+  for (const BlockInfo& b : snapshot.groups.at(0).blocks) {
     pool_.push_back({b.id, b.refcount, b.filled_slots, s.copied_blocks().contains(b.id),
                      static_cast<int>(b.owner)});
   }
