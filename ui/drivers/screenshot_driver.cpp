@@ -105,7 +105,20 @@ void ScreenshotDriver::grab(const QString& name) {
 
 // Each page beside the chat, then the chat again. The Models page scans when first shown,
 // so it is saved when its scan ends.
+// A chat saved by an earlier run, opened (with its note when another model wrote it).
+void ScreenshotDriver::grab_saved_chat() {
+  for (ChatSession* s : window_->sessions()) {
+    if (s->id() == first_ || s->id() == second_ || s->items().isEmpty()) continue;
+    window_->selectChat(s->id());
+    QApplication::processEvents();
+    grab(QStringLiteral("saved-chat"));
+    window_->selectChat(second_);
+    return;
+  }
+}
+
 void ScreenshotDriver::grab_pages_and_quit() {
+  grab_saved_chat();
   ModelsPage* models = window_->modelsPage();
   window_->pages()->setCurrentWidget(models);
   if (models->scanning()) {

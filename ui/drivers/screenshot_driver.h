@@ -3,7 +3,8 @@
 // few tokens a second chat starts, so two sequences share the cache; the window is saved
 // mid-generation and again after both replies end, and every chart of the live panel must
 // have points. Then chat 2's reply is regenerated (its prompt's blocks shared with the
-// kept reply: saved mid-way as <prefix>-regenerate), and each page beside the chat is
+// kept reply: saved mid-way as <prefix>-regenerate), a chat saved by an earlier run is
+// opened (<prefix>-saved-chat, when there is one), and each page beside the chat is
 // saved (<prefix>-models once its scan ends, -fits, -demo-paging, -demo-prefix, -demo-gqa,
 // -demo-quant). It quits with 0, or 1 saying what was wrong.
 #pragma once
@@ -43,6 +44,7 @@ class ScreenshotDriver : public QObject {
   void on_finished(const ReplyFinished& result);
   void grab(const QString& name);
   bool check_panel();
+  void grab_saved_chat();
   void grab_pages_and_quit();
   void grab_models_and_rest();
   void fail(const QString& why);
