@@ -49,14 +49,21 @@ RopeScaling parse_rope_scaling(const json& config, const std::string& source) {
 }
 
 // Mistral uses sliding_window directly (null: off); Qwen2 lists a window but applies it
-// only when use_sliding_window is true.
+// only when use_sliding_window is true, and then (as transformers and vLLM do) only to the
+// layers from max_window_layers on (28 when absent). One window serves every layer here, so
+// a config that slides some layers and not others is refused rather than run differently.
 std::int64_t parse_sliding_window(const json& config, const std::string& model_type,
-                                  const std::string& source) {
+                                  std::int64_t n_layers, const std::string& source) {
   const auto window = hf::find_int(config, "sliding_window", source);
-  if (!window) return 0;
-  if (model_type == "qwen2" &&
-      !hf::find_bool(config, "use_sliding_window", source).value_or(false)) {
-    return 0;
+  if (!window || model_type != "qwen2") return window.value_or(0);
+  if (!hf::find_bool(config, "use_sliding_window", source).value_or(false)) return 0;
+  const std::int64_t first = hf::find_int(config, "max_window_layers", source).value_or(28);
+  if (first >= n_layers) return 0;  // no layer slides
+  if (first > 0) {
+    throw_error<ModelError>(
+        "{}: use_sliding_window with max_window_layers = {}: layers {} to {} would slide over {} "
+        "tokens and the ones before them not; KVScope runs one attention window for all layers",
+        source, first, first, n_layers - 1, *window);
   }
   return *window;
 }
@@ -91,7 +98,7 @@ ModelSpec spec_from_json(const json& config, const std::string& source) {
   // HF checkpoints keep the original Q/K row order, where x[i] pairs with x[i + d/2].
   spec.rope_pairing = RopePairing::HalfSplit;
   spec.norm_eps = hf::find_float(config, "rms_norm_eps", source).value_or(1e-6);
-  spec.sliding_window = parse_sliding_window(config, *model_type, source);
+  spec.sliding_window = parse_sliding_window(config, *model_type, spec.n_layers, source);
   spec.tied_embeddings = hf::find_bool(config, "tie_word_embeddings", source).value_or(false);
   spec.qkv_bias =
       *model_type == "qwen2" || hf::find_bool(config, "attention_bias", source).value_or(false);

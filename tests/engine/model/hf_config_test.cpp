@@ -76,6 +76,32 @@ TEST(HfConfig, BadFieldsAreNamed) {
   expect_config_error(R"({"vocab_size": -5})", {"vocab_size", "-5"});
 }
 
+ModelSpec qwen2_with(const json& patch) {
+  json config = {{"model_type", "qwen2"},    {"hidden_size", 16},
+                 {"num_hidden_layers", 4},   {"num_attention_heads", 4},
+                 {"num_key_value_heads", 2}, {"intermediate_size", 24},
+                 {"vocab_size", 32},         {"max_position_embeddings", 128},
+                 {"sliding_window", 64}};
+  config.merge_patch(patch);
+  return parse_hf_config(config.dump(), "cfg.json");
+}
+
+// Qwen2 slides only with use_sliding_window, and then only from layer max_window_layers on.
+TEST(HfConfig, Qwen2SlidesOnlyTheLayersItsConfigSays) {
+  EXPECT_EQ(qwen2_with(json::object()).sliding_window, 0);  // Qwen2.5's: use_sliding_window false
+  EXPECT_EQ(qwen2_with({{"use_sliding_window", true}, {"max_window_layers", 0}}).sliding_window,
+            64);
+  EXPECT_EQ(qwen2_with({{"use_sliding_window", true}, {"max_window_layers", 4}}).sliding_window, 0);
+  EXPECT_EQ(qwen2_with({{"use_sliding_window", true}}).sliding_window, 0);  // 28 by default
+  expect_config_error(R"({"model_type": "qwen2", "sliding_window": 64, "use_sliding_window": true,
+                          "max_window_layers": 1})",
+                      {"cfg.json: use_sliding_window with max_window_layers = 1: layers 1 to 1",
+                       "one attention window for all layers"});
+  // Mistral's window covers every layer.
+  expect_config_error(R"({"model_type": "mistral", "sliding_window": "4096"})",
+                      {"sliding_window: expected an integer"});
+}
+
 TEST(HfConfig, NotJsonIsAModelError) {
   EXPECT_THROW(parse_hf_config("{\"model_type\": ", "cfg.json"), ModelError);
   EXPECT_THROW(parse_hf_config("[]", "cfg.json"), ModelError);
