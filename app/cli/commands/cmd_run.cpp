@@ -1,7 +1,12 @@
 // `kvscope-cli run`: generate from a prompt, printing the text as it streams, or one JSON
 // object (--json) shaped like ../shared/reference/stories260K-greedy.json's cases.
+// --snapshot F writes the KV cache as it stands after the reply (the prompt and reply kept
+// in it) in the app's panel snapshot format (kv/panel_snapshot_json.h).
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <limits>
+#include <optional>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -9,7 +14,10 @@
 #include "cli/command.h"
 #include "cli/engine_args.h"
 #include "cli/sampling_args.h"
+#include "kv/panel_snapshot_json.h"
 #include "run/engine.h"
+#include "run/memory_terms.h"
+#include "util/error.h"
 
 namespace kvscope::cli {
 
@@ -48,6 +56,24 @@ nlohmann::json steps_json(const std::vector<TokenEvent>& events) {
   return steps;
 }
 
+// Written beside F, then renamed over it: a reader never sees half a file.
+void write_snapshot(const Engine& engine, const std::string& model, const std::string& path) {
+  PanelSnapshotContext context;
+  context.model = std::filesystem::path(model).filename().string();
+  const MemoryInfo memory = engine.memory_info();
+  context.device = memory.device;
+  context.memory_bytes = memory_terms(memory);
+  const std::string tmp = path + ".part";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << panel_snapshot_json(engine.snapshot(), context);
+    if (!out.flush()) throw UsageError("--snapshot: cannot write " + tmp);
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) throw UsageError("--snapshot: cannot write " + path + ": " + ec.message());
+}
+
 }  // namespace
 
 int cmd_run(const Args& args) {
@@ -58,6 +84,7 @@ int cmd_run(const Args& args) {
   declare_sampling_options(p);
   p.option({"--stop"}, "stop generating before this text");
   p.option({"--top-logprobs"}, "with --json: the K most likely tokens at each step");
+  p.option({"--snapshot"}, "write the KV cache after the reply as a panel snapshot (JSON) to F");
   p.flag({"--ignore-eos"}, "keep generating past end-of-generation tokens");
   p.flag({"--no-bos"}, "do not add the BOS token");
   p.flag({"--json"},
@@ -68,6 +95,8 @@ int cmd_run(const Args& args) {
   if (!engine.backend_note().empty()) fmt::print(stderr, "note: {}\n", engine.backend_note());
   print_sampling_notes(engine);
   GenerationRequest request = request_from_args(p, engine);
+  const std::optional<std::string> snapshot = p.get("--snapshot");
+  request.keep_cache = snapshot.has_value();  // the snapshot shows the reply's blocks
   const bool json = p.has("--json");
   const std::vector<TokenId> prompt = request.prompt;
   const SamplingParams sampling = request.sampling;
@@ -91,6 +120,7 @@ int cmd_run(const Args& args) {
   } else {
     fmt::print("\n");
   }
+  if (snapshot) write_snapshot(engine, p.required("-m"), *snapshot);
   if (result.reason == FinishReason::Error || result.reason == FinishReason::ContextFull) {
     fmt::print(stderr, "kvscope-cli run: stopped: {}\n", result.error);
   }
