@@ -68,9 +68,9 @@ KVSCOPE_X86_INLINE IVec iv_set1_64(long long v) {
   return {x, x};
 }
 // The same 16 bytes in both halves (the form every shuffle control here has).
-KVSCOPE_X86_INLINE IVec iv_bytes16(char b0, char b1, char b2, char b3, char b4, char b5, char b6, char b7,
-                       char b8, char b9, char b10, char b11, char b12, char b13, char b14,
-                       char b15) {
+KVSCOPE_X86_INLINE IVec iv_bytes16(char b0, char b1, char b2, char b3, char b4, char b5, char b6,
+                                   char b7, char b8, char b9, char b10, char b11, char b12,
+                                   char b13, char b14, char b15) {
   const __m128i x =
       _mm_setr_epi8(b0, b1, b2, b3, b4, b5, b6, b7, b8, b9, b10, b11, b12, b13, b14, b15);
   return {x, x};
@@ -220,9 +220,9 @@ KVSCOPE_X86_INLINE IVec iv_set1_32(int v) {
 KVSCOPE_X86_INLINE IVec iv_set1_64(long long v) {
   return _mm256_set1_epi64x(v);
 }
-KVSCOPE_X86_INLINE IVec iv_bytes16(char b0, char b1, char b2, char b3, char b4, char b5, char b6, char b7,
-                       char b8, char b9, char b10, char b11, char b12, char b13, char b14,
-                       char b15) {
+KVSCOPE_X86_INLINE IVec iv_bytes16(char b0, char b1, char b2, char b3, char b4, char b5, char b6,
+                                   char b7, char b8, char b9, char b10, char b11, char b12,
+                                   char b13, char b14, char b15) {
   return _mm256_setr_epi8(b0, b1, b2, b3, b4, b5, b6, b7, b8, b9, b10, b11, b12, b13, b14, b15, b0,
                           b1, b2, b3, b4, b5, b6, b7, b8, b9, b10, b11, b12, b13, b14, b15);
 }
