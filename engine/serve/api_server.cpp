@@ -213,15 +213,18 @@ void ApiServer::detokenize(const httplib::Request& req, httplib::Response& res) 
   answer_json(res, {{"content", text}});
 }
 
+std::vector<std::pair<std::int64_t, RequestId>> ApiServer::active_requests() {
+  std::vector<std::pair<std::int64_t, RequestId>> active;
+  std::lock_guard lock(active_mutex_);
+  for (const auto& [n, weak] : active_) {
+    if (const auto stream = weak.lock()) active.emplace_back(n, stream->request());
+  }
+  return active;
+}
+
 void ApiServer::snapshot(const httplib::Request& req, httplib::Response& res) {
   const bool blocks = req.get_param_value("blocks") == "1";
-  std::vector<std::pair<std::int64_t, RequestId>> active;  // (n, engine request id)
-  {
-    std::lock_guard lock(active_mutex_);
-    for (const auto& [n, weak] : active_) {
-      if (const auto stream = weak.lock()) active.emplace_back(n, stream->request());
-    }
-  }
+  const auto active = active_requests();
   json out = call_on_engine(host_, [blocks, active](Engine& e) {
     json s = snapshot_json(e.snapshot(), blocks);
     // "API #n": the sequence of each request being answered (-1 while it waits).

@@ -21,7 +21,10 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
+#include <vector>
 
+#include "run/request.h"
 #include "serve/api_request.h"
 #include "serve/engine_host.h"
 #include "serve/server_metrics.h"
@@ -68,6 +71,9 @@ class ApiServer {
 
   const ServerMetrics& metrics() const { return metrics_; }
   const ServedModel& model() const { return model_; }
+  // The generation requests being answered now (any thread): (n of "API #n", the engine's
+  // request id, 0 until the engine has accepted it).
+  std::vector<std::pair<std::int64_t, RequestId>> active_requests();
 
  private:
   void routes();

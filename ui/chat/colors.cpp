@@ -12,4 +12,9 @@ QColor chat_color(ChatId chat) {
   return QColor(kColors[static_cast<std::size_t>((((chat - 1) % n) + n) % n)]);
 }
 
+QColor api_color(std::int64_t n) {
+  const int hue = static_cast<int>((n * 137) % 360);
+  return QColor::fromHsv(hue < 0 ? hue + 360 : hue, 120, 175);
+}
+
 }  // namespace kvscope::ui

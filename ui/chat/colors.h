@@ -5,11 +5,17 @@
 
 #include <QColor>
 
+#include <cstdint>
+
 #include "worker/engine_messages.h"
 
 namespace kvscope::ui {
 
 // Chat 1 gets the first colour, chat 2 the second, ...
 QColor chat_color(ChatId chat);
+// API request n ("API #n", ui/serving) gets its own: hues a golden angle apart, darker and
+// less saturated than the chats', so many clients at once stay apart from each other and
+// from the chats.
+QColor api_color(std::int64_t n);
 
 }  // namespace kvscope::ui

@@ -49,8 +49,15 @@ void BlockMapWidget::setFrame(const PanelFrame& frame) {
   groups_ = frame.cache.groups;
   block_size_ = std::max<std::int64_t>(1, frame.cache.block_size);
   owners_ = frame.owners;
+  api_ = frame.api;
   relayout();
   update();
+}
+
+std::int64_t BlockMapWidget::usedBlocks() const {
+  std::int64_t used = 0;
+  for (const LayerGroupSnapshot& g : groups_) used += g.n_used;
+  return used;
 }
 
 void BlockMapWidget::setChatNames(std::map<ChatId, QString> names) {
@@ -128,11 +135,15 @@ BlockMapWidget::CellState BlockMapWidget::cell_state(std::size_t group, int cell
 }
 
 QColor BlockMapWidget::owner_color(SeqId seq) const {
+  if (auto api = api_.find(seq); api != api_.end()) return api_color(api->second);
   auto it = owners_.find(seq);
   return it != owners_.end() ? chat_color(it->second) : palette().color(QPalette::Mid);
 }
 
 QString BlockMapWidget::owner_name(SeqId seq) const {
+  if (auto api = api_.find(seq); api != api_.end()) {
+    return tr("API #%1 (sequence %2)").arg(api->second).arg(seq);
+  }
   auto it = owners_.find(seq);
   if (it == owners_.end()) return tr("sequence %1").arg(seq);
   auto name = names_.find(it->second);
@@ -196,6 +207,9 @@ void BlockMapWidget::paint_legend(QPainter& p) const {
   std::vector<Entry> entries;
   for (const auto& [seq, chat] : owners_) {
     if (entries.size() < 4) entries.push_back({{1, 0, 1, seq, 1.0}, owner_name(seq)});
+  }
+  for (const auto& [seq, n] : api_) {  // API requests after the chats
+    if (entries.size() < 6) entries.push_back({{1, 0, 1, seq, 1.0}, tr("API #%1").arg(n)});
   }
   const SeqId any = owners_.empty() ? -1 : owners_.begin()->first;
   entries.push_back({{1, 1, 1, any, 1.0}, tr("shared")});

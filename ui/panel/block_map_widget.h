@@ -1,8 +1,9 @@
 // BlockMapWidget: every physical KV block of every layer group, one cell each, coloured by
-// the chat that owns it; shared blocks (refcount > 1) are hatched, a partly filled tail is
-// filled to its level, free blocks are empty frames. Hovering a cell tells its id, owner,
-// fill, refcount and bytes. When a pool has more blocks than fit, each cell stands for a
-// run of consecutive blocks (the tooltip says which and how many are in use).
+// the chat that owns it (or the API request, "API #n", while the app serves its model); shared
+// blocks (refcount > 1) are hatched, a partly filled tail is filled to its level, free blocks are
+// empty frames. Hovering a cell tells its id, owner, fill, refcount and bytes. When a pool has more
+// blocks than fit, each cell stands for a run of consecutive blocks (the tooltip says which and how
+// many are in use).
 #pragma once
 
 #include <QString>
@@ -23,6 +24,10 @@ class BlockMapWidget : public QWidget {
 
   void setFrame(const PanelFrame& frame);
   void setChatNames(std::map<ChatId, QString> names);
+  // Who owns `seq`: "API #n (sequence s)", the chat's name, or "sequence s".
+  QString ownerName(SeqId seq) const { return owner_name(seq); }
+  const std::map<SeqId, std::int64_t>& apiSequences() const { return api_; }
+  std::int64_t usedBlocks() const;  // in all groups, as the last frame had them
   // The tooltip text for the cell under `pos` (empty when there is none).
   QString describeAt(QPoint pos) const;
   std::int64_t blockCount() const;
@@ -61,6 +66,7 @@ class BlockMapWidget : public QWidget {
   std::vector<LayerGroupSnapshot> groups_;
   std::int64_t block_size_ = 16;
   std::map<SeqId, ChatId> owners_;
+  std::map<SeqId, std::int64_t> api_;  // API request n of each sequence serving one
   std::map<ChatId, QString> names_;
   std::vector<GroupLayout> layout_;
   QRect legend_;

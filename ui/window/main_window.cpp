@@ -56,6 +56,7 @@ MainWindow::MainWindow(AppConfig config, QWidget* parent)
   build_menus();
   build_layout();
   connect_engine();
+  build_serving();
   restore_chats(&settings_problems);
   newChat();
   set_model_ready(false);
@@ -73,6 +74,7 @@ void MainWindow::build_menus() {
   file->addAction(tr("Load the &demo model"), this, [this] { openModel({}); });
   file->addSeparator();
   build_export_menu(file);
+  file->addAction(tr("&Serve this model\u2026"), this, [this] { showServeDialog(); });
   file->addSeparator();
   file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
   rebuild_recent_menu();
@@ -285,6 +287,7 @@ void MainWindow::on_model_failed(const QString& error) {
 void MainWindow::on_frame(const PanelFrame& frame) {
   if (live_panel_->isVisible()) live_panel_->setFrame(frame);
   quant_->setPanelFrame(frame);
+  update_serve_status(&frame);
 }
 
 void MainWindow::set_model_ready(bool ready) {

@@ -7,6 +7,7 @@
 #include <QMainWindow>
 #include <QString>
 
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -22,8 +23,13 @@ class QProgressBar;
 class QSplitter;
 class QTabWidget;
 
+namespace kvscope::serve {
+struct ServerOptions;
+}
+
 namespace kvscope::ui {
 
+class ApiServeController;
 class ChatPanel;
 class ChatSession;
 class ChatSidebar;
@@ -36,6 +42,7 @@ class KvQuantDemoPage;
 class LivePanel;
 class ModelsPage;
 class NoticeBar;
+class ServeDialog;
 
 struct AppConfig {
   QString demo_folder;          // where the demo model is written (a cache folder)
@@ -76,6 +83,10 @@ class MainWindow : public QMainWindow {
   FitsPage* fitsPage() const { return fits_; }
   const std::optional<ModelInfo>& modelInfo() const { return model_; }
   QString noticeText() const;
+  // File > "Serve this model" (main_window_serve.cpp): the dialog, made on first use.
+  ServeDialog* showServeDialog();
+  ApiServeController* apiServer() const { return serving_; }
+  QString serveStatus() const;  // the status bar's "serving on ..." ("" while not serving)
   // Shows `text` in the notice bar (an explanation, not an error).
   void showNotice(const QString& text);
 
@@ -101,6 +112,9 @@ class MainWindow : public QMainWindow {
  private:
   void build_menus();
   void build_export_menu(QMenu* file);  // main_window_export.cpp
+  void build_serving();                 // main_window_serve.cpp
+  void start_serving(const serve::ServerOptions& options);
+  void update_serve_status(const PanelFrame* frame);
   void export_chat(ChatId chat, bool json);
   void export_panel_snapshot();
   void build_layout();
@@ -159,6 +173,11 @@ class MainWindow : public QMainWindow {
   FitsPage* fits_ = nullptr;
   GqaDemoPage* gqa_ = nullptr;
   KvQuantDemoPage* quant_ = nullptr;
+  ApiServeController* serving_ = nullptr;  // a child of engine_ (see its constructor)
+  ServeDialog* serve_dialog_ = nullptr;
+  QLabel* serve_label_ = nullptr;
+  std::int64_t api_running_ = 0;  // from the last panel frame
+  std::int64_t api_waiting_ = 0;
 };
 
 }  // namespace kvscope::ui

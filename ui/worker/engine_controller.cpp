@@ -19,6 +19,8 @@ EngineController::EngineController(const QString& demo_folder, QObject* parent) 
   connect(this, &EngineController::checkPlanRequested, worker_, &EngineWorker::checkPlan, queued);
   connect(this, &EngineController::panelEnabledRequested, worker_, &EngineWorker::setPanelEnabled,
           queued);
+  connect(this, &EngineController::releaseKeptCachesRequested, worker_,
+          &EngineWorker::releaseKeptCaches, queued);
 
   connect(worker_, &EngineWorker::modelLoading, this, &EngineController::modelLoading, queued);
   connect(worker_, &EngineWorker::modelLoaded, this, &EngineController::modelLoaded, queued);
@@ -34,6 +36,15 @@ EngineController::EngineController(const QString& demo_folder, QObject* parent) 
   connect(worker_, &EngineWorker::planCheckFailed, this, &EngineController::planCheckFailed,
           queued);
   thread_.start();
+}
+
+serve::EngineHost& EngineController::host() {
+  return *worker_;
+}
+
+void EngineController::setApiRequests(
+    std::function<std::vector<std::pair<std::int64_t, RequestId>>()> source) {
+  worker_->setApiRequests(std::move(source));
 }
 
 void EngineController::loadModel(LoadRequest request) {

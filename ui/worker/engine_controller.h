@@ -9,9 +9,17 @@
 #include <QObject>
 #include <QThread>
 
+#include <cstdint>
+#include <functional>
 #include <memory>
+#include <utility>
+#include <vector>
 
 #include "worker/engine_messages.h"
+
+namespace kvscope::serve {
+class EngineHost;
+}
 
 namespace kvscope::ui {
 
@@ -31,6 +39,11 @@ class EngineController : public QObject {
   void forget(ChatId chat) { emit forgetRequested(chat); }
   void checkPlan() { emit checkPlanRequested(); }
   void setPanelEnabled(bool enabled) { emit panelEnabledRequested(enabled); }
+  void releaseKeptCaches() { emit releaseKeptCachesRequested(); }
+  // The worker as the API server's engine host (thread-safe; lives as long as this).
+  serve::EngineHost& host();
+  // See EngineWorker::setApiRequests (thread-safe, applies from the next panel frame).
+  void setApiRequests(std::function<std::vector<std::pair<std::int64_t, RequestId>>()> source);
 
  signals:
   // Results, emitted on the GUI thread (see EngineWorker for their meaning).
@@ -54,6 +67,7 @@ class EngineController : public QObject {
   void forgetRequested(kvscope::ui::ChatId chat);
   void checkPlanRequested();
   void panelEnabledRequested(bool enabled);
+  void releaseKeptCachesRequested();
 
  private:
   QThread thread_;

@@ -85,7 +85,12 @@ struct PanelFrame {
   CacheSnapshot cache;
   MemoryInfo memory;
   std::map<SeqId, ChatId> owners;  // chat of every live sequence (from the scheduler)
-  double seconds = 0.0;            // since the model was loaded (x of the time charts)
+  // While the app serves its model (ui/serving): the sequence of each API request being
+  // answered, by its number n ("API #n"), and how many of them run or wait for a sequence.
+  std::map<SeqId, std::int64_t> api;
+  std::int64_t api_running = 0;
+  std::int64_t api_waiting = 0;
+  double seconds = 0.0;  // since the model was loaded (x of the time charts)
 };
 
 // Throughput measured by the worker over about one second of steps.

@@ -20,12 +20,15 @@ EngineWorker::EngineWorker(QString demo_folder, std::shared_ptr<const LoadCancel
 
 // Runs on the worker's thread (deleted there when the thread finishes): the engine, its
 // backend threads and the KV pool go with it.
-EngineWorker::~EngineWorker() = default;
+EngineWorker::~EngineWorker() {
+  open_host(false);
+}
 
 void EngineWorker::loadModel(const LoadRequest& request) {
   abandon_all(FinishReason::Cancelled, QStringLiteral("the model was unloaded"));
   kept_.clear();
   release_after_step_.clear();
+  open_host(false);
   engine_.reset();  // first, so two models never hold memory at once
   // Cancelled: a newer load is queued, or the app is quitting; either way nothing to restore.
   if (load(request) != LoadResult::Failed) return;
@@ -66,6 +69,7 @@ EngineWorker::LoadResult EngineWorker::load(const LoadRequest& request) {
   demo_ = demo;
   since_load_.start();
   last_frame_ms_ = -1;
+  open_host(true);
   emit modelLoaded(model_info(path, demo));
   emit_frame(true);
   return LoadResult::Loaded;
@@ -146,7 +150,7 @@ void EngineWorker::checkPlan() {
     emit planCheckFailed(tr("Load a model first: the check runs on the loaded engine."));
     return;
   }
-  if (!replies_.empty()) {
+  if (!replies_.empty() || !engine_->idle()) {
     emit planCheckFailed(tr("Wait for the replies to finish: the check needs the whole cache."));
     return;
   }
@@ -165,6 +169,63 @@ void EngineWorker::setPanelEnabled(bool enabled) {
   if (enabled) emit_frame(true);
 }
 
+void EngineWorker::releaseKeptCaches() {
+  if (!engine_) return;
+  engine_->release_all_caches();
+  kept_.clear();
+  emit_frame(true);
+}
+
+bool EngineWorker::post(serve::EngineTask task) {
+  std::lock_guard lock(host_mutex_);
+  if (!host_open_) return false;
+  tasks_.push_back(std::move(task));
+  if (!tasks_posted_) {
+    tasks_posted_ = true;
+    QMetaObject::invokeMethod(this, &EngineWorker::run_tasks, Qt::QueuedConnection);
+  }
+  return true;
+}
+
+void EngineWorker::setApiRequests(ApiRequests source) {
+  std::lock_guard lock(host_mutex_);
+  api_requests_ = std::move(source);
+}
+
+bool EngineWorker::alive() const {
+  std::lock_guard lock(host_mutex_);
+  return host_open_;
+}
+
+// Dropped tasks are never answered: their waiters see alive() false and give up.
+void EngineWorker::open_host(bool open) {
+  std::deque<serve::EngineTask> dropped;
+  std::lock_guard lock(host_mutex_);
+  host_open_ = open;
+  if (!open) dropped.swap(tasks_);
+}
+
+// Between two steps (queued like them): the tasks posted since the last call, then steps
+// for as long as the engine has work, API requests included.
+void EngineWorker::run_tasks() {
+  std::deque<serve::EngineTask> batch;
+  {
+    std::lock_guard lock(host_mutex_);
+    tasks_posted_ = false;
+    batch.swap(tasks_);
+  }
+  if (!engine_) return;
+  // Tasks answer their own errors (RequestStream, promises); one that throws anyway has not
+  // touched the scheduler mid-step, so the rest go on.
+  for (serve::EngineTask& task : batch) {
+    try {
+      task(*engine_);
+    } catch (const std::exception&) {
+    }
+  }
+  if (!engine_->idle()) post_step();
+}
+
 void EngineWorker::post_step() {
   if (step_posted_) return;
   step_posted_ = true;
@@ -178,6 +239,7 @@ bool EngineWorker::model_files_unchanged() {
   abandon_all(FinishReason::Error, files_changed_);
   kept_.clear();
   release_after_step_.clear();
+  open_host(false);
   engine_.reset();
   set_busy(false);
   emit modelFailed(
@@ -203,6 +265,7 @@ void EngineWorker::run_step() {
     // than run on it, and say so; the app keeps running and a model can be loaded again.
     const QString why = QString::fromUtf8(e.what());
     abandon_all(FinishReason::Error, why);
+    open_host(false);
     engine_.reset();
     set_busy(false);
     emit modelFailed(QStringLiteral("The engine stopped: %1\nLoad a model again.").arg(why));
@@ -314,8 +377,28 @@ void EngineWorker::emit_frame(bool force) {
     const SeqId seq = engine_->scheduler().sequence_of(request);
     if (seq >= 0) frame.owners[seq] = chat;
   }
+  label_api_sequences(frame);
   frame_ns_ += clock.nsecsElapsed();
   emit frameReady(frame);
+}
+
+void EngineWorker::label_api_sequences(PanelFrame& frame) {
+  ApiRequests source;
+  {
+    std::lock_guard lock(host_mutex_);
+    source = api_requests_;
+  }
+  if (!source) return;
+  const Scheduler& scheduler = engine_->scheduler();
+  for (const auto& [n, request] : source()) {
+    const SeqId seq = request > 0 ? scheduler.sequence_of(request) : -1;
+    if (seq >= 0) {
+      frame.api[seq] = n;
+      ++frame.api_running;
+    } else {
+      ++frame.api_waiting;  // not accepted yet, or queued for blocks
+    }
+  }
 }
 
 void EngineWorker::measure_speed(bool going_idle) {

@@ -7,6 +7,10 @@
 // chat (complete UTF-8, merged per step), how replies end, prompt progress, a panel frame
 // at most every 100 ms (and one whenever the engine goes idle), and tokens/s about once
 // a second.
+//
+// It is also the serve::EngineHost of the app's API server (engine/serve): HTTP threads post
+// tasks, which run here between two steps with the same engine the chats use, so API
+// requests join the chats' batch; the worker keeps stepping while any request is active.
 #pragma once
 
 #include <QElapsedTimer>
@@ -14,18 +18,23 @@
 #include <QString>
 
 #include <cstdint>
+#include <deque>
+#include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "serve/engine_host.h"
 #include "util/file_snapshot.h"
 #include "worker/engine_messages.h"
 
 namespace kvscope::ui {
 
-class EngineWorker : public QObject {
+class EngineWorker : public QObject, public serve::EngineHost {
   Q_OBJECT
 
  public:
@@ -39,6 +48,16 @@ class EngineWorker : public QObject {
   // Minimum time between two panel frames while generating (default 100 ms; 0: a frame
   // after every step, for tests). Call before the worker is moved to its thread.
   void setFrameInterval(qint64 ms) { frame_interval_ms_ = ms; }
+
+  // serve::EngineHost, from any thread. Tasks are refused (false) while no engine is
+  // loaded; a model switch or an engine failure drops the queued ones, and the requests the
+  // old engine was running end with it (the server answers them 503).
+  bool post(serve::EngineTask task) override;
+  bool alive() const override;
+  // Who the API requests being answered are (ApiServer::active_requests), asked at each
+  // panel frame; empty while not serving. Any thread.
+  using ApiRequests = std::function<std::vector<std::pair<std::int64_t, RequestId>>()>;
+  void setApiRequests(ApiRequests source);
 
  public slots:
   // Replaces the loaded model (replies in flight end as Cancelled first). An empty path
@@ -56,6 +75,9 @@ class EngineWorker : public QObject {
   void checkPlan();
   // Panel frames are taken only while enabled (the panel is visible).
   void setPanelEnabled(bool enabled);
+  // The API server stopped: the prefixes its requests kept are let go (with the chats' own,
+  // which the scheduler does not tell apart; a chat's next turn then runs its prompt again).
+  void releaseKeptCaches();
 
  signals:
   void modelLoading(const QString& what);
@@ -90,6 +112,8 @@ class EngineWorker : public QObject {
   bool model_files_unchanged();
   void post_step();
   void run_step();
+  void run_tasks();
+  void open_host(bool open);
   void on_token(ChatId chat, std::uint64_t ticket, const TokenEvent& event);
   void on_finish(ChatId chat, std::uint64_t ticket, const RequestResult& result);
   void flush_replies();
@@ -98,6 +122,7 @@ class EngineWorker : public QObject {
   void drop_reply(std::map<ChatId, Reply>::iterator it);
   void abandon_all(FinishReason reason, const QString& why);
   void emit_frame(bool force);
+  void label_api_sequences(PanelFrame& frame);
   void measure_speed(bool going_idle);
   void set_busy(bool busy);
   ModelInfo model_info(const QString& path, bool demo) const;
@@ -116,6 +141,12 @@ class EngineWorker : public QObject {
   std::vector<RequestId> release_after_step_;  // cancelled replies nobody will continue
   std::uint64_t next_ticket_ = 1;
   bool step_posted_ = false;
+  // The host side, shared with the HTTP threads.
+  mutable std::mutex host_mutex_;
+  std::deque<serve::EngineTask> tasks_;
+  bool host_open_ = false;     // an engine is loaded and takes tasks
+  bool tasks_posted_ = false;  // a run_tasks call is queued
+  ApiRequests api_requests_;
   bool busy_ = false;
   bool panel_enabled_ = true;
   QElapsedTimer since_load_;
