@@ -12,6 +12,7 @@
 #include <QNetworkReply>
 #include <QNetworkRequest>
 #include <QPushButton>
+#include <QRegularExpression>
 #include <QSignalSpy>
 #include <QSpinBox>
 #include <QTcpServer>
@@ -176,6 +177,52 @@ class ApiServeTest : public QObject {
     QTRY_VERIFY_WITH_TIMEOUT(!w.currentSession()->generating(), 20000);
     QCOMPARE(w.currentSession()->items().size(), items + 2);
     QVERIFY(!w.currentSession()->items().back().text.isEmpty());
+  }
+
+  // Eight clients streaming at once: each running one a labelled sequence in the panel, the
+  // status bar counting all eight (running and waiting). With $KVSCOPE_SCREENSHOT_DIR set, the
+  // window is saved as api-serve.png at that moment.
+  void eightStreamingClientsAreLabelledAndCounted() {
+    KVSCOPE_QT_REQUIRE_SHARED(model, "models/stories260K.gguf");
+    AppConfig config;
+    config.demo_folder = test::scratch_dir();
+    MainWindow w(config);
+    w.resize(1280, 800);
+    w.show();
+    w.setPanelVisible(true);
+    QVERIFY2(load(w, model), qPrintable(w.noticeText()));
+    const QString url = serve(w, 0);
+    QVERIFY2(!url.isEmpty(), qPrintable(w.noticeText()));
+    w.showServeDialog()->hide();
+    // One manager per client: a QNetworkAccessManager opens at most 6 connections a host.
+    std::vector<std::unique_ptr<QNetworkAccessManager>> nets;
+    std::vector<std::unique_ptr<QNetworkReply>> clients;
+    const char* prompts[] = {"Tell me a story.",    "A dog and a cat.",
+                             "The sun was hot.",    "Lily went to the park.",
+                             "Tim had a red ball.", "Once there was a fox.",
+                             "The boat was small.", "Sue liked to sing."};
+    for (const char* prompt : prompts) {
+      nets.push_back(std::make_unique<QNetworkAccessManager>());
+      clients.emplace_back(chat(*nets.back(), url, prompt, 460, true));
+    }
+    BlockMapWidget* map = w.livePanel()->blockMap();
+    // The pool holds a few full contexts: the requests beyond them wait their turn.
+    const QRegularExpression counts(
+        QStringLiteral("8 clients \u00b7 (\\d+) running \u00b7 (\\d+) waiting"));
+    const auto all_counted = [&] {
+      const QRegularExpressionMatch m = counts.match(w.serveStatus());
+      return m.hasMatch() && m.captured(1).toInt() + m.captured(2).toInt() == 8 &&
+             m.captured(1).toInt() >= 2 &&
+             static_cast<int>(map->apiSequences().size()) == m.captured(1).toInt();
+    };
+    QTRY_VERIFY_WITH_TIMEOUT(all_counted() || clients[0]->isFinished(), 10000);
+    QVERIFY2(all_counted(), qPrintable(w.serveStatus()));
+    for (const auto& [seq, n] : map->apiSequences()) {
+      QVERIFY(map->ownerName(seq).startsWith(QStringLiteral("API #%1 ").arg(n)));
+    }
+    const QString dir = qEnvironmentVariable("KVSCOPE_SCREENSHOT_DIR");
+    if (!dir.isEmpty()) QVERIFY(w.grab().save(dir + QStringLiteral("/api-serve.png")));
+    for (auto& c : clients) QVERIFY(wait_done(c.get()));
   }
 
   void aPortInUseIsAPlainErrorInTheNoticeBar() {

@@ -13,8 +13,11 @@ QColor chat_color(ChatId chat) {
 }
 
 QColor api_color(std::int64_t n) {
-  const int hue = static_cast<int>((n * 137) % 360);
-  return QColor::fromHsv(hue < 0 ? hue + 360 : hue, 120, 175);
+  // ColorBrewer Dark2: eight clients at once stay apart, and darker than the chats' colours.
+  static constexpr std::array<QRgb, 8> kColors = {0x1b9e77, 0xd95f02, 0x7570b3, 0xe7298a,
+                                                  0x66a61e, 0xe6ab02, 0xa6761d, 0x666666};
+  const auto k = static_cast<std::int64_t>(kColors.size());
+  return QColor(kColors[static_cast<std::size_t>((((n - 1) % k) + k) % k)]);
 }
 
 }  // namespace kvscope::ui

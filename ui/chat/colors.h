@@ -13,9 +13,8 @@ namespace kvscope::ui {
 
 // Chat 1 gets the first colour, chat 2 the second, ...
 QColor chat_color(ChatId chat);
-// API request n ("API #n", ui/serving) gets its own: hues a golden angle apart, darker and
-// less saturated than the chats', so many clients at once stay apart from each other and
-// from the chats.
+// API request n ("API #n", ui/serving) gets its own, from a darker set than the chats', so
+// eight clients at once stay apart from each other and from the chats.
 QColor api_color(std::int64_t n);
 
 }  // namespace kvscope::ui

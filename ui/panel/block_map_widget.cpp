@@ -208,23 +208,39 @@ void BlockMapWidget::paint_legend(QPainter& p) const {
   for (const auto& [seq, chat] : owners_) {
     if (entries.size() < 4) entries.push_back({{1, 0, 1, seq, 1.0}, owner_name(seq)});
   }
-  for (const auto& [seq, n] : api_) {  // API requests after the chats
-    if (entries.size() < 6) entries.push_back({{1, 0, 1, seq, 1.0}, tr("API #%1").arg(n)});
+  // API requests after the chats, in request order, as many as the width allows.
+  std::map<std::int64_t, SeqId> by_request;
+  for (const auto& [seq, n] : api_) by_request.emplace(n, seq);
+  for (const auto& [n, seq] : by_request) {
+    entries.push_back({{1, 0, 1, seq, 1.0}, tr("API #%1").arg(n)});
   }
   const SeqId any = owners_.empty() ? -1 : owners_.begin()->first;
+  const std::size_t owners = entries.size();
   entries.push_back({{1, 1, 1, any, 1.0}, tr("shared")});
   entries.push_back({{1, 0, 1, any, 0.4}, tr("partly filled")});
   entries.push_back({{0, 0, 1, -1, 0.0}, tr("free")});
-  int x = legend_.left();
   const int box = std::min(12, legend_.height() - 2);
-  for (const Entry& e : entries) {
+  const auto width = [&](const Entry& e) {
+    return box + 4 + fontMetrics().horizontalAdvance(e.text) + 14;
+  };
+  // The owners take what the key (shared, partly filled, free) leaves: with many API
+  // clients the key stays readable and the last owners are left out.
+  int key_width = 0;
+  for (std::size_t i = owners; i < entries.size(); ++i) key_width += width(entries[i]);
+  int x = legend_.left();
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    const Entry& e = entries[i];
     const int text_w = fontMetrics().horizontalAdvance(e.text);
-    if (x + box + 4 + text_w > legend_.right()) break;
+    const int right = i < owners ? legend_.right() - key_width : legend_.right();
+    if (x + box + 4 + text_w > right) {
+      if (i < owners) continue;
+      break;
+    }
     paint_cell(p, QRect(x, legend_.center().y() - box / 2, box, box), e.state);
     p.setPen(palette().color(QPalette::Text));
     p.drawText(QRect(x + box + 4, legend_.top(), text_w + 1, legend_.height()),
                Qt::AlignLeft | Qt::AlignVCenter, e.text);
-    x += box + 4 + text_w + 14;
+    x += width(e);
   }
 }
 
