@@ -78,10 +78,11 @@ ModelsPage::ModelsPage(ModelsPageConfig config, QWidget* parent)
       open_(new QPushButton(tr("Open"), this)),
       status_(new QLabel(this)),
       view_(new QTableView(this)),
-      catalog_(new CatalogView(
-          std::move(config_.catalog),
-          QString::fromStdString(kvscope_models_dir(config_.home.toStdString()).string()),
-          config_.catalog_error, this)),
+      catalog_(
+          new CatalogView(std::move(config_.catalog),
+                          QString::fromStdString(
+                              kvscope_models_dir(config_.home.toStdString(), config_.env).string()),
+                          config_.catalog_error, this)),
       tabs_(new QTabWidget(this)) {
   fill_gpus();
   context_->setRange(0, kMaxContext);

@@ -47,7 +47,9 @@ namespace {
 namespace fs = std::filesystem;
 
 void declare_pull_options(ArgParser& p) {
-  p.option({"--dir"}, "download into this folder (default ~/.cache/kvscope/models)");
+  p.option({"--dir"},
+           "download into this folder (default $KVSCOPE_MODELS_DIR, else ~/.cache/kvscope/models, "
+           "as get-model.sh)");
   p.option({"--catalog"}, "the catalog file (default share/kvscope/catalog/models.json)");
   p.option({"--gpu"}, "say first whether it fits this GPU preset, e.g. rtx-4090");
   p.option({"--vram"}, "say first whether it fits this much memory, e.g. 12GiB");
@@ -94,7 +96,7 @@ int print_catalog(const std::vector<CatalogModel>& catalog,
 }
 
 fs::path default_dir() {
-  if (auto home = process_env()("HOME")) return kvscope_models_dir(*home);
+  if (auto home = process_env()("HOME")) return kvscope_models_dir(*home, process_env());
   throw_error<UsageError>("HOME is not set; give the folder with --dir DIR");
 }
 

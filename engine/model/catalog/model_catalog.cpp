@@ -273,8 +273,4 @@ std::string catalog_size_text(const CatalogFile& file) {
   return file.exact_bytes ? size : "~" + size;
 }
 
-std::filesystem::path kvscope_models_dir(const std::filesystem::path& home) {
-  return home / ".cache" / "kvscope" / "models";
-}
-
 }  // namespace kvscope

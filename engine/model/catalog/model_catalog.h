@@ -69,8 +69,4 @@ CatalogChoice find_catalog_file(const std::vector<CatalogModel>& catalog, std::s
 // digits): "~398 MB", "~2.02 GB" for a file page's rounded size, "1.19 MB" for an exact one.
 std::string catalog_size_text(const CatalogFile& file);
 
-// Where KVScope keeps downloaded models: HOME/.cache/kvscope/models, the folder
-// packaging/get-model.sh fills and the Models page scans (model_places.h).
-std::filesystem::path kvscope_models_dir(const std::filesystem::path& home);
-
 }  // namespace kvscope

@@ -30,6 +30,11 @@ EnvLookup process_env() {
   };
 }
 
+fs::path kvscope_models_dir(const fs::path& home, const EnvLookup& env) {
+  if (const auto dir = env("KVSCOPE_MODELS_DIR")) return *dir;
+  return env_or(env, "XDG_CACHE_HOME", home / ".cache") / "kvscope" / "models";
+}
+
 std::vector<ModelPlace> model_places(const fs::path& home, const EnvLookup& env,
                                      const std::vector<fs::path>& extra) {
   const fs::path share = home / ".local" / "share";
@@ -43,7 +48,7 @@ std::vector<ModelPlace> model_places(const fs::path& home, const EnvLookup& env,
       {"Jan", home / "jan" / "models", PlaceLayout::Files},
       {"Jan", share / "Jan" / "data" / "models", PlaceLayout::Files},
       {"Jan", share / "Jan" / "data" / "llamacpp" / "models", PlaceLayout::Files},
-      {"KVScope", home / ".cache" / "kvscope" / "models", PlaceLayout::Files},
+      {"KVScope", kvscope_models_dir(home, env), PlaceLayout::Files},
   };
   for (const fs::path& folder : extra)
     places.push_back({"added folder", folder, PlaceLayout::Files});

@@ -44,6 +44,11 @@ using EnvLookup = std::function<std::optional<std::string>(std::string_view name
 // The process environment, for callers that scan the real computer.
 EnvLookup process_env();
 
+// Where KVScope keeps downloaded models, as packaging/get-model.sh chooses it:
+// $KVSCOPE_MODELS_DIR, else $XDG_CACHE_HOME/kvscope/models, else HOME/.cache/kvscope/models.
+// kvscope-cli pull and the Models page download there, and model_places() scans it.
+std::filesystem::path kvscope_models_dir(const std::filesystem::path& home, const EnvLookup& env);
+
 // Every place under `home` (and those the environment names), then `extra` folders as
 // "added folder". Places that do not exist are listed too; the scan skips them.
 std::vector<ModelPlace> model_places(const std::filesystem::path& home, const EnvLookup& env,
