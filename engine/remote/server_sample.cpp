@@ -114,7 +114,8 @@ void read_cache_config(const MetricDump& dump, ServerSample& out) {
 }
 
 // KVScope's server: kvscope_kv_blocks{group, state} (free, used, shared) partitions each
-// layer group's pool; the first group's sum is the pool (its block size is not reported).
+// layer group's pool; the first group's sum is the pool, kvscope_kv_block_size_tokens its
+// block size and kvscope_kv_tokens the tokens it holds.
 void read_kvscope_pool(const MetricDump& dump, ServerSample& out) {
   const MetricFamily* f = dump.find("kvscope_kv_blocks");
   if (f == nullptr) return;
@@ -124,6 +125,16 @@ void read_kvscope_pool(const MetricDump& dump, ServerSample& out) {
     if (group != nullptr && *group == "0" && std::isfinite(s.value)) blocks += s.value;
   }
   if (blocks > 0 && blocks < 0x1p40) out.kv_pool_blocks = static_cast<std::int64_t>(blocks);
+  if (const MetricFamily* size = dump.find("kvscope_kv_block_size_tokens");
+      size != nullptr && !size->samples.empty()) {
+    const double v = size->samples.front().value;
+    if (v >= 1 && v < 0x1p20) out.kv_block_size = static_cast<std::int64_t>(v);
+  }
+  if (const MetricFamily* tokens = dump.find("kvscope_kv_tokens");
+      tokens != nullptr && !tokens->samples.empty()) {
+    const double v = tokens->samples.front().value;
+    if (v >= 0 && v < 0x1p50) out.kv_tokens = v;
+  }
 }
 
 std::string model_label(const MetricDump& dump) {

@@ -84,6 +84,8 @@ EngineGauges read_gauges(const Engine& engine) {
     g.groups.push_back({group.n_free, group.n_used - group.n_shared, group.n_shared});
   }
   for (const LayerKvSnapshot& layer : snap.layers) g.layer_bytes.push_back(layer.bytes_in_use);
+  g.block_size = snap.block_size;
+  if (!snap.groups.empty()) g.kv_tokens = snap.groups.front().filled_slots;
   return g;
 }
 
@@ -200,6 +202,10 @@ std::string ServerMetrics::text(const EngineGauges& e, const std::string& model_
   for (std::size_t l = 0; l < e.layer_bytes.size(); ++l) {
     out += fmt::format("kvscope_kv_bytes{{layer=\"{}\"}} {}\n", l, e.layer_bytes[l]);
   }
+  // With these a watcher turns the pool's blocks into tokens and compares them with a plan.
+  gauge("kvscope_kv_block_size_tokens", "Tokens per KV block.", e.block_size);
+  gauge("kvscope_kv_tokens", "Tokens held in the KV cache (layer group 0; shared blocks once).",
+        e.kv_tokens);
   gauge("kvscope_kv_internal_fragmentation", "Empty slots of used blocks / their slots.",
         e.internal_fragmentation);
   gauge("kvscope_kv_contiguous_waste", "What reserving each sequence's max context would waste.",

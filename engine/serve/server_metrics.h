@@ -46,6 +46,8 @@ struct EngineGauges {
   double contiguous_waste = 0.0;  // what reserving max context per sequence would waste
   std::vector<Group> groups;
   std::vector<std::int64_t> layer_bytes;  // [n_layers] KV bytes in use
+  std::int64_t block_size = 0;            // tokens per block
+  std::int64_t kv_tokens = 0;  // tokens held in the first group's blocks (a shared block once)
 };
 EngineGauges read_gauges(const Engine& engine);
 

@@ -86,6 +86,21 @@ TEST(ServerSample, UnknownMetricsAreUnknownAndSumsCoverEveryEngine) {
   EXPECT_EQ(*two.preemptions, 2);
 }
 
+// KVScope's own server says its pool in blocks, its block size and the tokens it holds.
+TEST(ServerSample, KvscopePoolIsBlocksTimesItsBlockSize) {
+  const ServerSample s =
+      read_server_sample(parse_prometheus_text("vllm:num_requests_running{model_name=\"m\"} 1\n"
+                                               "kvscope_kv_blocks{group=\"0\",state=\"free\"} 90\n"
+                                               "kvscope_kv_blocks{group=\"0\",state=\"used\"} 8\n"
+                                               "kvscope_kv_blocks{group=\"0\",state=\"shared\"} 2\n"
+                                               "kvscope_kv_block_size_tokens{model_name=\"m\"} 16\n"
+                                               "kvscope_kv_tokens{model_name=\"m\"} 150\n"));
+  EXPECT_EQ(*s.kv_pool_blocks, 100);
+  EXPECT_EQ(*s.kv_block_size, 16);
+  EXPECT_EQ(*s.kv_pool_tokens(), 1600);
+  EXPECT_DOUBLE_EQ(*s.kv_tokens, 150.0);
+}
+
 TEST(ServerSample, AbsurdPoolLabelsAreIgnored) {
   const ServerSample s = read_server_sample(
       parse_prometheus_text("vllm:cache_config_info{block_size=\"1e300\",num_gpu_blocks=\"-5\"} 1\n"

@@ -48,6 +48,8 @@ TEST(ServerMetrics, WritesVllmNamesWithCountsOfFinishedRequests) {
   g.preemptions = 3;
   g.groups = {{5, 2, 1}};
   g.layer_bytes = {100, 200};
+  g.block_size = 16;
+  g.kv_tokens = 40;
   const std::string t = m.text(g, "stories\"260K");
   const std::string label = R"(model_name="stories\"260K")";
   EXPECT_TRUE(has_line(t, "vllm:num_requests_running{" + label + "} 2")) << t;
@@ -72,6 +74,8 @@ TEST(ServerMetrics, WritesVllmNamesWithCountsOfFinishedRequests) {
   EXPECT_TRUE(has_line(t, "kvscope_kv_blocks{group=\"0\",state=\"used\"} 2"));
   EXPECT_TRUE(has_line(t, "kvscope_kv_blocks{group=\"0\",state=\"shared\"} 1"));
   EXPECT_TRUE(has_line(t, "kvscope_kv_bytes{layer=\"1\"} 200"));
+  EXPECT_TRUE(has_line(t, "kvscope_kv_block_size_tokens{" + label + "} 16"));
+  EXPECT_TRUE(has_line(t, "kvscope_kv_tokens{" + label + "} 40"));
   EXPECT_TRUE(has_line(t, "kvscope_api_rejected_total{status=\"400\"} 1"));
   EXPECT_TRUE(has_line(t, "# TYPE vllm:time_to_first_token_seconds histogram"));
   EXPECT_TRUE(has_line(t, "# TYPE vllm:num_requests_running gauge"));
