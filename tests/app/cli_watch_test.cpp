@@ -106,11 +106,15 @@ TEST(CliWatch, FollowsKvscopeServeUnderLoad) {
   ASSERT_TRUE(port) << server.output();
   const std::string base = "http://127.0.0.1:" + *port;
   std::vector<std::unique_ptr<BackgroundProcess>> load;
+  // Each client sends requests one after another for as long as the watch runs: one batch of
+  // four was over (stories260K answers in milliseconds) before a slow-starting watch scraped.
+  const std::string one_request =
+      "curl -s -o /dev/null -m 60 -H 'Content-Type: application/json' -d "
+      R"('{"model":"stories260K","prompt":"Once upon a time","max_tokens":200,"temperature":0}' )" +
+      base + "/v1/completions";
   for (int i = 0; i < 4; ++i) {
     load.push_back(std::make_unique<BackgroundProcess>(std::vector<std::string>{
-        "curl", "-s", "-m", "60", "-H", "Content-Type: application/json", "-d",
-        R"({"model":"stories260K","prompt":"Once upon a time","max_tokens":200,"temperature":0})",
-        base + "/v1/completions"}));
+        "sh", "-c", "for i in $(seq 100); do " + one_request + " || exit; done"}));
   }
   const CliResult r = run_cli({"watch", base, "--count", "10", "--interval", "0.3"});
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
