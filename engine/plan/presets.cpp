@@ -6,6 +6,7 @@
 #include <limits>
 #include <set>
 
+#include "model/json_entry.h"
 #include "model/json_reader.h"
 #include "util/error.h"
 
@@ -24,73 +25,7 @@ constexpr double kMaxBandwidthGbS = 1e6;
 constexpr JsonLimits kPresetFileLimits{.max_bytes = 4 << 20};
 
 // One catalogue entry being read: every error names the file, the entry and the field.
-class EntryReader {
- public:
-  EntryReader(const std::filesystem::path& file, std::string entry, const json& object)
-      : file_(file), entry_(std::move(entry)), object_(object) {
-    if (!object_.is_object()) fail("", "must be a JSON object");
-  }
-
-  [[noreturn]] void fail(std::string_view field, std::string_view why) const {
-    if (field.empty()) throw_error<ModelError>("{}: {}: {}", file_.string(), entry_, why);
-    throw_error<ModelError>("{}: {}: field \"{}\" {}", file_.string(), entry_, field, why);
-  }
-
-  const json& get(std::string_view field) const {
-    const auto it = object_.find(field);
-    if (it == object_.end()) fail(field, "is missing");
-    return *it;
-  }
-
-  std::string text(std::string_view field) const {
-    const json& v = get(field);
-    if (!v.is_string() || v.get_ref<const std::string&>().empty()) {
-      fail(field, "must be a non-empty string");
-    }
-    return v.get<std::string>();
-  }
-
-  std::int64_t integer(std::string_view field, std::int64_t min, std::int64_t max) const {
-    const json& v = get(field);
-    if (!v.is_number_integer()) fail(field, "must be an integer");
-    if (v.is_number_unsigned() &&
-        v.get<std::uint64_t>() >
-            static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
-      fail(field, "is out of range");
-    }
-    const auto x = v.get<std::int64_t>();
-    if (x < min || x > max) {
-      fail(field, fmt::format("is {}, outside the accepted range {}..{}", x, min, max));
-    }
-    return x;
-  }
-
-  double number(std::string_view field, double max) const {
-    const json& v = get(field);
-    if (!v.is_number()) fail(field, "must be a number");
-    const auto x = v.get<double>();
-    if (!std::isfinite(x) || x <= 0.0 || x > max) {
-      fail(field, fmt::format("is {}, outside the accepted range (0, {}]", x, max));
-    }
-    return x;
-  }
-
-  bool has(std::string_view field) const { return object_.contains(field); }
-
-  bool boolean(std::string_view field, bool fallback) const {
-    const auto it = object_.find(field);
-    if (it == object_.end()) return fallback;
-    if (!it->is_boolean()) fail(field, "must be true or false");
-    return it->get<bool>();
-  }
-
-  const std::string& entry() const { return entry_; }
-
- private:
-  const std::filesystem::path& file_;
-  std::string entry_;
-  const json& object_;
-};
+using EntryReader = JsonEntry;
 
 const json& entries(const json& root, const std::filesystem::path& file, std::string_view key) {
   if (!root.is_object()) throw_error<ModelError>("{}: must hold a JSON object", file.string());
@@ -217,7 +152,7 @@ std::vector<Preset> load(const std::filesystem::path& file, std::string_view key
         entry += fmt::format(" (\"{}\")", quote_prefix(slug->get_ref<const std::string&>()));
       }
     }
-    out.push_back(read(EntryReader(file, entry, item), seen));
+    out.push_back(read(EntryReader(file.string(), entry, item), seen));
   }
   return out;
 }

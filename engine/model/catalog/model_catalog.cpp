@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "model/gguf/gguf_model.h"
+#include "model/json_entry.h"
 #include "model/json_reader.h"
 #include "util/error.h"
 
@@ -24,65 +25,7 @@ constexpr std::int64_t kMaxFileBytes = std::int64_t{1} << 44;  // 16 TiB
 constexpr std::int64_t kMaxDim = std::int64_t{1} << 24;
 
 // One object being read: every error names the origin, the entry and the field.
-class Fields {
- public:
-  Fields(const std::string& origin, std::string entry, const json& object)
-      : origin_(origin), entry_(std::move(entry)), object_(object) {
-    if (!object_.is_object()) fail("", "must be a JSON object");
-  }
-
-  [[noreturn]] void fail(std::string_view field, std::string_view why) const {
-    if (field.empty()) throw_error<ModelError>("{}: {}: {}", origin_, entry_, why);
-    throw_error<ModelError>("{}: {}: field \"{}\" {}", origin_, entry_, field, why);
-  }
-
-  bool has(std::string_view field) const { return object_.contains(field); }
-
-  const json& get(std::string_view field) const {
-    const auto it = object_.find(field);
-    if (it == object_.end()) fail(field, "is missing");
-    return *it;
-  }
-
-  std::string text(std::string_view field) const {
-    const json& v = get(field);
-    if (!v.is_string() || v.get_ref<const std::string&>().empty()) {
-      fail(field, "must be a non-empty string");
-    }
-    return v.get<std::string>();
-  }
-
-  std::string text_or(std::string_view field, std::string fallback) const {
-    return has(field) ? text(field) : fallback;
-  }
-
-  std::int64_t integer(std::string_view field, std::int64_t min, std::int64_t max) const {
-    const json& v = get(field);
-    if (!v.is_number_integer()) fail(field, "must be an integer");
-    if (v.is_number_unsigned() &&
-        v.get<std::uint64_t>() >
-            static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
-      fail(field, "is out of range");
-    }
-    const auto x = v.get<std::int64_t>();
-    if (x < min || x > max) {
-      fail(field, fmt::format("is {}, outside the accepted range {}..{}", x, min, max));
-    }
-    return x;
-  }
-
-  bool boolean(std::string_view field, bool fallback) const {
-    const auto it = object_.find(field);
-    if (it == object_.end()) return fallback;
-    if (!it->is_boolean()) fail(field, "must be true or false");
-    return it->get<bool>();
-  }
-
- private:
-  const std::string& origin_;
-  std::string entry_;
-  const json& object_;
-};
+using Fields = JsonEntry;
 
 bool all_of(std::string_view s, int (*ok)(int), std::string_view extra) {
   return std::all_of(s.begin(), s.end(), [&](unsigned char c) {
