@@ -26,6 +26,8 @@ packages=(
   curl
   # headless screenshots
   xvfb xauth x11-utils imagemagick fonts-dejavu-core
+  # the Chinese interface: CJK glyphs, and Qt's own translations (standard dialogs' buttons)
+  fonts-noto-cjk qt6-translations-l10n
 )
 
 # tests/engine/text checks the tokenizer.json reader against the ids of the Hugging Face
