@@ -15,6 +15,7 @@
 #include <QCommandLineParser>
 #include <QDir>
 #include <QFileInfo>
+#include <QIcon>
 #include <QSettings>
 #include <QStandardPaths>
 
@@ -62,6 +63,8 @@ int main(int argc, char** argv) {
   QApplication app(argc, argv);
   QApplication::setApplicationName("KVScope");
   QApplication::setOrganizationName("KVScope");
+  QApplication::setWindowIcon(QIcon(QStringLiteral(":/icons/kvscope.png")));
+  QApplication::setDesktopFileName(QStringLiteral("kvscope"));  // Wayland: the .desktop's icon
   QApplication::setStyle(new kvscope::ui::AppStyle);  // Fusion, readable in the dark palette
 
   QCommandLineParser parser;
