@@ -26,6 +26,10 @@ packages=(
   curl
   # headless screenshots
   xvfb xauth x11-utils imagemagick fonts-dejavu-core
+  # packages (packaging/package.sh, test-package.sh): dpkg-shlibdeps, the validators, `file`
+  # to see stripped binaries, gio + update-mime-database for the GGUF type, rsvg-convert
+  # for the icon's PNGs (packaging/icons/render.sh)
+  dpkg-dev desktop-file-utils appstream file libglib2.0-bin shared-mime-info librsvg2-bin
   # the Chinese interface: CJK glyphs, and Qt's own translations (standard dialogs' buttons)
   fonts-noto-cjk qt6-translations-l10n
 )

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Quick start #2: installs the dependencies, builds, and runs the whole test suite.
-# Under CI=true it builds with warnings as errors, then also runs the engine tests built
+# Under CI=true it builds with warnings as errors, packages that build as a .deb and checks
+# the package (packaging/test-package.sh), then also runs the engine tests built
 # with AddressSanitizer + UBSan (the bad-input tests must pass there too), and every
 # libFuzzer harness for a few seconds on its seeds (so they keep building and running).
 set -euo pipefail
@@ -15,6 +16,15 @@ export QT_QPA_PLATFORM=${QT_QPA_PLATFORM:-offscreen}
 
 bash packaging/build.sh "$preset"
 ctest --preset "$preset" -j "$jobs"
+
+# The .deb of the tree just built and tested (stripped by CPack; no second build), unpacked
+# and run as installed. A release packages the release preset instead: packaging/package.sh.
+if [ "${CI:-}" = "true" ] || [ "${KVSCOPE_TEST_PACKAGE:-}" = "1" ]; then
+  start=$SECONDS
+  bash packaging/package.sh build DEB
+  bash packaging/test-package.sh build/packages/kvscope_*.deb
+  echo "test: package made and checked in $((SECONDS - start)) s"
+fi
 
 if [ "${CI:-}" = "true" ] || [ "${KVSCOPE_TEST_ASAN:-}" = "1" ]; then
   bash packaging/build.sh asan
