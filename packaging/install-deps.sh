@@ -28,8 +28,9 @@ packages=(
   xvfb xauth x11-utils imagemagick fonts-dejavu-core
   # packages (packaging/package.sh, test-package.sh): dpkg-shlibdeps, the validators, `file`
   # to see stripped binaries, gio + update-mime-database for the GGUF type, rsvg-convert
-  # for the icon's PNGs (packaging/icons/render.sh)
+  # for the icon's PNGs (packaging/icons/render.sh), debootstrap for test-install-fresh.sh
   dpkg-dev desktop-file-utils appstream file libglib2.0-bin shared-mime-info librsvg2-bin
+  debootstrap
   # the Chinese interface: CJK glyphs, and Qt's own translations (standard dialogs' buttons)
   fonts-noto-cjk qt6-translations-l10n
 )

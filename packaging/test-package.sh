@@ -7,11 +7,13 @@
 #   - files: stripped binaries that need no CUDA library and nothing outside Debian's
 #     packages, presets and catalog in share/kvscope, icons at their sizes, the GGUF MIME
 #     type (a file starting with "GGUF" is application/x-gguf, another one is not);
-#   - desktop-file-validate and appstreamcli validate --no-net (offline: the screenshot URLs
-#     are where a release publishes them, not fetched) on the installed files;
+#   - desktop-file-validate and appstreamcli validate-tree --no-net on the installed files
+#     (offline: the screenshot URLs are where a release publishes them, not fetched);
 #   - runs the installed kvscope-cli (devices; plan and pull --list, which read the presets and
 #     the catalog from ../share/kvscope beside the binary) and the installed kvscope under Xvfb
-#     (a scripted chat with stories260K, saving the screenshots the metainfo names).
+#     (a scripted chat with stories260K, saving the screenshots the metainfo names; the
+#     window's icon is read from the X server).
+# packaging/test-install-fresh.sh installs a .deb with apt-get on a fresh Debian 12 instead.
 #
 #   packaging/test-package.sh PACKAGE.deb
 # `A && ok ... || fail ...` is an if-then-else here: ok only prints, so it cannot fail.
@@ -109,10 +111,11 @@ for m in ${mimes//;/ }; do
     fail "MimeType $m is defined nowhere"
 done
 grep -q '^Icon=kvscope$' "$desktop" && ok "Icon=kvscope" || fail "desktop file has no Icon=kvscope"
-if out=$(appstreamcli validate --no-net "$metainfo" 2>&1); then
-  ok "appstreamcli validate --no-net: $(tail -1 <<<"$out")"
+# validate-tree: the metainfo, and its launchable against the installed desktop file.
+if out=$(appstreamcli validate-tree --no-net "$root" 2>&1); then
+  ok "appstreamcli validate-tree --no-net: $(tail -1 <<<"$out")"
 else
-  fail "appstreamcli validate: $out"
+  fail "appstreamcli validate-tree: $out"
 fi
 shots=$(grep -o 'https://[^<]*\.png' "$metainfo" | xargs -n1 basename)
 
