@@ -16,6 +16,7 @@
 #include <QDir>
 #include <QFileInfo>
 #include <QIcon>
+#include <QProcess>
 #include <QSettings>
 #include <QStandardPaths>
 
@@ -24,6 +25,7 @@
 #include "drivers/send_driver.h"
 #include "window/app_palette.h"
 #include "window/app_style.h"
+#include "window/language.h"
 #include "window/main_window.h"
 
 #ifdef KVSCOPE_HAVE_CUDA
@@ -45,7 +47,8 @@ kvscope::ui::AppConfig app_config() {
   config.cuda_status = QString::fromStdString(info.available ? info.name : info.reason);
   config.cuda_factory = kvscope::cuda_backend_factory();
 #else
-  config.cuda_status = QStringLiteral("not in this build (no CUDA toolkit at build time)");
+  config.cuda_status =
+      QCoreApplication::translate("main", "not in this build (no CUDA toolkit at build time)");
 #endif
   return config;
 }
@@ -67,18 +70,44 @@ int main(int argc, char** argv) {
   QApplication::setDesktopFileName(QStringLiteral("kvscope"));  // Wayland: the .desktop's icon
   QApplication::setStyle(new kvscope::ui::AppStyle);  // Fusion, readable in the dark palette
 
+  // The saved language (else the system's) before any text is made: the --help text too.
+  kvscope::ui::install_translators(kvscope::ui::saved_language());
+
   QCommandLineParser parser;
-  parser.setApplicationDescription("Chat with a local model and watch its KV cache.");
+  // lupdate finds the texts through QT_TRANSLATE_NOOP; `translated` looks them up.
+  const auto translated = [](const char* source) {
+    return QCoreApplication::translate("main", source);
+  };
+  parser.setApplicationDescription(
+      translated(QT_TRANSLATE_NOOP("main", "Chat with a local model and watch its KV cache.")));
   parser.addHelpOption();
-  parser.addPositionalArgument("model", "GGUF file or Hugging Face folder to open");
-  parser.addOption({"palette", "Colour theme: light or dark.", "theme"});
-  parser.addOption({"notice", "A line to show in the notice bar at start.", "text"});
-  parser.addOption({"screenshot-dir", "Run a scripted chat, save PNGs here, quit.", "dir"});
-  parser.addOption({"screenshot-prefix", "File name prefix of the PNGs.", "name", "kvscope"});
-  parser.addOption({"screenshot-prompt", "First message of the scripted chat.", "text"});
-  parser.addOption({"bench-runs", "Decode speed runs, panel visible and hidden.", "n"});
-  parser.addOption({"bench-tokens", "Tokens per benchmark run.", "n", "256"});
-  parser.addOption({"send", "Send this message once the model is loaded (repeatable).", "text"});
+  parser.addPositionalArgument(
+      "model", translated(QT_TRANSLATE_NOOP("main", "GGUF file or Hugging Face folder to open")));
+  parser.addOption(
+      {"palette", translated(QT_TRANSLATE_NOOP("main", "Colour theme: light or dark.")), "theme"});
+  parser.addOption(
+      {"notice",
+       translated(QT_TRANSLATE_NOOP("main", "A line to show in the notice bar at start.")),
+       "text"});
+  parser.addOption(
+      {"screenshot-dir",
+       translated(QT_TRANSLATE_NOOP("main", "Run a scripted chat, save PNGs here, quit.")), "dir"});
+  parser.addOption({"screenshot-prefix",
+                    translated(QT_TRANSLATE_NOOP("main", "File name prefix of the PNGs.")), "name",
+                    "kvscope"});
+  parser.addOption({"screenshot-prompt",
+                    translated(QT_TRANSLATE_NOOP("main", "First message of the scripted chat.")),
+                    "text"});
+  parser.addOption(
+      {"bench-runs",
+       translated(QT_TRANSLATE_NOOP("main", "Decode speed runs, panel visible and hidden.")), "n"});
+  parser.addOption({"bench-tokens",
+                    translated(QT_TRANSLATE_NOOP("main", "Tokens per benchmark run.")), "n",
+                    "256"});
+  parser.addOption({"send",
+                    translated(QT_TRANSLATE_NOOP(
+                        "main", "Send this message once the model is loaded (repeatable).")),
+                    "text"});
   parser.process(app);
 
   const QString theme = parser.isSet("palette")
@@ -87,22 +116,34 @@ int main(int argc, char** argv) {
   QApplication::setPalette(theme == QLatin1String("dark") ? kvscope::ui::dark_palette()
                                                           : kvscope::ui::light_palette());
 
-  kvscope::ui::MainWindow window(app_config());
-  if (parser.isSet("screenshot-dir")) {
-    kvscope::ui::ScreenshotPlan plan;
-    plan.out_dir = parser.value("screenshot-dir");
-    plan.prefix = parser.value("screenshot-prefix");
-    if (parser.isSet("screenshot-prompt")) plan.first_prompt = parser.value("screenshot-prompt");
-    QDir().mkpath(plan.out_dir);
-    new kvscope::ui::ScreenshotDriver(&window, plan);
-  } else if (parser.isSet("bench-runs")) {
-    new kvscope::ui::BenchDriver(&window, parser.value("bench-runs").toInt(),
-                                 parser.value("bench-tokens").toLongLong());
-  } else if (parser.isSet("send")) {
-    new kvscope::ui::SendDriver(&window, parser.values("send"));
+  // The window lives in this block so that a restart (View > Language) starts the new process
+  // after this one has closed its chat database.
+  int code = 0;
+  bool restart = false;
+  {
+    kvscope::ui::MainWindow window(app_config());
+    if (parser.isSet("screenshot-dir")) {
+      kvscope::ui::ScreenshotPlan plan;
+      plan.out_dir = parser.value("screenshot-dir");
+      plan.prefix = parser.value("screenshot-prefix");
+      if (parser.isSet("screenshot-prompt")) plan.first_prompt = parser.value("screenshot-prompt");
+      QDir().mkpath(plan.out_dir);
+      new kvscope::ui::ScreenshotDriver(&window, plan);
+    } else if (parser.isSet("bench-runs")) {
+      new kvscope::ui::BenchDriver(&window, parser.value("bench-runs").toInt(),
+                                   parser.value("bench-tokens").toLongLong());
+    } else if (parser.isSet("send")) {
+      new kvscope::ui::SendDriver(&window, parser.values("send"));
+    }
+    window.show();
+    window.openModel(startup_model(parser.positionalArguments()));
+    if (parser.isSet("notice")) window.showNotice(parser.value("notice"));
+    code = QApplication::exec();
+    restart = window.restartRequested();
   }
-  window.show();
-  window.openModel(startup_model(parser.positionalArguments()));
-  if (parser.isSet("notice")) window.showNotice(parser.value("notice"));
-  return QApplication::exec();
+  if (restart) {
+    QProcess::startDetached(QCoreApplication::applicationFilePath(),
+                            QCoreApplication::arguments().mid(1));
+  }
+  return code;
 }

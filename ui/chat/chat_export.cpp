@@ -12,9 +12,10 @@
 namespace kvscope::ui {
 namespace {
 
-QString tr(const char* text) {
-  return QCoreApplication::translate("ChatExport", text);
-}
+// The exports' texts are translated in the context "ChatExport" (no QObject here).
+struct ChatExport {
+  Q_DECLARE_TR_FUNCTIONS(ChatExport)
+};
 
 QString when(qint64 ms) {
   return ms > 0 ? QDateTime::fromMSecsSinceEpoch(ms).toString(Qt::ISODate) : QString();
@@ -22,8 +23,9 @@ QString when(qint64 ms) {
 
 QString sampling_line(const SamplingSettings& s) {
   const SamplingParams& p = s.params;
-  return tr("temperature %1, top-k %2, top-p %3, min-p %4, repeat penalty %5 over %6 tokens, "
-            "frequency penalty %7, presence penalty %8, seed %9, at most %10 tokens per reply")
+  return ChatExport::tr(
+             "temperature %1, top-k %2, top-p %3, min-p %4, repeat penalty %5 over %6 tokens, "
+             "frequency penalty %7, presence penalty %8, seed %9, at most %10 tokens per reply")
       .arg(p.temperature)
       .arg(p.top_k)
       .arg(p.top_p)
@@ -32,16 +34,17 @@ QString sampling_line(const SamplingSettings& s) {
       .arg(p.repeat_last_n)
       .arg(p.frequency_penalty)
       .arg(p.presence_penalty)
-      .arg(p.seed == 0 ? tr("random") : QString::number(p.seed))
+      .arg(p.seed == 0 ? ChatExport::tr("random") : QString::number(p.seed))
       .arg(s.max_tokens);
 }
 
 // "312 tokens · 41.7 tokens/s · end of generation" under a reply's heading.
 QString reply_numbers(const ChatItem& item) {
   QStringList parts;
-  parts << tr("%1 tokens").arg(item.tokens);
-  if (item.tokensPerSecond() > 0) parts << tr("%1 tokens/s").arg(item.tokensPerSecond(), 0, 'f', 1);
-  if (item.prompt_tokens > 0) parts << tr("prompt %1 tokens").arg(item.prompt_tokens);
+  parts << ChatExport::tr("%1 tokens").arg(item.tokens);
+  if (item.tokensPerSecond() > 0)
+    parts << ChatExport::tr("%1 tokens/s").arg(item.tokensPerSecond(), 0, 'f', 1);
+  if (item.prompt_tokens > 0) parts << ChatExport::tr("prompt %1 tokens").arg(item.prompt_tokens);
   if (!item.finish_reason.isEmpty()) parts << item.finish_reason;
   if (!item.note.isEmpty()) parts << item.note;
   return parts.join(QStringLiteral(" \u00b7 "));
@@ -52,20 +55,20 @@ QString reply_numbers(const ChatItem& item) {
 QString chat_markdown(const ChatSession& chat) {
   QString md = QStringLiteral("# %1\n\n").arg(chat.title());
   const ModelRef& m = chat.model();
-  md += tr("- **Model:** %1\n").arg(m.isSet() ? m.name : tr("none yet"));
-  if (!m.path.isEmpty()) md += tr("- **File:** `%1`\n").arg(m.path);
-  md += tr("- **Sampling:** %1\n").arg(sampling_line(chat.sampling()));
+  md += ChatExport::tr("- **Model:** %1\n").arg(m.isSet() ? m.name : ChatExport::tr("none yet"));
+  if (!m.path.isEmpty()) md += ChatExport::tr("- **File:** `%1`\n").arg(m.path);
+  md += ChatExport::tr("- **Sampling:** %1\n").arg(sampling_line(chat.sampling()));
   if (!chat.systemPrompt().trimmed().isEmpty()) {
-    md += tr("- **System prompt:** %1\n").arg(chat.systemPrompt().simplified());
+    md += ChatExport::tr("- **System prompt:** %1\n").arg(chat.systemPrompt().simplified());
   }
-  md += tr("- **Started:** %1\n").arg(when(chat.createdMs()));
+  md += ChatExport::tr("- **Started:** %1\n").arg(when(chat.createdMs()));
   for (const ChatItem& item : chat.items()) {
     if (item.state == ChatItem::State::Streaming) continue;
     if (item.role == QLatin1String("user")) {
-      md += tr("\n## You\n\n");
+      md += ChatExport::tr("\n## You\n\n");
     } else {
-      md +=
-          tr("\n## %1\n\n*%2*\n\n").arg(m.isSet() ? m.name : tr("Assistant"), reply_numbers(item));
+      md += ChatExport::tr("\n## %1\n\n*%2*\n\n")
+                .arg(m.isSet() ? m.name : ChatExport::tr("Assistant"), reply_numbers(item));
     }
     md += item.text.trimmed() + QLatin1Char('\n');
   }

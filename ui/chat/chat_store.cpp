@@ -1,5 +1,6 @@
 #include "chat/chat_store.h"
 
+#include <QCoreApplication>
 #include <QDateTime>
 #include <QDir>
 #include <QFileInfo>
@@ -17,6 +18,11 @@
 
 namespace kvscope::ui {
 namespace {
+
+// The texts of the store's errors, shown in the notice bar (no QObject here).
+struct ChatStoreText {
+  Q_DECLARE_TR_FUNCTIONS(ChatStore)
+};
 
 // Each step takes the database from version i to i + 1 (index i - 1 here; 0 -> 1 creates it).
 const char* const kMigrations[][8] = {
@@ -79,11 +85,11 @@ QSqlDatabase ChatStore::db() const {
 std::unique_ptr<ChatStore> ChatStore::open(const QString& path, QString* error) {
   static std::atomic<int> count{0};
   if (!QSqlDatabase::isDriverAvailable(QStringLiteral("QSQLITE"))) {
-    *error = QStringLiteral("Qt's SQLite driver (QSQLITE) is not installed");
+    *error = ChatStoreText::tr("Qt's SQLite driver (QSQLITE) is not installed");
     return nullptr;
   }
   if (!QDir().mkpath(QFileInfo(path).absolutePath())) {
-    *error = QStringLiteral("cannot create the folder %1").arg(QFileInfo(path).absolutePath());
+    *error = ChatStoreText::tr("cannot create the folder %1").arg(QFileInfo(path).absolutePath());
     return nullptr;
   }
   const QString name = QStringLiteral("kvscope-chats-%1").arg(++count);
@@ -93,7 +99,7 @@ std::unique_ptr<ChatStore> ChatStore::open(const QString& path, QString* error) 
   d.setConnectOptions(QStringLiteral("QSQLITE_BUSY_TIMEOUT=2000"));
   QString why;
   if (!d.open()) {
-    why = sql_error(QStringLiteral("cannot open"), d.lastError());
+    why = sql_error(ChatStoreText::tr("cannot open"), d.lastError());
   } else if (store->prepare(&why) && store->migrate(&why)) {
     return store;
   }
@@ -113,12 +119,12 @@ bool ChatStore::prepare(QString* error) {
 bool ChatStore::migrate(QString* error) {
   QSqlQuery q(db());
   if (!exec(q, QStringLiteral("PRAGMA user_version"), error) || !q.next()) {
-    if (error->isEmpty()) *error = QStringLiteral("no schema version");
+    if (error->isEmpty()) *error = ChatStoreText::tr("no schema version");
     return false;
   }
   const int version = q.value(0).toInt();
   if (version > kSchemaVersion) {
-    *error = QStringLiteral(
+    *error = ChatStoreText::tr(
                  "written by a newer KVScope (schema %1; this one reads up to %2); left as it is")
                  .arg(version)
                  .arg(kSchemaVersion);
@@ -134,7 +140,7 @@ bool ChatStore::migrate(QString* error) {
       }
     }
     if (!exec(q, QStringLiteral("PRAGMA user_version=%1").arg(v + 1), error) || !d.commit()) {
-      if (error->isEmpty()) *error = sql_error(QStringLiteral("commit"), d.lastError());
+      if (error->isEmpty()) *error = sql_error(ChatStoreText::tr("commit"), d.lastError());
       d.rollback();
       return false;
     }
@@ -147,7 +153,7 @@ std::vector<ChatSession*> ChatStore::load(QObject* parent, QStringList* problems
   QSqlQuery q(db());
   if (!q.exec(QStringLiteral("SELECT id, title, system_prompt, sampling, created_ms, model_path, "
                              "model_name, model_size, model_mtime_ms FROM chats ORDER BY id"))) {
-    problems->push_back(sql_error(QStringLiteral("reading the saved chats"), q.lastError()));
+    problems->push_back(sql_error(ChatStoreText::tr("reading the saved chats"), q.lastError()));
     return chats;
   }
   while (q.next()) {
@@ -156,7 +162,7 @@ std::vector<ChatSession*> ChatStore::load(QObject* parent, QStringList* problems
       chats.push_back(s);
       saved_.insert(s->id());
     } else {
-      problems->push_back(QStringLiteral("saved chat %1 (\u201c%2\u201d) skipped: %3")
+      problems->push_back(ChatStoreText::tr("saved chat %1 (\u201c%2\u201d) skipped: %3")
                               .arg(q.value(0).toLongLong())
                               .arg(q.value(1).toString().left(60), problem));
     }
@@ -170,7 +176,7 @@ ChatSession* ChatStore::load_chat(const QSqlQuery& row, QObject* parent, QString
   try {
     sampling = samplingFromJson(row.value(3).toString());
   } catch (const std::exception& e) {
-    *problem = QStringLiteral("its sampling settings: %1").arg(QString::fromUtf8(e.what()));
+    *problem = ChatStoreText::tr("its sampling settings: %1").arg(QString::fromUtf8(e.what()));
     return nullptr;
   }
   QSqlQuery m(db());
@@ -180,7 +186,7 @@ ChatSession* ChatStore::load_chat(const QSqlQuery& row, QObject* parent, QString
                      "ORDER BY position"));
   m.addBindValue(id);
   if (!m.exec()) {
-    *problem = sql_error(QStringLiteral("its messages"), m.lastError());
+    *problem = sql_error(ChatStoreText::tr("its messages"), m.lastError());
     return nullptr;
   }
   QVector<ChatItem> items;
@@ -189,13 +195,13 @@ ChatSession* ChatStore::load_chat(const QSqlQuery& row, QObject* parent, QString
     item.role = m.value(0).toString();
     const auto state = state_from_name(m.value(2).toString());
     if (item.role != QLatin1String("user") && item.role != QLatin1String("assistant")) {
-      *problem = QStringLiteral("message %1 has the unknown role \u201c%2\u201d")
+      *problem = ChatStoreText::tr("message %1 has the unknown role \u201c%2\u201d")
                      .arg(items.size() + 1)
                      .arg(item.role.left(40));
       return nullptr;
     }
     if (!state) {
-      *problem = QStringLiteral("message %1 has the unknown state \u201c%2\u201d")
+      *problem = ChatStoreText::tr("message %1 has the unknown state \u201c%2\u201d")
                      .arg(items.size() + 1)
                      .arg(m.value(2).toString().left(40));
       return nullptr;
@@ -222,7 +228,7 @@ ChatSession* ChatStore::load_chat(const QSqlQuery& row, QObject* parent, QString
 bool ChatStore::save(const ChatSession& chat, QString* error) {
   QSqlDatabase d = db();
   if (!d.transaction()) {
-    *error = sql_error(QStringLiteral("starting a transaction"), d.lastError());
+    *error = sql_error(ChatStoreText::tr("starting a transaction"), d.lastError());
     return false;
   }
   QSqlQuery q(d);
@@ -272,7 +278,7 @@ bool ChatStore::save(const ChatSession& chat, QString* error) {
   }
   if (!ok || !d.commit()) {
     *error =
-        sql_error(QStringLiteral("saving chat %1").arg(chat.id()), ok ? d.lastError() : failed);
+        sql_error(ChatStoreText::tr("saving chat %1").arg(chat.id()), ok ? d.lastError() : failed);
     d.rollback();
     return false;
   }
@@ -285,7 +291,7 @@ bool ChatStore::remove(ChatId chat, QString* error) {
   q.prepare(QStringLiteral("DELETE FROM chats WHERE id = ?"));  // messages: ON DELETE CASCADE
   q.addBindValue(chat);
   if (!q.exec()) {
-    *error = sql_error(QStringLiteral("deleting chat %1").arg(chat), q.lastError());
+    *error = sql_error(ChatStoreText::tr("deleting chat %1").arg(chat), q.lastError());
     return false;
   }
   saved_.erase(chat);

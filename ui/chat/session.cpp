@@ -162,7 +162,7 @@ void ChatSession::finishReply(const ReplyFinished& result) {
   switch (result.reason) {
     case FinishReason::Cancelled:
       item.state = ChatItem::State::Stopped;
-      item.note = result.error.isEmpty() ? QStringLiteral("stopped") : result.error;
+      item.note = result.error.isEmpty() ? tr("stopped") : result.error;
       break;
     case FinishReason::Error:
       item.state = ChatItem::State::Failed;
@@ -170,11 +170,11 @@ void ChatSession::finishReply(const ReplyFinished& result) {
       break;
     case FinishReason::ContextFull:
       item.state = ChatItem::State::Stopped;
-      item.note = QStringLiteral("context full: ") + result.error;
+      item.note = tr("context full: %1").arg(result.error);
       break;
     case FinishReason::Length:
       item.state = ChatItem::State::Done;
-      item.note = QStringLiteral("reached the reply length limit");
+      item.note = tr("reached the reply length limit");
       break;
     default:
       item.state = ChatItem::State::Done;

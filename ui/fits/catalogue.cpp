@@ -16,7 +16,8 @@ std::vector<ModelPreset> load_model_catalogue(QString* error) {
   const QString file = QDir(QCoreApplication::applicationDirPath())
                            .filePath(QStringLiteral("../share/kvscope/presets/models.json"));
   if (!QFileInfo::exists(file)) {
-    *error = QStringLiteral("no model presets at %1").arg(QDir::cleanPath(file));
+    *error = QCoreApplication::translate("FitsCatalogue", "no model presets at %1")
+                 .arg(QDir::cleanPath(file));
     return {};
   }
   try {

@@ -6,6 +6,7 @@
 #include <QVBoxLayout>
 
 #include "widgets/number_text.h"
+#include "worker/engine_messages.h"
 
 namespace kvscope::ui {
 
@@ -90,11 +91,10 @@ void FitsCheckView::showCheck(const PlanCheck& check) {
   const QString next = check.next_token_refused ? tr("the next token was refused")
                                                 : tr("the next token was still accepted");
   if (check.agrees()) {
-    status_->setText(tr("\u2714 Agrees to the byte on %1; %2.")
-                         .arg(QString::fromStdString(check.memory.device), next));
-  } else {
     status_->setText(
-        tr("\u2718 Differs on %1; %2.").arg(QString::fromStdString(check.memory.device), next));
+        tr("\u2714 Agrees to the byte on %1; %2.").arg(device_label(check.memory.device), next));
+  } else {
+    status_->setText(tr("\u2718 Differs on %1; %2.").arg(device_label(check.memory.device), next));
   }
 }
 

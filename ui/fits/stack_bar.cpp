@@ -13,8 +13,10 @@ namespace {
 // The live panel's memory chart colours for the same parts.
 constexpr std::array<QRgb, FitsStackBar::kParts> kColors = {0x4e79a7, 0xe15759, 0x59a14f, 0xbab0ac};
 const char* const kNames[FitsStackBar::kParts] = {
-    QT_TRANSLATE_NOOP("FitsStackBar", "weights"), QT_TRANSLATE_NOOP("FitsStackBar", "KV"),
-    QT_TRANSLATE_NOOP("FitsStackBar", "workspace"), QT_TRANSLATE_NOOP("FitsStackBar", "free")};
+    QT_TRANSLATE_NOOP("kvscope::ui::FitsStackBar", "weights"),
+    QT_TRANSLATE_NOOP("kvscope::ui::FitsStackBar", "KV"),
+    QT_TRANSLATE_NOOP("kvscope::ui::FitsStackBar", "workspace"),
+    QT_TRANSLATE_NOOP("kvscope::ui::FitsStackBar", "free")};
 constexpr int kBarHeight = 30;
 constexpr QRgb kShortColor = 0xd62728;
 

@@ -159,7 +159,8 @@ std::vector<CatalogModel> load_shipped_catalog(QString* error) {
   const QString file = QDir(QCoreApplication::applicationDirPath())
                            .filePath(QStringLiteral("../share/kvscope/catalog/models.json"));
   if (!QFileInfo::exists(file)) {
-    if (error) *error = QStringLiteral("no download catalog at %1").arg(QDir::cleanPath(file));
+    if (error)
+      *error = CatalogTableModel::tr("no download catalog at %1").arg(QDir::cleanPath(file));
     return {};
   }
   try {

@@ -110,7 +110,7 @@ void LivePanel::update_summary(const PanelFrame& frame) {
           .arg(c.n_shared)
           .arg(bytes(c.shared_savings_bytes))
           .arg(c.sequences.size())
-          .arg(QString::fromStdString(frame.memory.device)));
+          .arg(device_label(frame.memory.device)));
 }
 
 }  // namespace kvscope::ui

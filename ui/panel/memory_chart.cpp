@@ -15,9 +15,12 @@ namespace kvscope::ui {
 namespace {
 
 const char* const kPartNames[kMemoryParts] = {
-    QT_TRANSLATE_NOOP("MemoryChart", "weights"),      QT_TRANSLATE_NOOP("MemoryChart", "KV in use"),
-    QT_TRANSLATE_NOOP("MemoryChart", "KV pool free"), QT_TRANSLATE_NOOP("MemoryChart", "workspace"),
-    QT_TRANSLATE_NOOP("MemoryChart", "others"),       QT_TRANSLATE_NOOP("MemoryChart", "free")};
+    QT_TRANSLATE_NOOP("kvscope::ui::MemoryChart", "weights"),
+    QT_TRANSLATE_NOOP("kvscope::ui::MemoryChart", "KV in use"),
+    QT_TRANSLATE_NOOP("kvscope::ui::MemoryChart", "KV pool free"),
+    QT_TRANSLATE_NOOP("kvscope::ui::MemoryChart", "workspace"),
+    QT_TRANSLATE_NOOP("kvscope::ui::MemoryChart", "others"),
+    QT_TRANSLATE_NOOP("kvscope::ui::MemoryChart", "free")};
 constexpr QRgb kPartColors[kMemoryParts] = {0x4e79a7, 0xe15759, 0xf1a9a0,
                                             0x59a14f, 0xb07aa1, 0xbab0ac};
 

@@ -20,8 +20,8 @@ namespace {
 QComboBox* dtype_box(QWidget* parent, const QString& value) {
   auto* box = new QComboBox(parent);
   box->addItem(QStringLiteral("f16"), QStringLiteral("f16"));
-  box->addItem(QStringLiteral("int8 (q8_0-like)"), QStringLiteral("int8"));
-  box->addItem(QStringLiteral("int4 (q4_0-like)"), QStringLiteral("int4"));
+  box->addItem(LoadDialog::tr("int8 (q8_0-like)"), QStringLiteral("int8"));
+  box->addItem(LoadDialog::tr("int4 (q4_0-like)"), QStringLiteral("int4"));
   box->setCurrentIndex(std::max(0, box->findData(value)));
   return box;
 }

@@ -15,6 +15,11 @@ namespace kvscope::ui {
 
 namespace {
 
+// The texts of the problems found in the settings (no QObject here).
+struct LoadSettingsText {
+  Q_DECLARE_TR_FUNCTIONS(LoadSettings)
+};
+
 // Reads the settings group's values, each checked, defaults kept for what fails.
 class CheckedReader {
  public:
@@ -27,7 +32,7 @@ class CheckedReader {
     if (ok && v >= lo && v <= hi) {
       value = static_cast<int>(v);
     } else {
-      refuse(key, QStringLiteral("a whole number from %1 to %2").arg(lo).arg(hi));
+      refuse(key, LoadSettingsText::tr("a whole number from %1 to %2").arg(lo).arg(hi));
     }
   }
 
@@ -38,7 +43,7 @@ class CheckedReader {
     if (ok && std::isfinite(v) && v >= lo && v <= hi) {
       value = v;
     } else {
-      refuse(key, QStringLiteral("a number from %1 to %2").arg(lo).arg(hi));
+      refuse(key, LoadSettingsText::tr("a number from %1 to %2").arg(lo).arg(hi));
     }
   }
 
@@ -58,7 +63,7 @@ class CheckedReader {
  private:
   void refuse(const char* key, const QString& expected) {
     if (problems_) {
-      *problems_ << QStringLiteral("settings: load/%1 = \"%2\" is not %3; using the default")
+      *problems_ << LoadSettingsText::tr("settings: load/%1 = \"%2\" is not %3; using the default")
                         .arg(QLatin1String(key), s_.value(key).toString().left(40), expected);
     }
   }
@@ -86,15 +91,15 @@ LoadSettings LoadSettings::read(QSettings& s, QStringList* problems) {
   r.text(
       "backend", d.backend,
       [](const QString& v) { return v == "auto" || v == "cpu" || v == "cuda"; },
-      QStringLiteral("auto, cpu or cuda"));
-  r.text("k_dtype", d.k_dtype, is_kv_dtype, QStringLiteral("a KV dtype (f16, int8, int4)"));
-  r.text("v_dtype", d.v_dtype, is_kv_dtype, QStringLiteral("a KV dtype (f16, int8, int4)"));
+      LoadSettingsText::tr("auto, cpu or cuda"));
+  r.text("k_dtype", d.k_dtype, is_kv_dtype, LoadSettingsText::tr("a KV dtype (f16, int8, int4)"));
+  r.text("v_dtype", d.v_dtype, is_kv_dtype, LoadSettingsText::tr("a KV dtype (f16, int8, int4)"));
   r.integer("block_size", d.block_size, 1, 1024);
   r.integer("context_length", d.context_length, 0, 1 << 20);
   r.integer("threads", d.threads, 0, 1024);
   r.text(
       "memory", d.memory, [](const QString& v) { return v.size() <= 64; },
-      QStringLiteral("a memory preset name"));
+      LoadSettingsText::tr("a memory preset name"));
   r.real("custom_memory_gib", d.custom_memory_gib, 0.25, 4096);
   r.integer("kv_pool_mib", d.kv_pool_mib, 0, 1 << 20);
   s.endGroup();
@@ -119,7 +124,7 @@ QVector<GpuPreset> load_gpu_catalogue(QString* error) {
   const QString file = QDir(QCoreApplication::applicationDirPath())
                            .filePath(QStringLiteral("../share/kvscope/presets/gpus.json"));
   if (!QFileInfo::exists(file)) {
-    if (error) *error = QStringLiteral("no GPU presets at %1").arg(QDir::cleanPath(file));
+    if (error) *error = LoadSettingsText::tr("no GPU presets at %1").arg(QDir::cleanPath(file));
     return {};
   }
   try {

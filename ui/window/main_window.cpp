@@ -26,6 +26,7 @@
 #include "demos/quant/quant_page.h"
 #include "panel/live_panel.h"
 #include "window/app_palette.h"
+#include "window/language.h"
 #include "window/notice_bar.h"
 #include "window/sampling_dialog.h"
 #include "worker/builtin_model.h"
@@ -70,6 +71,10 @@ void MainWindow::build_menus() {
   QMenu* file = menuBar()->addMenu(tr("&File"));
   QAction* open = file->addAction(tr("&Open model\u2026"), QKeySequence::Open, this,
                                   &MainWindow::show_open_dialog);
+  // The toolbar button's text and tooltip, without the menu's mnemonic (a translation's
+  // "(&O)" would show as "(O)" there).
+  open->setIconText(tr("Open model\u2026"));
+  open->setToolTip(open->iconText());
   recent_menu_ = file->addMenu(tr("Recent models"));
   file->addAction(tr("Load the &demo model"), this, [this] { openModel({}); });
   file->addSeparator();
@@ -102,6 +107,12 @@ void MainWindow::build_menus() {
   connect(dark, &QAction::toggled, this, [](bool on) {
     QApplication::setPalette(on ? dark_palette() : light_palette());
     QSettings().setValue("darkTheme", on);
+  });
+  language_menu_ = new LanguageMenu(this);
+  view->addMenu(language_menu_);
+  connect(language_menu_, &LanguageMenu::restartRequested, this, [this] {
+    restart_requested_ = true;
+    if (!close()) restart_requested_ = false;  // the user kept the window for its work
   });
 
   auto* bar = addToolBar(tr("Model"));
@@ -254,13 +265,14 @@ void MainWindow::on_model_loaded(const ModelInfo& info) {
                               .arg(QString::fromStdString(info.spec.architecture))
                               .arg(info.spec.n_layers)
                               .arg(info.context_length)
-                              .arg(info.device, info.template_name);
+                              .arg(info.device, template_label(info.template_name));
   model_label_->setText(
       info.demo ? QStringLiteral("<b style='color:#e07b00'>%1</b> &nbsp;%2")
                       .arg(name, details.toHtmlEscaped())
                 : QStringLiteral("<b>%1</b> &nbsp;%2").arg(name, details.toHtmlEscaped()));
   model_label_->setToolTip(info.demo ? builtin_model_description() : info.path);
-  if (!info.backend_note.isEmpty()) statusBar()->showMessage(info.backend_note, 15000);
+  if (!info.backend_note.isEmpty())
+    statusBar()->showMessage(backend_note_label(info.backend_note), 15000);
   QSettings settings;
   settings.setValue("lastModel", info.demo ? QString() : info.path);
   if (!info.demo) remember_recent(info.path);

@@ -39,6 +39,7 @@ class EngineController;
 class FitsPage;
 class GqaDemoPage;
 class KvQuantDemoPage;
+class LanguageMenu;
 class LivePanel;
 class ModelsPage;
 class NoticeBar;
@@ -96,6 +97,11 @@ class MainWindow : public QMainWindow {
   // Asked with workInProgress()'s text before the window closes on work; false keeps it
   // open. Default: a question box. Tests replace it.
   void setQuitConfirmation(std::function<bool(const QString&)> confirm);
+  // View > Language (window/language.h). When the user accepts its restart offer the window
+  // closes (as Quit does, asking about work in progress) and restartRequested() turns true:
+  // main() then starts the app again.
+  LanguageMenu* languageMenu() const { return language_menu_; }
+  bool restartRequested() const { return restart_requested_; }
 
  signals:
   void modelReady(const kvscope::ui::ModelInfo& info);
@@ -168,6 +174,8 @@ class MainWindow : public QMainWindow {
   QLabel* context_label_;
   QMenu* recent_menu_;
   QAction* panel_action_;
+  LanguageMenu* language_menu_ = nullptr;
+  bool restart_requested_ = false;
   QTabWidget* pages_ = nullptr;
   ModelsPage* models_ = nullptr;
   FitsPage* fits_ = nullptr;

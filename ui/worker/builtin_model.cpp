@@ -1,5 +1,6 @@
 #include "worker/builtin_model.h"
 
+#include <QCoreApplication>
 #include <QCryptographicHash>
 #include <QDir>
 #include <QFile>
@@ -94,14 +95,19 @@ void write_atomically(const QString& path, const std::function<void(const QStrin
   sync_path(QFileInfo(path).absolutePath());
 }
 
+// The demo model's name and description, shown in the window (no QObject here).
+struct BuiltinModelText {
+  Q_DECLARE_TR_FUNCTIONS(BuiltinModel)
+};
+
 }  // namespace
 
 QString builtin_model_label() {
-  return QStringLiteral("Demo model (random weights \u2014 output is noise)");
+  return BuiltinModelText::tr("Demo model (random weights \u2014 output is noise)");
 }
 
 QString builtin_model_description() {
-  return QStringLiteral(
+  return BuiltinModelText::tr(
              "Built-in demo: 6 layers, 8 heads, 2 KV heads, head dim 32, f16 weights with seeded "
              "random values. Even layers use full attention, odd layers a %1-token sliding window. "
              "Open a real model (GGUF file or Hugging Face folder) to chat for real.")

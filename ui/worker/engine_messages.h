@@ -104,6 +104,16 @@ struct SpeedSample {
 // Registers the types above for queued connections (idempotent).
 void register_engine_metatypes();
 
+// The engine's device name (MemoryInfo::device) as the window shows it: the CPU backend's
+// "CPU (N threads)" in the interface's language, a GPU's name as it is.
+QString device_label(const std::string& device);
+// The engine's backend note (Engine::backend_note()) with its frame in the interface's
+// language; the reason inside stays as the driver or runtime gave it.
+QString backend_note_label(const QString& note);
+// A chat template family's name as the window shows it: "none" and "plain" translated, the
+// formats' own names (chatml, llama3, ...) kept.
+QString template_label(const QString& family);
+
 }  // namespace kvscope::ui
 
 Q_DECLARE_METATYPE(kvscope::ui::LoadRequest)

@@ -25,7 +25,7 @@ EngineWorker::~EngineWorker() {
 }
 
 void EngineWorker::loadModel(const LoadRequest& request) {
-  abandon_all(FinishReason::Cancelled, QStringLiteral("the model was unloaded"));
+  abandon_all(FinishReason::Cancelled, tr("the model was unloaded"));
   kept_.clear();
   release_after_step_.clear();
   open_host(false);
@@ -61,7 +61,7 @@ EngineWorker::LoadResult EngineWorker::load(const LoadRequest& request) {
     return LoadResult::Cancelled;
   } catch (const std::exception& e) {
     engine_.reset();
-    emit modelFailed(QStringLiteral("Cannot load %1:\n%2").arg(path, QString::fromUtf8(e.what())));
+    emit modelFailed(tr("Cannot load %1:\n%2").arg(path, QString::fromUtf8(e.what())));
     return LoadResult::Failed;
   }
   files_ = FileSnapshot::take(path.toStdString());
@@ -83,7 +83,7 @@ void EngineWorker::submitChat(const ChatRequest& request) {
     return;
   }
   if (!engine_) {
-    emit replyFinished({chat, FinishReason::Error, QStringLiteral("no model is loaded"), 0, 0});
+    emit replyFinished({chat, FinishReason::Error, tr("no model is loaded"), 0, 0});
     return;
   }
   Reply reply;
@@ -268,7 +268,7 @@ void EngineWorker::run_step() {
     open_host(false);
     engine_.reset();
     set_busy(false);
-    emit modelFailed(QStringLiteral("The engine stopped: %1\nLoad a model again.").arg(why));
+    emit modelFailed(tr("The engine stopped: %1\nLoad a model again.").arg(why));
     return;
   }
   step_ns_ += step_clock.nsecsElapsed();
@@ -444,7 +444,7 @@ ModelInfo EngineWorker::model_info(const QString& path, bool demo) const {
   info.block_size = engine_->kv_cache().config().block_size;
   const std::string_view family = template_family_name(engine_->template_family());
   info.template_name = QString::fromUtf8(family.data(), static_cast<qsizetype>(family.size()));
-  info.device = QString::fromStdString(engine_->memory_info().device);
+  info.device = device_label(engine_->memory_info().device);
   info.backend_note = QString::fromStdString(engine_->backend_note());
   info.spec = s;
   info.weights = model_weights(engine_->model());

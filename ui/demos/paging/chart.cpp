@@ -12,6 +12,7 @@
 #include <cmath>
 #include <utility>
 
+#include "demos/paging/names.h"
 #include "widgets/chart_legend.h"
 #include "widgets/chart_style.h"
 
@@ -44,11 +45,6 @@ std::pair<double, int> round_axis(double max) {
     }
   }
   return {best_max, best_ticks};
-}
-
-QString policy_label(SimPolicy p) {
-  return QString::fromLatin1(sim_policy_name(p).data(),
-                             static_cast<qsizetype>(sim_policy_name(p).size()));
 }
 
 }  // namespace

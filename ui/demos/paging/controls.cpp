@@ -12,6 +12,7 @@
 
 #include <array>
 
+#include "demos/paging/names.h"
 #include "sim/sim_config.h"
 #include "sim/trace/trace_presets.h"
 #include "widgets/slider_spin.h"
@@ -85,9 +86,8 @@ QWidget* PagingDemoControls::build_settings_row() {
   row->setContentsMargins(0, 0, 0, 0);
   row->setSpacing(4);
   for (const TracePreset& p : trace_presets()) {
-    trace_->addItem(QString::fromStdString(p.name));
-    trace_->setItemData(trace_->count() - 1, QString::fromStdString(p.description),
-                        Qt::ToolTipRole);
+    trace_->addItem(trace_label(p), QString::fromStdString(p.name));
+    trace_->setItemData(trace_->count() - 1, trace_description(p), Qt::ToolTipRole);
   }
   add_labelled(row, w, tr("&Trace"), trace_);
   add_labelled(row, w, tr("&Requests"), requests_);
@@ -128,7 +128,7 @@ QWidget* PagingDemoControls::build_playback_row() {
   position_->setRange(0, 0);
   position_->setToolTip(tr("Drag to any step"));
   position_label_->setMinimumWidth(
-      fontMetrics().horizontalAdvance(QStringLiteral("step 00000 / 00000")));
+      fontMetrics().horizontalAdvance(tr("step %1 / %2").arg(88888).arg(88888)));
   row->addWidget(play_);
   row->addWidget(step_);
   row->addWidget(restart_);
@@ -148,7 +148,7 @@ void PagingDemoControls::apply_preset(int index) {
   requests_->setValue(static_cast<int>(p.spec.n_requests));
   capacity_->setValue(static_cast<int>(p.capacity));
   max_context_->setValue(static_cast<int>(p.spec.max_context));
-  trace_->setToolTip(QString::fromStdString(p.description));
+  trace_->setToolTip(trace_description(p));
   loading_preset_ = false;
   emit settingsChanged();
 }
@@ -163,7 +163,7 @@ QSpinBox* PagingDemoControls::blockSizeSpin() const {
 
 PagingSettings PagingDemoControls::settings() const {
   PagingSettings s;
-  s.preset = trace_->currentText().toStdString();
+  s.preset = trace_->currentData().toString().toStdString();
   s.requests = requests_->value();
   s.seed = seed_->value();
   s.capacity = capacity_->value();

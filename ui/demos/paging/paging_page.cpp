@@ -9,6 +9,7 @@
 #include "demos/paging/block_map.h"
 #include "demos/paging/chart.h"
 #include "demos/paging/controls.h"
+#include "demos/paging/names.h"
 #include "demos/paging/summary.h"
 #include "demos/paging/waste_bar.h"
 #include "sim/trace/trace_presets.h"
@@ -168,7 +169,7 @@ void PagingDemoPage::show_trace_info() {
   const auto n = static_cast<double>(result_->trace.size());
   info_->setText(tr("%1. This trace: %2 requests, mean prompt %3 and output %4 tokens, the last "
                     "arriving at step %5. One step = every running sequence stores one token.")
-                     .arg(QString::fromStdString(preset.description))
+                     .arg(trace_description(preset))
                      .arg(result_->trace.size())
                      .arg(prompt / n, 0, 'f', 0)
                      .arg(output / n, 0, 'f', 0)

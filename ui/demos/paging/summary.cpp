@@ -4,30 +4,52 @@
 
 #include <array>
 
+#include "demos/paging/names.h"
+
 namespace kvscope::ui {
 namespace {
 
+// Row names and tips, translated where the table shows them (tr()).
 struct RowInfo {
   const char* label;
   const char* tip;
 };
 
 constexpr std::array<RowInfo, PagingSummaryTable::RowCount> kRows = {{
-    {"Used share",
-     "Stored token slots / slots taken (stored + reserved + internal + external), "
-     "summed over every step. vLLM's paper: 96.3% paged, 20.4-38.2% contiguous."},
-    {"Reserved", "Share of the taken slots held for tokens a sequence will still generate."},
-    {"Internal waste",
-     "Share held but never filled: beyond the final length (reserve-max) or "
-     "empty tail-block slots (paged)."},
-    {"External waste", "Share free but in holes too small for the waiting request."},
-    {"Admitted", "Requests admitted at least once."},
-    {"Finished", "Requests served to their last token."},
-    {"Peak running", "Most sequences holding memory in one step."},
-    {"Mean running", "Sequences holding memory, averaged over the steps."},
-    {"Steps to serve all", "Steps until the last request finished."},
-    {"Preemptions", "Sequences preempted to let an older one grow (paged only)."},
-    {"Mean wait (steps)", "Steps from arrival to first admission, averaged over the requests."},
+    {QT_TRANSLATE_NOOP("kvscope::ui::PagingSummaryTable", "Used share"),
+     QT_TRANSLATE_NOOP(
+         "kvscope::ui::PagingSummaryTable",
+         "Stored token slots / slots taken (stored + reserved + internal + external), "
+         "summed over every step. vLLM's paper: 96.3% paged, 20.4-38.2% contiguous.")},
+    {QT_TRANSLATE_NOOP("kvscope::ui::PagingSummaryTable", "Reserved"),
+     QT_TRANSLATE_NOOP("kvscope::ui::PagingSummaryTable",
+                       "Share of the taken slots held for tokens a sequence will still generate.")},
+    {QT_TRANSLATE_NOOP("kvscope::ui::PagingSummaryTable", "Internal waste"),
+     QT_TRANSLATE_NOOP("kvscope::ui::PagingSummaryTable",
+                       "Share held but never filled: beyond the final length (reserve-max) or "
+                       "empty tail-block slots (paged).")},
+    {QT_TRANSLATE_NOOP("kvscope::ui::PagingSummaryTable", "External waste"),
+     QT_TRANSLATE_NOOP("kvscope::ui::PagingSummaryTable",
+                       "Share free but in holes too small for the waiting request.")},
+    {QT_TRANSLATE_NOOP("kvscope::ui::PagingSummaryTable", "Admitted"),
+     QT_TRANSLATE_NOOP("kvscope::ui::PagingSummaryTable", "Requests admitted at least once.")},
+    {QT_TRANSLATE_NOOP("kvscope::ui::PagingSummaryTable", "Finished"),
+     QT_TRANSLATE_NOOP("kvscope::ui::PagingSummaryTable", "Requests served to their last token.")},
+    {QT_TRANSLATE_NOOP("kvscope::ui::PagingSummaryTable", "Peak running"),
+     QT_TRANSLATE_NOOP("kvscope::ui::PagingSummaryTable",
+                       "Most sequences holding memory in one step.")},
+    {QT_TRANSLATE_NOOP("kvscope::ui::PagingSummaryTable", "Mean running"),
+     QT_TRANSLATE_NOOP("kvscope::ui::PagingSummaryTable",
+                       "Sequences holding memory, averaged over the steps.")},
+    {QT_TRANSLATE_NOOP("kvscope::ui::PagingSummaryTable", "Steps to serve all"),
+     QT_TRANSLATE_NOOP("kvscope::ui::PagingSummaryTable",
+                       "Steps until the last request finished.")},
+    {QT_TRANSLATE_NOOP("kvscope::ui::PagingSummaryTable", "Preemptions"),
+     QT_TRANSLATE_NOOP("kvscope::ui::PagingSummaryTable",
+                       "Sequences preempted to let an older one grow (paged only).")},
+    {QT_TRANSLATE_NOOP("kvscope::ui::PagingSummaryTable", "Mean wait (steps)"),
+     QT_TRANSLATE_NOOP("kvscope::ui::PagingSummaryTable",
+                       "Steps from arrival to first admission, averaged over the requests.")},
 }};
 
 QString percent(double share) {
@@ -40,8 +62,7 @@ PagingSummaryTable::PagingSummaryTable(QWidget* parent)
     : QTableWidget(RowCount, static_cast<int>(kSimPolicies.size()), parent) {
   QStringList columns;
   for (const SimPolicy p : kSimPolicies) {
-    columns << QString::fromLatin1(sim_policy_name(p).data(),
-                                   static_cast<qsizetype>(sim_policy_name(p).size()));
+    columns << policy_label(p);
   }
   setHorizontalHeaderLabels(columns);
   for (int r = 0; r < RowCount; ++r) {

@@ -6,6 +6,7 @@
 #include <QHorizontalStackedBarSeries>
 #include <QValueAxis>
 
+#include "demos/paging/names.h"
 #include "widgets/chart_legend.h"
 #include "widgets/chart_style.h"
 
@@ -34,8 +35,7 @@ PagingWasteBar::PagingWasteBar(QWidget* parent)
   c->addSeries(series_);
   auto* categories = new QBarCategoryAxis;
   for (const SimPolicy p : kSimPolicies) {
-    categories->append(QString::fromLatin1(sim_policy_name(p).data(),
-                                           static_cast<qsizetype>(sim_policy_name(p).size())));
+    categories->append(policy_label(p));
   }
   auto* value = new QValueAxis;
   value->setRange(0, 100);
