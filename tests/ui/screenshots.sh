@@ -2,8 +2,9 @@
 # Screenshots of the real app under Xvfb at 1280x800: for the demo model and for
 # stories260K (when ../shared has it), in the light and the dark palette, each saved
 # mid-generation and after it. The app's --screenshot-dir mode runs a scripted two-chat
-# session (then regenerates a reply and visits the Models, What fits and demo pages), saves
-# the PNGs and fails unless every chart of the live panel has points.
+# session (then regenerates a reply and visits the Models, What fits, Remote and demo pages),
+# saves the PNGs and fails unless every chart of the live panel has points. The demo model
+# is also shot in Simplified Chinese (zh-*), as a zh_CN desktop starts the app.
 #
 #   tests/ui/screenshots.sh BUILD_DIR      PNGs go to BUILD_DIR/screenshots/
 set -euo pipefail
@@ -45,6 +46,8 @@ shoot() {  # name palette [model]
 
 shoot demo-light light
 shoot demo-dark dark
+LANG=zh_CN.UTF-8 LC_ALL=zh_CN.UTF-8 shoot zh-demo-light light
+LANG=zh_CN.UTF-8 LC_ALL=zh_CN.UTF-8 shoot zh-demo-dark dark
 model="$shared/models/stories260K.gguf"
 if [[ -f $model ]]; then
   shoot stories-light light "$model"

@@ -22,6 +22,7 @@
 #include "panel/layer_chart.h"
 #include "panel/live_panel.h"
 #include "panel/memory_chart.h"
+#include "remote/remote_page.h"
 #include "window/main_window.h"
 
 namespace kvscope::ui {
@@ -140,6 +141,12 @@ void ScreenshotDriver::grab_models_and_rest() {
   models->tabs()->setCurrentIndex(0);
   pages->setCurrentWidget(window_->fitsPage());
   grab(QStringLiteral("fits"));
+  for (int i = 0; i < pages->count(); ++i) {
+    if (qobject_cast<RemotePage*>(pages->widget(i)) == nullptr) continue;
+    pages->setCurrentIndex(i);  // not connected: its form and empty charts
+    QApplication::processEvents();
+    grab(QStringLiteral("remote"));
+  }
   auto* demos = qobject_cast<QTabWidget*>(pages->widget(pages->count() - 1));
   pages->setCurrentWidget(demos);
   const QStringList names = {"demo-paging", "demo-prefix", "demo-gqa", "demo-quant"};
