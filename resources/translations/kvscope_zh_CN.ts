@@ -2973,7 +2973,7 @@ refcount: %4</source>
     </message>
     <message>
         <source>An OpenAI-compatible API (/v1/chat/completions, /v1/completions, /v1/models, /metrics) on this computer only. Its requests share the engine with the chats, and the live panel shows each one as &quot;API #n&quot;.</source>
-        <translation>一个与 OpenAI 兼容的 API（/v1/chat/completions、/v1/completions、/v1/models、/metrics），仅限本机访问。它的请求与对话共用引擎，实时面板把每个请求显示为“API #n”。</translation>
+        <translation>一个与 OpenAI 兼容的 API（/v1/chat/completions、/v1/completions、/v1/models、/metrics），仅限本机访问。它的请求与对话共用引擎，实时面板把每个请求显示为“API #编号”。</translation>
     </message>
     <message>
         <source>Address:</source>

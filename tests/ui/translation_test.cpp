@@ -32,11 +32,16 @@
 
 #include <memory>
 
+#include "chat/session.h"
 #include "fits/catalogue.h"
 #include "models/catalog_table_model.h"
+#include "serving/serve_dialog.h"
 #include "ui_test_support.h"
 #include "window/language.h"
+#include "window/load_dialog.h"
+#include "window/load_settings.h"
 #include "window/main_window.h"
+#include "window/sampling_dialog.h"
 
 namespace kvscope::ui {
 
@@ -307,6 +312,37 @@ class TranslationTest : public QObject {
     QVERIFY2(missing.isEmpty(), qPrintable(QStringLiteral("%1 text(s) not translated:\n  %2")
                                                .arg(missing.size())
                                                .arg(missing.join(QStringLiteral("\n  ")))));
+  }
+
+  // The dialogs a menu opens: Open model, Sampling, Serve this model. With KVSCOPE_UI_SHOTS
+  // set (a folder, as dialogs_test has it) each is saved there as zh-*.png to look at.
+  void theDialogsAreTranslated() {
+    QVERIFY(window_);
+    LoadDialog load(
+        QString(), LoadSettings{}, load_gpu_catalogue(), false,
+        QCoreApplication::translate("main", "not in this build (no CUDA toolkit at build time)"),
+        window_.get());
+    SamplingDialog sampling(SamplingSettings{}, 2048, window_.get());
+    ServeDialog* serve = window_->showServeDialog();
+    QStringList missing;
+    const QList<std::pair<QWidget*, const char*>> dialogs = {{&load, "zh-load-dialog.png"},
+                                                             {&sampling, "zh-sampling-dialog.png"},
+                                                             {serve, "zh-serve-dialog.png"}};
+    for (const auto& [dialog, name] : dialogs) {
+      Collector collect(catalogue_names());
+      collect.widget(dialog);
+      for (QWidget* w : dialog->findChildren<QWidget*>()) collect.widget(w);
+      missing << collect.untranslated();
+      const QByteArray dir = qgetenv("KVSCOPE_UI_SHOTS");
+      if (dir.isEmpty()) continue;
+      dialog->show();
+      QVERIFY(QTest::qWaitForWindowExposed(dialog));
+      QVERIFY(dialog->grab().save(QString::fromLocal8Bit(dir) + QLatin1Char('/') +
+                                  QLatin1String(name)));
+    }
+    serve->close();
+    for (const QString& line : missing) qInfo("not translated: %s", qPrintable(line));
+    QVERIFY2(missing.isEmpty(), qPrintable(missing.join(QLatin1Char('\n'))));
   }
 
   // The check can fail: an English text put into the window is reported.
