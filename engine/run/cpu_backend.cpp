@@ -9,6 +9,7 @@
 #include "cpu/cpu_attention.h"
 #include "cpu/cpu_ops.h"
 #include "cpu/ggml_compat.h"
+#include "kv/format/kv_rotation.h"
 #include "util/env.h"
 #include "util/error.h"
 #include "util/mapped_file.h"
@@ -175,8 +176,13 @@ void CpuBackend::attention_block(std::int64_t layer, std::span<const SequenceChu
   if (w.bk) add_bias(rows(s_.k, n_tokens, kv_dim), w.bk);
   if (w.bv) add_bias(rows(s_.v, n_tokens, kv_dim), w.bv);
 
-  // RoPE token by token (each its own row of angles), then the cache writes in order
+  // RoPE token by token (each its own row of angles), then int4 sides into the Hadamard
+  // basis (kv_rotation.h), then the cache writes in order
   const auto half = spec_.rope_dim / 2;
+  const KvBlockLayout& layout = kv.layout(kv.group_of_layer(layer));
+  const bool turn_k = kv_rotated(KvSide::K, layout.k_dtype);
+  const bool turn_v = kv_rotated(KvSide::V, layout.v_dtype);
+  const std::int64_t hd = spec_.head_dim;
   pool_.parallel_for(
       n_tokens,
       [&](std::int64_t begin, std::int64_t end) {
@@ -186,6 +192,11 @@ void CpuBackend::attention_block(std::int64_t layer, std::span<const SequenceChu
           rope_.angles(s_.pos[t], cos, sin);
           rope_.rotate({&s_.q[t * q_dim], static_cast<std::size_t>(q_dim)}, cos, sin);
           rope_.rotate({&s_.k[t * kv_dim], static_cast<std::size_t>(kv_dim)}, cos, sin);
+          if (turn_k) {
+            kv_rotate_rows(&s_.q[t * q_dim], spec_.n_heads, hd);
+            kv_rotate_rows(&s_.k[t * kv_dim], spec_.n_kv_heads, hd);
+          }
+          if (turn_v) kv_rotate_rows(&s_.v[t * kv_dim], spec_.n_kv_heads, hd);
         }
       },
       kTokensPerShare);
@@ -203,6 +214,14 @@ void CpuBackend::attention_block(std::int64_t layer, std::span<const SequenceChu
     paged_attention(pool_, kv, c.seq, layer, shape, c.start_pos, n, {&s_.q[t * q_dim], span_len},
                     {&s_.att[t * q_dim], span_len}, attention_math());
     t += n;
+  }
+  if (turn_v) {  // the output back from the Hadamard basis of the values
+    pool_.parallel_for(
+        n_tokens,
+        [&](std::int64_t begin, std::int64_t end) {
+          kv_rotate_rows(&s_.att[begin * q_dim], (end - begin) * spec_.n_heads, hd);
+        },
+        kTokensPerShare);
   }
   matmul_.set_input(rows(s_.att, n_tokens, q_dim), q_dim);
   matmul_.project(pool_, w.wo, rows(s_.proj, n_tokens, dim), s_.sgemm, g ? g->wo.get() : nullptr);

@@ -49,7 +49,9 @@ struct FastGeometry {
   static constexpr int kGroups = (HD + 31) / 32;
   static constexpr int kKStride = lane_data_bytes(k_lane_format(KD)) * HD / 8;
   static constexpr int kVStride = lane_data_bytes(v_lane_format(VD)) * HD / 8;
-  static constexpr int kKScales = KD == KvDtype::F16 ? 0 : (KD == KvDtype::Int8 ? 1 : 2) * kGroups;
+  static constexpr int kK4Groups = (HD + 15) / 16;  // offset-int4 keys: groups of 16
+  static constexpr int kKScales =
+      KD == KvDtype::F16 ? 0 : (KD == KvDtype::Int8 ? kGroups : 2 * kK4Groups);
   static constexpr int kVScales = VD == KvDtype::F16 ? 0 : kGroups;
 };
 

@@ -76,18 +76,20 @@ const char* fast_attention_unsupported(const AttentionArgs& a, const float* q) {
     return "the query heads are not a multiple of the KV heads";
   }
   if (a.n_splits < 1 || a.n_splits > kMaxFastSplits) return "not 1 to 4096 splits";
-  const int groups = (hd + 31) / 32;
+  const int groups = (hd + 31) / 32;     // symmetric formats: 32 values per group
+  const int k4_groups = (hd + 15) / 16;  // offset-int4 keys: 16 (kv_k4_group_size)
   const int k_scales =
-      L.k_dtype == KvDtype::F16 ? 0 : (L.k_dtype == KvDtype::Int8 ? 1 : 2) * groups;
+      L.k_dtype == KvDtype::F16 ? 0 : (L.k_dtype == KvDtype::Int8 ? groups : 2 * k4_groups);
   const int v_scales = L.v_dtype == KvDtype::F16 ? 0 : groups;
   if (L.k_stride != lane_bytes(L.k_dtype) * hd / 8 ||
       L.v_stride != lane_bytes(L.v_dtype) * hd / 8 || L.k_n_scales != k_scales ||
       L.v_n_scales != v_scales) {
     return "the layout's vector sizes are not kv_format.h's for this head_dim";
   }
-  if ((L.k_dtype != KvDtype::F16 && L.k_group != 32) ||
+  if ((L.k_dtype == KvDtype::Int8 && L.k_group != 32) ||
+      (L.k_dtype == KvDtype::Int4 && L.k_group != 16) ||
       (L.v_dtype != KvDtype::F16 && L.v_group != 32)) {
-    return "the quantization groups are not 32 values";
+    return "the quantization groups are not 32 values (16 for int4 keys)";
   }
   if (L.block_bytes <= 0 || L.block_bytes > (std::int64_t{1} << 30)) {
     return "a block is larger than 2^30 bytes";

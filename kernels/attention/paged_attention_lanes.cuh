@@ -1,9 +1,10 @@
 // The fast paged attention path reads a stored K or V vector as a team of lanes: lane c of
 // the team holds the 8 consecutive elements [8c, 8c + 8), read with one load of 16 (F16),
 // 8 (Int8) or 4 (Int4) bytes, and the scale of the quantization group they lie in. With
-// head_dim >= 64 every format's group is 32 values (kv_format.h), so the 8 elements of a
-// lane never straddle two groups and the lane's group is c / 4. The host checks that every
-// load here is aligned (fast_attention_unsupported) before the kernel runs.
+// head_dim >= 64 the symmetric formats' groups are 32 values and offset-int4 keys' 16
+// (kv_format.h), so the 8 elements of a lane never straddle two groups and the lane's group
+// is c / 4 (c / 2 for offset-int4 keys). The host checks that every load here is aligned
+// and every group that size (fast_attention_unsupported) before the kernel runs.
 //
 // Dequantization happens in registers, as integer codes turned into floats; the group's
 // scale is applied once to a lane's partial dot product (K) or to the softmax weight (V)
@@ -112,7 +113,8 @@ struct LaneVector<LaneFormat::Int4Sym> {
   __device__ __forceinline__ float scale() const { return half_bits_to_float(s); }
 };
 
-// Offset int4 keys: value = o + m + s * code, with the group's (s, m) one 32-bit load.
+// Offset int4 keys: value = o + m + s * code, with the group's (s, m) one 32-bit load; a
+// group is 16 values, two lanes.
 template <>
 struct LaneVector<LaneFormat::Int4Offset> {
   unsigned bits;
@@ -122,7 +124,7 @@ struct LaneVector<LaneFormat::Int4Offset> {
     bits = 0, sm = 0;
     if (ok) {
       bits = __ldg(reinterpret_cast<const unsigned*>(data) + c);
-      sm = __ldg(reinterpret_cast<const unsigned*>(scales) + c / 4);
+      sm = __ldg(reinterpret_cast<const unsigned*>(scales) + c / 2);
     }
   }
   __device__ __forceinline__ void codes(float (&x)[8]) const { nibbles_to_float(bits, 0.0f, x); }

@@ -6,6 +6,7 @@
 
 #include "backend/cuda_backend_state.h"
 #include "backend/cuda_check.h"
+#include "kv/format/kv_rotation.h"
 
 namespace kvscope {
 
@@ -102,7 +103,14 @@ void CudaBackend::State::attention_block(std::int64_t layer, const StepPlan& pla
   ra.sin = rope_sin.as<const float>();
   launch_rope(ra, q, k, stream);
 
+  // int4 sides into the Hadamard basis (kv_rotation.h): q and k are adjacent rows of qkv
   const std::int64_t g = kv.group_of_layer(layer);
+  const bool turn_k = kv_rotated(KvSide::K, kv.layout(g).k_dtype);
+  const bool turn_v = kv_rotated(KvSide::V, kv.layout(g).v_dtype);
+  const int hd = static_cast<int>(spec.head_dim);
+  if (turn_k) launch_hadamard_rows(q, T * (spec.n_heads + spec.n_kv_heads), hd, stream);
+  if (turn_v) launch_hadamard_rows(v, T * spec.n_kv_heads, hd, stream);
+
   const auto gi = static_cast<std::size_t>(g);
   KvStepTables tables;
   tables.pos = at(ints, plan.pos_at);
@@ -121,6 +129,7 @@ void CudaBackend::State::attention_block(std::int64_t layer, const StepPlan& pla
   aa.layout = layout;
   aa.tables = tables;
   launch_paged_attention(aa, q, partial.as<float>(), att.as<float>(), stream);
+  if (turn_v) launch_hadamard_rows(att.as<float>(), T * spec.n_heads, hd, stream);
   project(att.as<float>(), T, {{&w.wo, x.as<float>(), /*accumulate=*/true}});
 }
 

@@ -125,6 +125,10 @@ struct RopeArgs {
 };
 void launch_rope(const RopeArgs& args, float* q, float* k, cudaStream_t stream);
 
+// Each row of x [n_rows][head_dim] times the orthonormal Hadamard matrix, in place: the
+// bits kv_rotate_rows (kv/format/kv_rotation.h) gives, for the int4 sides of the cache.
+void launch_hadamard_rows(float* x, std::int64_t n_rows, int head_dim, cudaStream_t stream);
+
 // out[i] = silu(gate[i]) * up[i]; out may alias gate or up. With codes, also out's 8-bit
 // codes, as launch_quantize_q8 of out gives them (n % 32 == 0).
 void launch_swiglu(const float* gate, const float* up, float* out, std::int64_t n,

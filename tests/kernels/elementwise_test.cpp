@@ -1,5 +1,5 @@
-// Embedding, RMSNorm, SwiGLU, residual/bias adds, RoPE and argmax kernels against the CPU
-// reference functions (cpu_ops.h, rope.h) on random data of odd sizes.
+// Embedding, RMSNorm, SwiGLU, residual/bias adds, RoPE, Hadamard and argmax kernels against
+// the CPU reference functions (cpu_ops.h, rope.h, kv_rotation.h) on random data of odd sizes.
 #include <algorithm>
 #include <limits>
 #include <span>
@@ -12,6 +12,7 @@
 #include "cpu/cpu_ops.h"
 #include "cpu/rope.h"
 #include "kernel_test_support.h"
+#include "kv/format/kv_rotation.h"
 #include "run/greedy.h"
 #include "util/error.h"
 
@@ -194,6 +195,20 @@ TEST(CudaRope, RotatesLikeTheCpuRopeForBothPairingsAndPartialRotation) {
       expect_close(from_device<float>(dq, q.size()), q, 1e-6f, 1e-5f, what + " q");
       expect_close(from_device<float>(dk, k.size()), k, 1e-6f, 1e-5f, what + " k");
     }
+  }
+}
+
+// The Hadamard basis of int4 KV rows: the device's butterflies are the CPU's, bit for bit,
+// for power-of-two head_dims and block-diagonal ones (80 = 64 + 16, 40 = 32 + 8, 7 = 4+2+1).
+TEST(CudaHadamard, TurnsRowsToTheCpuBitsForEveryHeadDim) {
+  KVSCOPE_REQUIRE_CUDA();
+  for (const int head_dim : {1, 7, 8, 40, 64, 80, 96, 128, 256}) {
+    const int n_rows = 37;
+    auto x = random_floats(static_cast<std::size_t>(n_rows * head_dim), 5u + head_dim, 4.0f);
+    auto dx = to_device(x);
+    cuda::launch_hadamard_rows(dx.as<float>(), n_rows, head_dim, nullptr);
+    kv_rotate_rows(x.data(), n_rows, head_dim);
+    EXPECT_EQ(from_device<float>(dx, x.size()), x) << "head_dim " << head_dim;
   }
 }
 

@@ -13,7 +13,7 @@
 namespace kvscope {
 namespace {
 
-constexpr std::int64_t kMaxGroupSize = 32;
+constexpr std::int64_t kMaxGroupSize = 16;
 constexpr float kLevels = 15.0f;      // codes 0..15
 constexpr float kMaxFp16 = 65504.0f;  // largest finite fp16: s and m are clamped to it
 

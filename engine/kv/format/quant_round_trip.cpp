@@ -1,5 +1,8 @@
 #include "kv/format/quant_round_trip.h"
 
+#include <algorithm>
+
+#include "kv/format/kv_rotation.h"
 #include "util/error.h"
 
 namespace kvscope {
@@ -49,16 +52,26 @@ QuantRoundTrip kv_quant_round_trip(KvSide side, KvDtype dtype, std::span<const f
       static_cast<std::size_t>(kv_scales_per_vector(side, dtype, head_dim)) + 1);
   std::vector<std::uint16_t> offsets(static_cast<std::size_t>(head_dim));
   std::vector<float> back(static_cast<std::size_t>(head_dim));
+  // the vector as the cache receives it: in the Hadamard basis for int4 (kv_rotation.h)
+  const bool turned = kv_rotated(side, dtype);
+  std::vector<float> turned_x(turned ? static_cast<std::size_t>(head_dim) : 0);
   for (std::int64_t v = 0; v < r.n_vectors; ++v) {
     const float* x = values.data() + v * head_dim;
+    const float* stored = x;
+    if (turned) {
+      std::copy(x, x + head_dim, turned_x.begin());
+      kv_rotate_rows(turned_x.data(), 1, head_dim);
+      stored = turned_x.data();
+    }
     if (offsets_used) {
-      if (v % block_size == 0) kv_k4_set_offsets(x, head_dim, offsets.data());
-      kv_k4_quantize(x, offsets.data(), head_dim, data.data(), scales.data());
+      if (v % block_size == 0) kv_k4_set_offsets(stored, head_dim, offsets.data());
+      kv_k4_quantize(stored, offsets.data(), head_dim, data.data(), scales.data());
       kv_k4_dequantize(data.data(), scales.data(), offsets.data(), head_dim, back.data());
     } else {
-      kv_quantize(dtype, x, head_dim, data.data(), scales.data());
+      kv_quantize(dtype, stored, head_dim, data.data(), scales.data());
       kv_dequantize(dtype, data.data(), scales.data(), head_dim, back.data());
     }
+    if (turned) kv_rotate_rows(back.data(), 1, head_dim);  // back to the model's channels
     for (std::size_t c = 0; c < back.size(); ++c) add(r.per_channel[c], x[c], back[c]);
   }
   for (const QuantErrorSums& s : r.per_channel) r.total += s;

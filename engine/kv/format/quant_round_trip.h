@@ -26,10 +26,11 @@ struct QuantRoundTrip {
 };
 
 // values: [n_vectors][head_dim], consecutive tokens of one KV head. Stored as the cache
-// stores that side: Int4 keys are offset int4, each run of block_size vectors a block
-// whose first vector sets the offsets (kv_k4_set_offsets); everything else uses the
-// symmetric formats (kv_quantize). UsageError when head_dim or block_size is < 1, or the
-// values are not a whole, non-zero number of vectors.
+// stores that side: Int4 vectors in the Hadamard basis (kv_rotation.h), turned back before
+// the comparison, so the per-channel error is in the model's channels; Int4 keys are
+// offset int4, each run of block_size vectors a block whose first vector sets the offsets
+// (kv_k4_set_offsets); everything else uses the symmetric formats (kv_quantize). UsageError when
+// head_dim or block_size is < 1, or the values are not a whole, non-zero number of vectors.
 QuantRoundTrip kv_quant_round_trip(KvSide side, KvDtype dtype, std::span<const float> values,
                                    std::int64_t head_dim,
                                    std::int64_t block_size = kDefaultKvBlockSize);

@@ -51,22 +51,22 @@ TEST(KvBlockLayout, OffsetsOfASmallInt8BlockAreTheDocumentedOnes) {
 }
 
 TEST(KvBlockLayout, Int4KeysPutTheirOffsetsAfterTheVScales) {
-  // 2 layers, 2 heads, head_dim 40 (K groups 20 + 20, V groups 32 + 8), block_size 3.
+  // 2 layers, 2 heads, head_dim 40 (K groups 16 + 16 + 8, V groups 32 + 8), block_size 3.
   const KvBlockLayout l = KvBlockLayout::make(KvDtype::Int4, KvDtype::Int8, 2, 2, 40, 3);
   EXPECT_EQ(l.data_stride(KvSide::K), 20);
-  EXPECT_EQ(l.scales_per_vector(KvSide::K), 4);  // (s, m) x 2 groups
+  EXPECT_EQ(l.scales_per_vector(KvSide::K), 6);  // (s, m) x 3 groups
   EXPECT_EQ(l.scales_per_vector(KvSide::V), 2);
-  // Per layer: K data 2*3*20 = 120, K scales 2*3*4*2 = 48, V data 2*3*40 = 240,
+  // Per layer: K data 2*3*20 = 120, K scales 2*3*6*2 = 72, V data 2*3*40 = 240,
   // V scales 2*3*2*2 = 24, K offsets 2*40*2 = 160.
-  EXPECT_EQ(l.layer_bytes(), 592);
+  EXPECT_EQ(l.layer_bytes(), 616);
   EXPECT_EQ(l.scales_offset(KvSide::K, 0, 0, 0), 120);
-  EXPECT_EQ(l.scales_offset(KvSide::K, 0, 1, 2), 120 + 5 * 8);
-  EXPECT_EQ(l.data_offset(KvSide::V, 0, 0, 0), 168);
-  EXPECT_EQ(l.scales_offset(KvSide::V, 0, 0, 0), 408);
-  EXPECT_EQ(l.k_offsets_offset(0, 0), 432);
-  EXPECT_EQ(l.k_offsets_offset(0, 1), 432 + 80);
-  EXPECT_EQ(l.k_offsets_offset(1, 1), 592 + 432 + 80);
-  EXPECT_EQ(l.block_bytes(), 2 * 592);
+  EXPECT_EQ(l.scales_offset(KvSide::K, 0, 1, 2), 120 + 5 * 12);
+  EXPECT_EQ(l.data_offset(KvSide::V, 0, 0, 0), 192);
+  EXPECT_EQ(l.scales_offset(KvSide::V, 0, 0, 0), 432);
+  EXPECT_EQ(l.k_offsets_offset(0, 0), 456);
+  EXPECT_EQ(l.k_offsets_offset(0, 1), 456 + 80);
+  EXPECT_EQ(l.k_offsets_offset(1, 1), 616 + 456 + 80);
+  EXPECT_EQ(l.block_bytes(), 2 * 616);
 }
 
 // Marks every byte each (layer, side, head, slot) vector and each (layer, head) set of int4

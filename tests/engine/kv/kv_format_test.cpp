@@ -84,18 +84,20 @@ TEST(KvFormat, Int4KeysHaveAtLeastTwoGroupsWithAScaleAndAMinimumEach) {
   EXPECT_EQ(kv_k4_group_size(1), 1);
   EXPECT_EQ(kv_k4_group_size(7), 4);    // 4 + 3
   EXPECT_EQ(kv_k4_group_size(8), 4);    // stories260K: 4 + 4
-  EXPECT_EQ(kv_k4_group_size(40), 20);  // 20 + 20
-  EXPECT_EQ(kv_k4_group_size(63), 32);  // 32 + 31
-  EXPECT_EQ(kv_k4_group_size(128), 32);
+  EXPECT_EQ(kv_k4_group_size(24), 12);  // 12 + 12
+  EXPECT_EQ(kv_k4_group_size(40), 16);  // 16 + 16 + 8
+  EXPECT_EQ(kv_k4_group_size(63), 16);  // 16 + 16 + 16 + 15
+  EXPECT_EQ(kv_k4_group_size(64), 16);  // SmolLM2: four groups
+  EXPECT_EQ(kv_k4_group_size(128), 16);
   EXPECT_EQ(kv_group_size(KvSide::K, KvDtype::Int4, 8), 4);
   EXPECT_EQ(kv_group_size(KvSide::V, KvDtype::Int4, 8), 8);
   EXPECT_EQ(kv_group_size(KvSide::K, KvDtype::Int8, 8), 8);
-  EXPECT_EQ(kv_scales_per_vector(KvSide::K, KvDtype::Int4, 8), 4);  // 2 groups x (s, m)
-  EXPECT_EQ(kv_scales_per_vector(KvSide::K, KvDtype::Int4, 72), 6);
-  EXPECT_EQ(kv_scales_per_vector(KvSide::K, KvDtype::Int4, 128), 8);
+  EXPECT_EQ(kv_scales_per_vector(KvSide::K, KvDtype::Int4, 8), 4);    // 2 groups x (s, m)
+  EXPECT_EQ(kv_scales_per_vector(KvSide::K, KvDtype::Int4, 72), 10);  // 4 x 16 + 8
+  EXPECT_EQ(kv_scales_per_vector(KvSide::K, KvDtype::Int4, 128), 16);
   EXPECT_EQ(kv_scales_per_vector(KvSide::V, KvDtype::Int4, 128), 4);
   EXPECT_EQ(kv_scales_per_vector(KvSide::K, KvDtype::Int8, 128), 4);
-  EXPECT_EQ(kv_bytes_per_vector(KvSide::K, KvDtype::Int4, 128), 64 + 16);
+  EXPECT_EQ(kv_bytes_per_vector(KvSide::K, KvDtype::Int4, 128), 64 + 32);
   EXPECT_EQ(kv_bytes_per_vector(KvSide::V, KvDtype::Int4, 128), 64 + 8);
   EXPECT_EQ(kv_k4_query_terms_size(8), 3);  // q . o and two group sums
 }
@@ -106,11 +108,11 @@ TEST(KvFormat, BytesPerBlockPerLayerHasExactValues) {
   // int8: (128 data + 4 scales x 2) per vector.
   EXPECT_EQ(kv_bytes_per_block_per_layer(KvDtype::Int8, KvDtype::Int8, 32, 128, 16),
             16 * 2 * 32 * (128 + 8));
-  // int4: K (64 data + 4 x (s, m) x 2) + V (64 data + 4 scales x 2) per slot, and the K
-  // offsets 128 x 2 once per block: 168 B per token and KV head.
+  // int4: K (64 data + 8 groups x (s, m) x 2) + V (64 data + 4 scales x 2) per slot, and
+  // the K offsets 128 x 2 once per block: 184 B per token and KV head.
   EXPECT_EQ(kv_bytes_per_block_per_layer(KvDtype::Int4, KvDtype::Int4, 32, 128, 16),
-            16 * 32 * ((64 + 16) + (64 + 8)) + 32 * 128 * 2);
-  EXPECT_EQ(kv_bytes_per_block_per_layer(KvDtype::Int4, KvDtype::Int4, 32, 128, 16), 16 * 32 * 168);
+            16 * 32 * ((64 + 32) + (64 + 8)) + 32 * 128 * 2);
+  EXPECT_EQ(kv_bytes_per_block_per_layer(KvDtype::Int4, KvDtype::Int4, 32, 128, 16), 16 * 32 * 184);
   // stories260K: 4 KV heads, head_dim 8; int4 is 19 B per token and KV head.
   EXPECT_EQ(kv_bytes_per_block_per_layer(KvDtype::F16, KvDtype::F16, 4, 8, 16), 16 * 2 * 4 * 16);
   EXPECT_EQ(kv_bytes_per_block_per_layer(KvDtype::Int8, KvDtype::Int8, 4, 8, 16),
@@ -118,16 +120,16 @@ TEST(KvFormat, BytesPerBlockPerLayerHasExactValues) {
   EXPECT_EQ(kv_bytes_per_block_per_layer(KvDtype::Int4, KvDtype::Int4, 4, 8, 16),
             16 * 4 * ((4 + 8) + (4 + 2)) + 4 * 8 * 2);
   EXPECT_EQ(kv_bytes_per_block_per_layer(KvDtype::Int4, KvDtype::Int4, 4, 8, 16), 16 * 4 * 19);
-  // head_dim 40: symmetric groups 32 + 8, int4 K groups 20 + 20.
+  // head_dim 40: symmetric groups 32 + 8, int4 K groups 16 + 16 + 8.
   EXPECT_EQ(kv_bytes_per_block_per_layer(KvDtype::Int8, KvDtype::Int8, 8, 40, 16),
             16 * 2 * 8 * (40 + 4));
   EXPECT_EQ(kv_bytes_per_block_per_layer(KvDtype::Int4, KvDtype::Int4, 8, 40, 16),
-            16 * 8 * ((20 + 8) + (20 + 4)) + 8 * 40 * 2);
+            16 * 8 * ((20 + 12) + (20 + 4)) + 8 * 40 * 2);
   // K and V may differ; the offsets come with int4 K only.
   EXPECT_EQ(kv_bytes_per_block_per_layer(KvDtype::F16, KvDtype::Int4, 8, 128, 16),
             16 * 8 * (256 + 64 + 8));
   EXPECT_EQ(kv_bytes_per_block_per_layer(KvDtype::Int4, KvDtype::F16, 8, 128, 16),
-            16 * 8 * (64 + 16 + 256) + 8 * 128 * 2);
+            16 * 8 * (64 + 32 + 256) + 8 * 128 * 2);
   // The two parts the function adds up.
   EXPECT_EQ(kv_slot_bytes_per_layer(KvDtype::Int4, KvDtype::Int4, 4, 8), 4 * 18);
   EXPECT_EQ(kv_block_offset_bytes_per_layer(KvDtype::Int4, 4, 8), 64);

@@ -55,16 +55,16 @@ TEST(KvFootprint, SeparateKAndVDtypesAddTheirOwnBytes) {
 
 TEST(KvFootprint, Int4KeysAddTheOffsetsOfEveryBlock) {
   KvCacheConfig c = default_kv_config(llama_7b(), KvDtype::Int4, KvDtype::Int4);
-  // per layer: 16 slots x 32 heads x (K 64 + 8 x 2, V 64 + 4 x 2) + 32 heads x 128 x 2 offsets
-  const std::int64_t block = 32 * (16 * 32 * (80 + 72) + 32 * 128 * 2);
+  // per layer: 16 slots x 32 heads x (K 64 + 16 x 2, V 64 + 4 x 2) + 32 heads x 128 x 2 offsets
+  const std::int64_t block = 32 * (16 * 32 * (96 + 72) + 32 * 128 * 2);
   EXPECT_EQ(kv_block_set_bytes(c), block);
-  EXPECT_EQ(kv_bytes_per_token(c), 32.0 * 32 * 168);  // 168 B per token, layer and KV head
+  EXPECT_EQ(kv_bytes_per_token(c), 32.0 * 32 * 184);  // 184 B per token, layer and KV head
   EXPECT_EQ(kv_footprint(c, 1, 2049, 1).held_bytes, 129 * block);
   // attention at 100 tokens reads 100 keys and values and the offsets of 7 blocks
-  EXPECT_EQ(kv_bytes_read_per_token(c, 100), 32 * (100 * 32 * 152 + 7 * 32 * 128 * 2));
+  EXPECT_EQ(kv_bytes_read_per_token(c, 100), 32 * (100 * 32 * 168 + 7 * 32 * 128 * 2));
   // blocks of 3: the offsets are a third of a block's per token, a fractional figure
   c.block_size = 3;
-  EXPECT_DOUBLE_EQ(kv_bytes_per_token(c), 32.0 * (32 * 152 + 32 * 128 * 2 / 3.0));
+  EXPECT_DOUBLE_EQ(kv_bytes_per_token(c), 32.0 * (32 * 168 + 32 * 128 * 2 / 3.0));
 }
 
 TEST(KvFootprint, SlidingWindowPeakMatchesHandCount) {

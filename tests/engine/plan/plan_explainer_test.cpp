@@ -48,16 +48,16 @@ TEST(PlanExplainer, ShowsQuantizationScalesAndTheWindow) {
 TEST(PlanExplainer, Int4KeysShowTheOffsetsEveryBlockHolds) {
   PlanRequest r = llama_7b(KvDtype::Int4);
   std::string text = explain_plan(r, plan_memory(r));
-  EXPECT_THAT(text, HasSubstr("per token per layer = 32 KV heads x (K 64 B + 4 x 2 x 2 B scales "
-                              "and mins + V 64 B + 4 x 2 B scales) = 4,864 B"));
+  EXPECT_THAT(text, HasSubstr("per token per layer = 32 KV heads x (K 64 B + 8 x 2 x 2 B scales "
+                              "and mins + V 64 B + 4 x 2 B scales) = 5,376 B"));
   EXPECT_THAT(text, HasSubstr("K offsets per block per layer = 32 KV heads x 128 x 2 B = 8,192 B"));
-  EXPECT_THAT(text, HasSubstr("one block = 32 layers x (16 tokens x 4,864 B + 8,192 B) = "
-                              "2,752,512 B"));
-  EXPECT_THAT(text, HasSubstr("all layers: 172,032 B per token before rounding to blocks"));
-  EXPECT_THAT(text, HasSubstr("1 sequence x 128 blocks x 2,752,512 B"));
-  r.kv.block_size = 3;  // 8,192 B of offsets over 3 slots: 32 x (4,864 + 2,730.67) per token
+  EXPECT_THAT(text, HasSubstr("one block = 32 layers x (16 tokens x 5,376 B + 8,192 B) = "
+                              "3,014,656 B"));
+  EXPECT_THAT(text, HasSubstr("all layers: 188,416 B per token before rounding to blocks"));
+  EXPECT_THAT(text, HasSubstr("1 sequence x 128 blocks x 3,014,656 B"));
+  r.kv.block_size = 3;  // 8,192 B of offsets over 3 slots: 32 x (5,376 + 2,730.67) per token
   text = explain_plan(r, plan_memory(r));
-  EXPECT_THAT(text, HasSubstr("all layers: 243,029.33 B per token before rounding to blocks"));
+  EXPECT_THAT(text, HasSubstr("all layers: 259,413.33 B per token before rounding to blocks"));
 }
 
 TEST(PlanExplainer, SaysWhyAPlanDoesNotFit) {
