@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <initializer_list>
 
 #include "plan/last_true.h"
 #include "util/error.h"
@@ -45,13 +46,33 @@ const GpuPreset* smallest_gpu(const PlanRequest& request, const std::vector<GpuP
   return nullptr;
 }
 
-std::optional<KvDtype> best_kv_dtype(const PlanRequest& request) {
+namespace {
+
+// The first of `ladder` (most precise first) with which every group's K and V fit.
+std::optional<KvDtypes> first_that_fits(const PlanRequest& request,
+                                        std::initializer_list<KvDtypes> ladder) {
   PlanRequest r = request;
-  for (const KvDtype dtype : std::array{KvDtype::F16, KvDtype::Int8, KvDtype::Int4}) {
-    for (LayerGroupConfig& g : r.kv.groups) g.k_dtype = g.v_dtype = dtype;
-    if (plan_memory(r).fits) return dtype;
+  for (const KvDtypes d : ladder) {
+    for (LayerGroupConfig& g : r.kv.groups) g.k_dtype = d.k, g.v_dtype = d.v;
+    if (plan_memory(r).fits) return d;
   }
   return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<KvDtype> best_kv_dtype(const PlanRequest& request) {
+  const auto best = first_that_fits(request, {{KvDtype::F16, KvDtype::F16},
+                                              {KvDtype::Int8, KvDtype::Int8},
+                                              {KvDtype::Int4, KvDtype::Int4}});
+  return best ? std::optional<KvDtype>(best->k) : std::nullopt;
+}
+
+std::optional<KvDtypes> best_kv_dtypes(const PlanRequest& request) {
+  return first_that_fits(request, {{KvDtype::F16, KvDtype::F16},
+                                   {KvDtype::Int8, KvDtype::Int8},
+                                   {KvDtype::Int8, KvDtype::Int4},
+                                   {KvDtype::Int4, KvDtype::Int4}});
 }
 
 RooflineEstimate roofline_decode(const PlanRequest& request, double bandwidth_gb_s) {

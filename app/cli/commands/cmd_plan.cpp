@@ -137,7 +137,8 @@ struct Answers {
   MemoryPlan plan;
   MaxContext max_context;
   std::int64_t max_batch = 0;
-  std::optional<KvDtype> best_dtype;
+  std::optional<KvDtype> best_dtype;    // K and V alike
+  std::optional<KvDtypes> best_dtypes;  // mixed allowed
   const GpuPreset* smallest_gpu = nullptr;
   std::optional<RooflineEstimate> roofline;
 };
@@ -149,6 +150,7 @@ Answers solve(const ArgParser& p, const PlanRequest& r, const GpuPreset* gpu,
   a.max_context = max_context(r);
   a.max_batch = max_batch(r);
   a.best_dtype = best_kv_dtype(r);
+  a.best_dtypes = best_kv_dtypes(r);
   a.smallest_gpu = smallest_gpu(r, gpus);
   const double bandwidth =
       p.get_double("--bandwidth", gpu != nullptr ? gpu->bandwidth_gb_s : 0.0, 0.0, 1e6);
@@ -171,6 +173,10 @@ void print_text(const ModelChoice& m, const GpuPreset* gpu, const PlanRequest& r
   fmt::print("  most sequences of {} tokens: {}\n", group_digits(r.context), a.max_batch);
   fmt::print("  most precise KV dtype that fits: {}\n",
              a.best_dtype ? std::string(kv_dtype_name(*a.best_dtype)) : "none");
+  if (a.best_dtypes && a.best_dtypes->k != a.best_dtypes->v) {
+    fmt::print("  or, mixed: K {}, V {} (keys lose more than values in 4 bits)\n",
+               kv_dtype_name(a.best_dtypes->k), kv_dtype_name(a.best_dtypes->v));
+  }
   fmt::print("  smallest GPU that fits (at utilisation {:.2f}): {}\n", r.budget.utilisation,
              a.smallest_gpu != nullptr ? a.smallest_gpu->name : "none of the presets");
   fmt::print("{}\n", a.plan.fits ? "FITS" : "DOES NOT FIT");
@@ -208,6 +214,9 @@ json to_json(const ModelChoice& m, const GpuPreset* gpu, const PlanRequest& r, c
       {"max_context_limited_by_model", a.max_context.limited_by_max_context},
       {"max_batch", a.max_batch},
       {"best_kv_dtype", a.best_dtype ? json(kv_dtype_name(*a.best_dtype)) : json(nullptr)},
+      {"best_kv_dtypes", a.best_dtypes ? json{{"k", kv_dtype_name(a.best_dtypes->k)},
+                                              {"v", kv_dtype_name(a.best_dtypes->v)}}
+                                       : json(nullptr)},
       {"smallest_gpu", a.smallest_gpu ? json(a.smallest_gpu->slug) : json(nullptr)},
       {"formula", explain_plan(r, pl, a.roofline)},
   };

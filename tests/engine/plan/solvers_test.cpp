@@ -99,10 +99,43 @@ TEST(Solvers, BestKvDtypeFallsFromF16ToInt8ToInt4AsTheBatchGrows) {
   EXPECT_EQ(best_kv_dtype(r), KvDtype::F16);
   r.batch = 2;  // f16: + 4 GiB = 9,118,619,128; int8 (136 B vectors): 7,105,353,208
   EXPECT_EQ(best_kv_dtype(r), KvDtype::Int8);
-  r.batch = 4;  // int8: 9,387,345,416; int4 (72 B vectors): 7,239,861,768
+  r.batch = 3;  // int8: 8,246,350,336; int4 (K 96 B, V 72 B vectors + offsets): 7,139,054,080
   EXPECT_EQ(best_kv_dtype(r), KvDtype::Int4);
-  r.batch = 8;  // int4: 9,656,362,536
+  r.batch = 4;  // int8: 9,387,345,416; int4: 7,910,950,408
   EXPECT_EQ(best_kv_dtype(r), std::nullopt);
+}
+
+// The mixed rung (int8 keys, int4 values) sits between int8 and int4: for every batch the
+// answer is the first rung whose plan fits, and some batch needs exactly the mixed one.
+TEST(Solvers, BestKvDtypesTriesInt8KeysWithInt4ValuesBeforeInt4) {
+  PlanRequest r = preset("llama-2-7b", WeightType::Q4_K_M, KvDtype::F16);
+  r.context = 4096;
+  r.budget.total_bytes = gpu("rtx-3070").memory_bytes;
+  const KvDtypes ladder[] = {{KvDtype::F16, KvDtype::F16},
+                             {KvDtype::Int8, KvDtype::Int8},
+                             {KvDtype::Int8, KvDtype::Int4},
+                             {KvDtype::Int4, KvDtype::Int4}};
+  bool saw_mixed = false;
+  for (std::int64_t batch = 1; batch <= 8; ++batch) {
+    r.batch = batch;
+    std::optional<KvDtypes> want;
+    for (const KvDtypes d : ladder) {
+      PlanRequest t = r;
+      for (LayerGroupConfig& g : t.kv.groups) g.k_dtype = d.k, g.v_dtype = d.v;
+      if (plan_memory(t).fits) {
+        want = d;
+        break;
+      }
+    }
+    EXPECT_EQ(best_kv_dtypes(r), want) << "batch " << batch;
+    saw_mixed = saw_mixed || (want && want->k != want->v);
+    // the uniform answer never names the mixed rung
+    const auto uniform = best_kv_dtype(r);
+    if (want) {
+      EXPECT_EQ(uniform, want->k == want->v ? want->k : KvDtype::Int4) << "batch " << batch;
+    }
+  }
+  EXPECT_TRUE(saw_mixed);
 }
 
 TEST(Solvers, MaxBatchOnAn4090At4096Tokens) {
