@@ -1330,8 +1330,8 @@ tokens</source>
 <context>
     <name>kvscope::ui::KvQuantDemoPage</name>
     <message>
-        <source>&lt;b&gt;KV cache quantization.&lt;/b&gt; int8 and int4 store each group of 32 values of a K or V vector with one scale, set by the group&apos;s largest value (int4 keys: an offset per block and a range per group): fewer bytes per token, so longer contexts fit, at the price of rounding error. A few outlier channels (as real keys have) set the scale for their whole group. The errors are the engine&apos;s own quantize / dequantize round trips; sizes and capacity come from its planner.</source>
-        <translation>&lt;b&gt;KV 缓存量化。&lt;/b&gt;int8 和 int4 把 K 或 V 向量中每组 32 个值用一个缩放因子存储，缩放因子由组内最大值决定（int4 的键：每块一个偏移，每组一个范围）：每个词元占用的字节更少，能装下更长的上下文，代价是舍入误差。少数离群通道（真实的键就有）会决定整组的缩放因子。误差来自引擎自身的量化 / 反量化往返；大小和容量来自它的规划器。</translation>
+        <source>&lt;b&gt;KV cache quantization.&lt;/b&gt; int8 stores each group of 32 values of a K or V vector with one scale, set by the group&apos;s largest value, so a few outlier channels (as real keys have) set the scale for their whole group. int4 first turns each vector with a Walsh-Hadamard transform that spreads the outliers over every channel (queries and the output are turned alike, so attention is unchanged), then stores groups of 32 values (keys: an offset per block and a range per group of 16). Fewer bytes per token fit longer contexts, at the price of rounding error. The errors are the engine&apos;s own quantize / dequantize round trips; sizes and capacity come from its planner.</source>
+        <translation>&lt;b&gt;KV 缓存量化。&lt;/b&gt;int8 把 K 或 V 向量中每组 32 个值用一个缩放因子存储，缩放因子由组内最大值决定，因此少数离群通道（真实的键就有）会决定整组的缩放因子。int4 先用沃尔什-哈达玛变换旋转每个向量，把离群值分散到所有通道（查询和输出做同样的旋转，注意力结果不变），再按每组 32 个值存储（键：每块一个偏移，每 16 个值一个范围）。每个词元占用的字节更少，能装下更长的上下文，代价是舍入误差。误差来自引擎自身的量化 / 反量化往返；大小和容量来自它的规划器。</translation>
     </message>
     <message>
         <source>Synthetic K/V</source>

@@ -34,12 +34,15 @@ KvQuantDemoPage::KvQuantDemoPage(QWidget* parent)
       channel_chart_(new QuantChannelChart(this)),
       layer_chart_(new QuantLayerChart(this)) {
   const QString intro =
-      tr("<b>KV cache quantization.</b> int8 and int4 store each group of 32 values of a K or V "
-         "vector with one scale, set by the group's largest value (int4 keys: an offset per block "
-         "and a range per group): fewer bytes per token, so longer contexts fit, at the price "
-         "of rounding error. A few outlier channels (as real "
-         "keys have) set the scale for their whole group. The errors are the engine's own "
-         "quantize / dequantize round trips; sizes and capacity come from its planner.");
+      tr("<b>KV cache quantization.</b> int8 stores each group of 32 values of a K or V vector "
+         "with one scale, set by the group's largest value, so a few outlier channels (as real "
+         "keys have) set the scale for their whole group. int4 first turns each vector with a "
+         "Walsh-Hadamard transform that spreads the outliers over every channel (queries and "
+         "the output are turned alike, so attention is unchanged), then stores groups of 32 "
+         "values (keys: an offset per block and a range per group of 16). Fewer bytes per "
+         "token fit longer contexts, at the price of rounding error. The errors are the "
+         "engine's own quantize / dequantize round trips; sizes and capacity come from its "
+         "planner.");
   table_->setObjectName(QStringLiteral("quantTable"));
   table_note_->setWordWrap(true);
   auto* charts = new QHBoxLayout;
