@@ -367,11 +367,12 @@ TEST(PagedAttentionChoice, OtherHeadDimsAndMisalignedLoadsGoToTheGenericKernel) 
   a = host_args(KvDtype::Int8, KvDtype::Int8, 128, 8, 16);
   a.n_splits = 5000;
   EXPECT_NE(cuda::fast_attention_unsupported(a, kAlignedQ), nullptr) << "5000 splits";
-  // int4 K, head_dim 64, 1 KV head, blocks of 1: K data 32 B, K scales 8, V data 32, V
-  // scales 4, so the K offsets start at 76 and a layer takes 204 bytes; layer 1's at 280
+  // int4 K, head_dim 64, 1 KV head, blocks of 1: K data 32 B, K scales 16 (4 groups of 16
+  // x (s, m)), V data 32, V scales 4, so the K offsets start at 84 and a layer takes 212
+  // bytes; layer 1's at 296, not 16-byte aligned
   a = host_args(KvDtype::Int4, KvDtype::Int4, 64, 1, 1);
-  EXPECT_EQ(a.layout.k_offsets, 280);
-  EXPECT_NE(cuda::fast_attention_unsupported(a, kAlignedQ), nullptr) << "offsets at 280";
+  EXPECT_EQ(a.layout.k_offsets, 296);
+  EXPECT_NE(cuda::fast_attention_unsupported(a, kAlignedQ), nullptr) << "offsets at 296";
 }
 
 TEST(PagedAttentionChoice, TheEnvironmentOrTheLayoutPicksTheKernel) {
