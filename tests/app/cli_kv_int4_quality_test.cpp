@@ -8,7 +8,6 @@
 // the old formats. Int8 keys with int4 values, the planner's mixed rung, cost SmolLM2
 // 0.02% of perplexity and 0.015 nats.
 #include <filesystem>
-#include <regex>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -27,15 +26,6 @@ std::string licence_text() {
 }
 std::string stories_text() {
   return data_file("stories260K-samples.txt");
-}
-
-double number_after(const std::string& out, const std::string& label) {
-  std::smatch m;
-  if (!std::regex_search(out, m, std::regex(label + " = ([0-9.]+)"))) {
-    ADD_FAILURE() << "no \"" << label << " = \" in: " << out;
-    return -1;
-  }
-  return std::stod(m[1].str());
 }
 
 struct Int4Cost {

@@ -3,7 +3,6 @@
 // stories260K model and a text of a few chunks.
 #include <cmath>
 #include <fstream>
-#include <regex>
 #include <string>
 #include <vector>
 
@@ -28,15 +27,6 @@ std::string write_text(const std::string& text) {
   const auto path = scratch_dir() / "text.txt";
   std::ofstream(path) << text;
   return path.string();
-}
-
-double number_after(const std::string& out, const std::string& label) {
-  std::smatch m;
-  if (!std::regex_search(out, m, std::regex(label + " = ([0-9.]+)"))) {
-    ADD_FAILURE() << "no \"" << label << " = \" in: " << out;
-    return -1;
-  }
-  return std::stod(m[1].str());
 }
 
 // llama-perplexity's method, step by step: tokenize with BOS, cut every n_ctx tokens,

@@ -5,7 +5,10 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <regex>
 #include <sstream>
+
+#include <gtest/gtest.h>
 
 #include "support/test_data.h"
 
@@ -48,6 +51,15 @@ CliResult run_cli(const std::vector<std::string>& args) {
   r.out = slurp(out_path);
   r.err = slurp(err_path);
   return r;
+}
+
+double number_after(const std::string& out, const std::string& label) {
+  std::smatch m;
+  if (!std::regex_search(out, m, std::regex(label + " = ([0-9.]+)"))) {
+    ADD_FAILURE() << "no \"" << label << " = \" in: " << out;
+    return -1;
+  }
+  return std::stod(m[1].str());
 }
 
 }  // namespace kvscope::test

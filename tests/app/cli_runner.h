@@ -16,4 +16,8 @@ struct CliResult {
 // Runs kvscope-cli with `args` (no shell is involved; arguments are passed as they are).
 CliResult run_cli(const std::vector<std::string>& args);
 
+// The number printed after "label = " in a command's output (e.g. "PPL = 22.2"); a test
+// failure naming the label and the output, and -1, when there is none.
+double number_after(const std::string& out, const std::string& label);
+
 }  // namespace kvscope::test
