@@ -35,14 +35,6 @@ class ApiServeTest : public QObject {
   Q_OBJECT
 
  private:
-  static bool load(MainWindow& w, const QString& path) {
-    QSignalSpy ready(&w, &MainWindow::modelReady);
-    QSignalSpy error(&w, &MainWindow::modelError);
-    w.openModel(path);
-    for (int i = 0; i < 600 && ready.count() + error.count() == 0; ++i) QTest::qWait(50);
-    return ready.count() > 0 && error.count() == 0;
-  }
-
   // Starts serving from the dialog on `port`; the URL, or "" (then the notice bar says why).
   static QString serve(MainWindow& w, int port) {
     ServeDialog* dialog = w.showServeDialog();
@@ -105,7 +97,7 @@ class ApiServeTest : public QObject {
     MainWindow w(config);
     w.show();
     w.setPanelVisible(true);
-    QVERIFY2(load(w, model), qPrintable(w.noticeText()));
+    QVERIFY2(test::load_model(w, model), qPrintable(w.noticeText()));
     QNetworkAccessManager net;
 
     // Long API replies first (request 1 among them), so the panel sees them while they run:
@@ -190,7 +182,7 @@ class ApiServeTest : public QObject {
     w.resize(1280, 800);
     w.show();
     w.setPanelVisible(true);
-    QVERIFY2(load(w, model), qPrintable(w.noticeText()));
+    QVERIFY2(test::load_model(w, model), qPrintable(w.noticeText()));
     const QString url = serve(w, 0);
     QVERIFY2(!url.isEmpty(), qPrintable(w.noticeText()));
     w.showServeDialog()->hide();
@@ -233,7 +225,7 @@ class ApiServeTest : public QObject {
     MainWindow w(config);
     w.show();
     w.setPanelVisible(true);
-    QVERIFY2(load(w, model), qPrintable(w.noticeText()));
+    QVERIFY2(test::load_model(w, model), qPrintable(w.noticeText()));
     const QString url = serve(w, 0);
     QVERIFY2(!url.isEmpty(), qPrintable(w.noticeText()));
     QNetworkAccessManager net;
@@ -241,7 +233,7 @@ class ApiServeTest : public QObject {
     BlockMapWidget* map = w.livePanel()->blockMap();
     QTRY_VERIFY_WITH_TIMEOUT(!map->apiSequences().empty() || cut->isFinished(), 10000);
     QSignalSpy stopped(w.apiServer(), &ApiServeController::stopped);
-    QVERIFY2(load(w, model), qPrintable(w.noticeText()));
+    QVERIFY2(test::load_model(w, model), qPrintable(w.noticeText()));
     QTRY_VERIFY_WITH_TIMEOUT(stopped.count() == 1, 10000);
     QVERIFY(wait_done(cut.get(), 10000));
     QVERIFY(!w.apiServer()->serving());
@@ -263,7 +255,7 @@ class ApiServeTest : public QObject {
     config.demo_folder = test::scratch_dir();
     MainWindow w(config);
     w.show();
-    QVERIFY2(load(w, model), qPrintable(w.noticeText()));
+    QVERIFY2(test::load_model(w, model), qPrintable(w.noticeText()));
     QVERIFY(serve(w, taken.serverPort()).isEmpty());
     QVERIFY2(w.noticeText().contains(QStringLiteral("could not start")),
              qPrintable(w.noticeText()));

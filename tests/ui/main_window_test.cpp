@@ -27,16 +27,6 @@ class MainWindowTest : public QObject {
     return w;
   }
 
-  // Opens `path` and waits until it is loaded; a load error fails the test with its text.
-  static bool load(MainWindow& w, const QString& path) {
-    QSignalSpy ready(&w, &MainWindow::modelReady);
-    QSignalSpy error(&w, &MainWindow::modelError);
-    w.openModel(path);
-    for (int i = 0; i < 1200 && ready.count() + error.count() == 0; ++i) QTest::qWait(100);
-    if (error.count() > 0) qWarning("load failed: %s", qPrintable(w.noticeText()));
-    return ready.count() > 0 && error.count() == 0;
-  }
-
   static void long_replies(MainWindow& w) {
     SamplingSettings s = w.currentSession()->sampling();
     s.max_tokens = 400;
@@ -53,7 +43,7 @@ class MainWindowTest : public QObject {
   void brokenModelFileShowsAnErrorAndTheAppKeepsWorking() {
     KVSCOPE_QT_REQUIRE_SHARED(model, "models/stories260K.gguf");
     auto w = make_window();
-    QVERIFY(load(*w, model));
+    QVERIFY(test::load_model(*w, model));
     QSignalSpy error(w.get(), &MainWindow::modelError);
 
     const QString broken = test::scratch_dir() + QStringLiteral("/truncated.gguf");
@@ -77,7 +67,7 @@ class MainWindowTest : public QObject {
   void closingTheWindowWhileGeneratingJoinsTheEngineThread() {
     KVSCOPE_QT_REQUIRE_SHARED(model, "models/stories260K.gguf");
     auto w = make_window();
-    QVERIFY(load(*w, model));
+    QVERIFY(test::load_model(*w, model));
     long_replies(*w);
     QSignalSpy text(w.get(), &MainWindow::replyText);
     w->sendMessage(QStringLiteral("Once upon a time"));
@@ -112,7 +102,7 @@ class MainWindowTest : public QObject {
   void switchingModelWhileGeneratingEndsTheReplyAndLoadsTheNewOne() {
     KVSCOPE_QT_REQUIRE_SHARED(model, "models/stories260K.gguf");
     auto w = make_window();
-    QVERIFY(load(*w, model));
+    QVERIFY(test::load_model(*w, model));
     long_replies(*w);
     QSignalSpy text(w.get(), &MainWindow::replyText);
     QSignalSpy finished(w.get(), &MainWindow::replyFinished);

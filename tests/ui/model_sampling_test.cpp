@@ -22,15 +22,6 @@ class ModelSamplingTest : public QObject {
   Q_OBJECT
 
  private:
-  static bool load(MainWindow& w, const QString& path) {
-    QSignalSpy ready(&w, &MainWindow::modelReady);
-    QSignalSpy error(&w, &MainWindow::modelError);
-    w.openModel(path);
-    for (int i = 0; i < 600 && ready.count() + error.count() == 0; ++i) QTest::qWait(100);
-    if (error.count() > 0) qWarning("load failed: %s", qPrintable(w.noticeText()));
-    return ready.count() > 0 && error.count() == 0;
-  }
-
   static void maybe_save(QWidget& w, const char* name) {
     const QByteArray dir = qgetenv("KVSCOPE_UI_SHOTS");
     if (dir.isEmpty()) return;
@@ -57,7 +48,7 @@ class ModelSamplingTest : public QObject {
     config.demo_folder = test::scratch_dir();
     MainWindow w(config);
     w.show();
-    QVERIFY(load(w, QString::fromStdString(folder.string())));
+    QVERIFY(test::load_model(w, QString::fromStdString(folder.string())));
 
     // The chat the window opened with, still empty, took the loaded model's values.
     const SamplingParams first = w.currentSession()->sampling().params;

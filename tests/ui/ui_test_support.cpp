@@ -2,9 +2,12 @@
 
 #include <QDir>
 #include <QFileInfo>
+#include <QSignalSpy>
 #include <QTemporaryDir>
 
 #include <memory>
+
+#include "window/main_window.h"
 
 namespace kvscope::ui::test {
 
@@ -35,6 +38,15 @@ EngineOptions test_engine_options() {
   o.context_length = 512;
   o.scheduler.max_batch_tokens = 256;
   return o;
+}
+
+bool load_model(MainWindow& window, const QString& path) {
+  QSignalSpy ready(&window, &MainWindow::modelReady);
+  QSignalSpy error(&window, &MainWindow::modelError);
+  window.openModel(path);
+  for (int i = 0; i < 1200 && ready.count() + error.count() == 0; ++i) QTest::qWait(100);
+  if (error.count() > 0) qWarning("load failed: %s", qPrintable(window.noticeText()));
+  return ready.count() > 0 && error.count() == 0;
 }
 
 }  // namespace kvscope::ui::test

@@ -7,6 +7,10 @@
 
 #include "run/engine.h"
 
+namespace kvscope::ui {
+class MainWindow;
+}
+
 namespace kvscope::ui::test {
 
 // $KVSCOPE_SHARED_DIR if set, else the folder configured at build time (../shared).
@@ -17,6 +21,10 @@ QString shared_file(const QString& relative);
 QString scratch_dir();
 // Small, single-threaded engine options (the tests share two cores).
 EngineOptions test_engine_options();
+
+// Opens `path` in the window and waits (up to 2 minutes) until it is loaded; true when it
+// is. A load error is printed with the window's notice text.
+bool load_model(MainWindow& window, const QString& path);
 
 }  // namespace kvscope::ui::test
 
