@@ -1,7 +1,6 @@
 #include "plan/solvers.h"
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <initializer_list>
 
