@@ -72,7 +72,7 @@ void attend_f16(const LayerView& lv, std::int64_t kv_head, std::int64_t group, s
 
 // Decodes the visible K or V vectors [s0, s1] of one KV head in a block into float rows
 // buf [s1 - s0 + 1][row] (zero padded): every stored byte is decoded once per block for all the
-// query heads of the group. offsets: [head_dim] scratch for the block's int4 key offsets.
+// query heads of the group. offsets: [row] scratch for the block's int4 key offsets.
 void decode_rows(const LayerView& lv, KvSide side, std::int64_t kv_head, const std::uint8_t* base,
                  std::int64_t s0, std::int64_t s1, std::int64_t row, float* buf, float* offsets) {
   const KvBlockLayout& L = lv.L;
@@ -85,8 +85,8 @@ void decode_rows(const LayerView& lv, KvSide side, std::int64_t kv_head, const s
     return;
   }
   if (side == KvSide::K && dtype == KvDtype::Int4) {
-    const std::uint16_t* stored = L.k_offsets(base, lv.layer, kv_head);
-    for (std::int64_t i = 0; i < hd; ++i) offsets[i] = fp16_to_float(stored[i]);
+    // one row of hd fp16 values (plus zero padding up to row, which offsets has room for)
+    float_attention_rows_from_f16(L.k_offsets(base, lv.layer, kv_head), hd, 1, hd, row, offsets);
   }
   float_attention_rows_from_quantized(
       side, dtype, L.data(base, side, lv.layer, kv_head, s0), L.data_stride(side),
@@ -105,7 +105,7 @@ constexpr std::int64_t kChunkKeys = 128;
 struct FloatScratch {
   std::vector<float> q;             // [heads][row]   scaled, zero padded
   std::vector<float> keys, values;  // [block_size][row]
-  std::vector<float> offsets;       // [head_dim]     a block's int4 key offsets
+  std::vector<float> offsets;       // [row]          a block's int4 key offsets, zero padded
   std::vector<float> scores;        // [heads][round_up(block_size, 8)]
 };
 
@@ -157,7 +157,7 @@ void prepare(const FloatTask& task, const float* q, float scale, FloatScratch& s
   }
   s.keys.resize(static_cast<std::size_t>(bs * row));
   s.values.resize(static_cast<std::size_t>(bs * row));
-  s.offsets.resize(static_cast<std::size_t>(hd));
+  s.offsets.resize(static_cast<std::size_t>(row));  // hd values, zero padded
   s.scores.resize(static_cast<std::size_t>(task.n_heads * float_attention_row(bs)));
 }
 

@@ -126,15 +126,16 @@ void float_attention_rows_from_quantized(KvSide side, KvDtype dtype, const std::
                                          std::int64_t scales_stride, const float* offsets,
                                          std::int64_t n, std::int64_t head_dim, std::int64_t row,
                                          float* out) {
-  const bool k4 = side == KvSide::K && dtype == KvDtype::Int4;
   // groups of whole vectors of 8 (SmolLM2 and larger heads) run 8 lanes at a time
-  const SimdTable* t = kv_group_size(side, dtype, head_dim) % kLanes == 0 ? simd() : nullptr;
+  if (kv_group_size(side, dtype, head_dim) % kLanes == 0) {
+    if (const SimdTable* t = simd()) {
+      return t->rows_from_quantized(side, dtype, data, data_stride, scales, scales_stride, offsets,
+                                    n, head_dim, row, out);
+    }
+  }
+  const bool k4 = side == KvSide::K && dtype == KvDtype::Int4;
   for (std::int64_t j = 0; j < n; ++j, data += data_stride, scales += scales_stride, out += row) {
     std::fill(out + head_dim, out + row, 0.0f);
-    if (t != nullptr) {
-      t->row_from_quantized(side, dtype, data, scales, offsets, head_dim, out);
-      continue;
-    }
     if (k4) {
       kv_k4_dequantize(data, scales, offsets, head_dim, out);
     } else {

@@ -67,10 +67,11 @@ struct SimdTable {
                 float ri, float rf);
   void (*rows_from_f16)(const std::uint16_t* src, std::int64_t stride, std::int64_t n,
                         std::int64_t hd, std::int64_t row, float* dst);
-  // One vector of a group size that is a multiple of 8.
-  void (*row_from_quantized)(KvSide side, KvDtype dtype, const std::uint8_t* data,
-                             const std::uint16_t* scales, const float* offsets, std::int64_t hd,
-                             float* out);
+  // float_attention_rows_from_quantized for a group size that is a multiple of 8.
+  void (*rows_from_quantized)(KvSide side, KvDtype dtype, const std::uint8_t* data,
+                              std::int64_t data_stride, const std::uint16_t* scales,
+                              std::int64_t scales_stride, const float* offsets, std::int64_t n,
+                              std::int64_t hd, std::int64_t row, float* out);
   // w[j] = e^(w[j] - m), j < n
   void (*exp_shifted)(float* w, std::int64_t n, float m);
 };

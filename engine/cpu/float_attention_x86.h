@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 
 #include "cpu/float_attention_simd.h"
 #include "cpu/x86_vec.h"
@@ -112,44 +113,108 @@ void rows_from_f16(const std::uint16_t* src, std::int64_t stride, std::int64_t n
   }
 }
 
-// kv_dequantize's Int8 / Int4 groups (value = s * q) and kv_k4_dequantize's offset-int4
-// groups (value = (o + m) + s * code), 8 values at a time inside a group; a group's last
-// values, when its size is not a multiple of 8, one at a time with the same operations.
-void row_from_quantized(KvSide side, KvDtype dtype, const std::uint8_t* data,
-                        const std::uint16_t* scales, const float* offsets, std::int64_t hd,
-                        float* out) {
-  const bool k4 = side == KvSide::K && dtype == KvDtype::Int4;
-  const std::int64_t group = kv_group_size(side, dtype, hd);
-  for (std::int64_t begin = 0, g = 0; begin < hd; begin += group, ++g) {
-    const std::int64_t end = std::min(begin + group, hd);
-    const float s = fp16_to_float(scales[k4 ? 2 * g : g]);
-    const float m = k4 ? fp16_to_float(scales[2 * g + 1]) : 0.0f;
-    const __m256 sv = _mm256_set1_ps(s), mv = _mm256_set1_ps(m);
-    std::int64_t i = begin;
+// The fp16 scales of one vector as floats, 8 at a time: count <= kMaxScales scales, of which
+// `readable` (>= count) may be read; when a whole 8 (16) cannot be read they are copied first.
+constexpr std::int64_t kMaxScales = 16;
+void scales_to_float(const std::uint16_t* scales, std::int64_t count, std::int64_t readable,
+                     float* out) {
+  const std::int64_t loads = count > kLanes ? 2 : 1;
+  if (readable >= loads * kLanes) {
+    for (std::int64_t l = 0; l < loads; ++l) {
+      _mm256_storeu_ps(out + l * kLanes, f16x8_to_float(scales + l * kLanes));
+    }
+    return;
+  }
+  alignas(16) std::uint16_t h[kMaxScales] = {};
+  std::memcpy(h, scales, static_cast<std::size_t>(count) * sizeof(std::uint16_t));
+  for (std::int64_t l = 0; l < loads; ++l) {
+    _mm256_storeu_ps(out + l * kLanes, f16x8_to_float(h + l * kLanes));
+  }
+}
+
+// 16 codes of 8 bytes, low nibble first, as two vectors of 8 floats.
+void nibbles16_to_float(const std::uint8_t* bytes, __m256& first, __m256& second) {
+  const __m128i x = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(bytes));
+  const __m128i mask = _mm_set1_epi8(0x0f);
+  const __m128i lo = _mm_and_si128(x, mask);
+  const __m128i hi = _mm_and_si128(_mm_srli_epi16(x, 4), mask);
+  alignas(16) std::uint8_t codes[16];
+  _mm_store_si128(reinterpret_cast<__m128i*>(codes), _mm_unpacklo_epi8(lo, hi));
+  first = u8x8_to_float(codes);
+  second = u8x8_to_float(codes + kLanes);
+}
+
+// One group [begin, end) of a vector: kv_dequantize's Int8 / Int4 values (s * q) or
+// kv_k4_dequantize's offset-int4 ones ((o + m) + s * code). 16 values at a time from a
+// byte-aligned int4 group, else 8, else (a group size not a multiple of 8) one by one with
+// the same operations.
+void group_from_quantized(bool k4, KvDtype dtype, const std::uint8_t* data, float s, float m,
+                          const float* offsets, std::int64_t begin, std::int64_t end, float* out) {
+  const __m256 sv = _mm256_set1_ps(s), mv = _mm256_set1_ps(m), eight = _mm256_set1_ps(8.0f);
+  // int4 code(s) -> values; nibble - 8 is exact in float
+  const auto int4_values = [&](__m256 codes, std::int64_t i) {
+    if (!k4) return _mm256_mul_ps(sv, _mm256_sub_ps(codes, eight));
+    const __m256 om = _mm256_add_ps(_mm256_loadu_ps(offsets + i), mv);
+    return _mm256_add_ps(om, _mm256_mul_ps(sv, codes));
+  };
+  std::int64_t i = begin;
+  if (dtype == KvDtype::Int8) {
     for (; i + kLanes <= end; i += kLanes) {
-      if (dtype == KvDtype::Int8) {
-        _mm256_storeu_ps(out + i, _mm256_mul_ps(sv, s8x8_to_float(data + i)));
-      } else if (!k4) {  // nibble - 8 is exact in float
-        const __m256 q = _mm256_sub_ps(nibbles8_to_float(data, i), _mm256_set1_ps(8.0f));
-        _mm256_storeu_ps(out + i, _mm256_mul_ps(sv, q));
-      } else {
-        const __m256 om = _mm256_add_ps(_mm256_loadu_ps(offsets + i), mv);
-        _mm256_storeu_ps(out + i, _mm256_add_ps(om, _mm256_mul_ps(sv, nibbles8_to_float(data, i))));
+      _mm256_storeu_ps(out + i, _mm256_mul_ps(sv, s8x8_to_float(data + i)));
+    }
+  } else {
+    if (i % 2 == 0) {
+      for (; i + 2 * kLanes <= end; i += 2 * kLanes) {
+        __m256 first, second;
+        nibbles16_to_float(data + i / 2, first, second);
+        _mm256_storeu_ps(out + i, int4_values(first, i));
+        _mm256_storeu_ps(out + i + kLanes, int4_values(second, i + kLanes));
       }
     }
-    for (; i < end; ++i) {
-      if (dtype == KvDtype::Int8) {
-        out[i] = s * static_cast<float>(static_cast<std::int8_t>(data[i]));
-        continue;
-      }
-      const int nibble = (data[i / 2] >> (4 * (i & 1))) & 0x0f;
-      out[i] = k4 ? (offsets[i] + m) + s * static_cast<float>(nibble)
-                  : s * static_cast<float>(nibble - 8);
+    for (; i + kLanes <= end; i += kLanes) {
+      _mm256_storeu_ps(out + i, int4_values(nibbles8_to_float(data, i), i));
+    }
+  }
+  for (; i < end; ++i) {
+    if (dtype == KvDtype::Int8) {
+      out[i] = s * static_cast<float>(static_cast<std::int8_t>(data[i]));
+      continue;
+    }
+    const int nibble = (data[i / 2] >> (4 * (i & 1))) & 0x0f;
+    out[i] =
+        k4 ? (offsets[i] + m) + s * static_cast<float>(nibble) : s * static_cast<float>(nibble - 8);
+  }
+}
+
+// float_attention_rows_from_quantized for group sizes that are a multiple of 8: n vectors,
+// each one's scales converted 8 at a time (when there are at most kMaxScales) and its
+// groups decoded by group_from_quantized.
+void rows_from_quantized(KvSide side, KvDtype dtype, const std::uint8_t* data,
+                         std::int64_t data_stride, const std::uint16_t* scales,
+                         std::int64_t scales_stride, const float* offsets, std::int64_t n,
+                         std::int64_t hd, std::int64_t row, float* out) {
+  const bool k4 = side == KvSide::K && dtype == KvDtype::Int4;
+  const std::int64_t group = kv_group_size(side, dtype, hd);
+  const std::int64_t n_scales = kv_scales_per_vector(side, dtype, hd);
+  // the scales of vectors [j, n) span (n - 1 - j) * scales_stride + n_scales halves (the slots
+  // of a block store them one after another: scales_stride == n_scales)
+  const std::int64_t span = (n - 1) * scales_stride + n_scales;
+  alignas(32) float sf[kMaxScales];
+  for (std::int64_t j = 0; j < n; ++j, data += data_stride, scales += scales_stride, out += row) {
+    std::fill(out + hd, out + row, 0.0f);
+    if (n_scales <= kMaxScales) scales_to_float(scales, n_scales, span - j * scales_stride, sf);
+    const auto scale = [&](std::int64_t k) {
+      return n_scales <= kMaxScales ? sf[k] : fp16_to_float(scales[k]);
+    };
+    for (std::int64_t begin = 0, g = 0; begin < hd; begin += group, ++g) {
+      const float s = scale(k4 ? 2 * g : g);
+      const float m = k4 ? scale(2 * g + 1) : 0.0f;
+      group_from_quantized(k4, dtype, data, s, m, offsets, begin, std::min(begin + group, hd), out);
     }
   }
 }
 
-constexpr SimdTable kTable{&keys, &merge, &rows_from_f16, &row_from_quantized, &exp_shifted};
+constexpr SimdTable kTable{&keys, &merge, &rows_from_f16, &rows_from_quantized, &exp_shifted};
 
 }  // namespace
 }  // namespace kvscope::float_attention_detail

@@ -180,13 +180,14 @@ TEST(FloatAttention, AvxAloneGivesSoftmaxAttentionAndTheExponential) {
 }
 
 // The decoded rows attention reads are exactly what the cache format says it stores: any
-// head_dim (groups of 32, 20, 18 values; a short last group), both sides, every quantized dtype.
+// head_dim (groups of 32, 20, 18 values; a short last group; more scales than the SIMD code
+// converts at once at 256), both sides, every quantized dtype.
 TEST(FloatAttention, QuantizedRowsAreTheFormatsValuesBitForBit) {
   // every instruction set (decoding fuses nothing, so AVX alone gives the same bits too)
   for (const int cap : {3, 1, 0}) {
     const CpuIsaCapScope scope(cap);
     SCOPED_TRACE("instruction set level " + std::to_string(cap));
-    for (const std::int64_t hd : {8, 36, 40, 64, 72, 128}) {
+    for (const std::int64_t hd : {8, 36, 40, 64, 72, 128, 256}) {
       const std::int64_t row = float_attention_row(hd);
       const std::vector<float> x = uniform(static_cast<std::size_t>(hd), 11, -3.0f, 3.0f);
       const std::vector<float> first = uniform(static_cast<std::size_t>(hd), 12, -3.0f, 3.0f);
@@ -217,6 +218,51 @@ TEST(FloatAttention, QuantizedRowsAreTheFormatsValuesBitForBit) {
           SCOPED_TRACE("head_dim " + std::to_string(hd) + (k4 ? " offset int4 K" : ""));
           expect_same_bits(got, want);
         }
+      }
+    }
+  }
+}
+
+// Rows of a block: vectors at a stride (a slot holds every KV head), each decoded with its own
+// scales into its own zero-padded row.
+TEST(FloatAttention, QuantizedRowsOfABlockEachGetTheirOwnScales) {
+  for (const int cap : {3, 1, 0}) {
+    const CpuIsaCapScope scope(cap);
+    SCOPED_TRACE("instruction set level " + std::to_string(cap));
+    constexpr std::int64_t hd = 64, n = 5;
+    const std::int64_t row = float_attention_row(hd);
+    const std::vector<float> first = uniform(hd, 21, -2.0f, 2.0f);
+    std::vector<std::uint16_t> offsets16(hd);
+    kv_k4_set_offsets(first.data(), hd, offsets16.data());
+    std::vector<float> offsets(hd);
+    for (std::int64_t i = 0; i < hd; ++i) offsets[i] = fp16_to_float(offsets16[i]);
+    for (const KvSide side : {KvSide::K, KvSide::V}) {
+      for (const KvDtype dtype : {KvDtype::Int8, KvDtype::Int4}) {
+        const bool k4 = side == KvSide::K && dtype == KvDtype::Int4;
+        const std::int64_t data_stride = 3 * kv_data_bytes_per_vector(dtype, hd);
+        const std::int64_t scales_stride = 3 * kv_scales_per_vector(side, dtype, hd);
+        std::vector<std::uint8_t> data(static_cast<std::size_t>(n * data_stride), 0xa5);
+        std::vector<std::uint16_t> scales(static_cast<std::size_t>(n * scales_stride), 0x7bff);
+        std::vector<float> want(static_cast<std::size_t>(n * row), 0.0f);
+        for (std::int64_t j = 0; j < n; ++j) {
+          // vectors of different ranges, so a scale read from the wrong vector shows
+          const auto span = static_cast<float>(j + 1);
+          const std::vector<float> x = uniform(hd, 30 + static_cast<unsigned>(j), -span, span);
+          std::uint8_t* d = &data[j * data_stride];
+          std::uint16_t* sc = &scales[j * scales_stride];
+          if (k4) {
+            kv_k4_quantize(x.data(), offsets16.data(), hd, d, sc);
+            kv_k4_dequantize(d, sc, offsets.data(), hd, &want[j * row]);
+          } else {
+            kv_quantize(dtype, x.data(), hd, d, sc);
+            kv_dequantize(dtype, d, sc, hd, &want[j * row]);
+          }
+        }
+        std::vector<float> got(static_cast<std::size_t>(n * row), 9.0f);
+        float_attention_rows_from_quantized(side, dtype, data.data(), data_stride, scales.data(),
+                                            scales_stride, offsets.data(), n, hd, row, got.data());
+        SCOPED_TRACE(std::string(k4 ? "offset int4 K" : kv_dtype_name(dtype)));
+        expect_same_bits(got, want);
       }
     }
   }
