@@ -13,6 +13,7 @@
 
 namespace kvscope {
 
+// Unique in the process (never reused by another engine after a model switch); 0 is none.
 using RequestId = std::int64_t;
 
 struct GenerationRequest {

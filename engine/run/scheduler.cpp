@@ -3,6 +3,7 @@
 #include "run/scheduler_active.h"
 
 #include <algorithm>
+#include <atomic>
 #include <utility>
 
 #include "cpu/cpu_ops.h"
@@ -11,6 +12,19 @@
 #include "util/error.h"
 
 namespace kvscope {
+
+namespace {
+
+// Request ids are unique in the process, not per engine: a cancel posted by a request's
+// server thread can arrive after a model switch has replaced the engine, and with ids
+// counted per engine it would cancel the new engine's request of the same number (seen as
+// a fresh request answered 503 "cancelled" right after the app switched models).
+RequestId new_request_id() {
+  static std::atomic<RequestId> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+
+}  // namespace
 
 std::string_view finish_reason_name(FinishReason reason) {
   switch (reason) {
@@ -83,7 +97,7 @@ RequestId Scheduler::submit(GenerationRequest request, RequestCallbacks callback
     }
   }
   auto a = std::make_unique<Active>(std::move(request), std::move(callbacks));
-  a->id = next_request_++;
+  a->id = new_request_id();
   a->seq = next_seq_++;
   a->tokens = a->request.prompt;
   a->n_prompt = n_prompt;
@@ -99,7 +113,7 @@ RequestId Scheduler::fork(RequestId parent_id, RequestCallbacks callbacks) {
                             parent_id);
   }
   auto child = std::make_unique<Active>(parent->request, std::move(callbacks));
-  child->id = next_request_++;
+  child->id = new_request_id();
   child->seq = next_seq_++;
   child->tokens = parent->tokens;
   child->n_prompt = parent->n_prompt;

@@ -140,7 +140,6 @@ class Scheduler {
   std::int64_t n_ids_;        // ids a prompt may hold: spellable and with an embedding row
   bool padded_rows_;          // the model has rows past the tokenizer's vocab
   SchedulerStats stats_;
-  RequestId next_request_ = 1;
   SeqId next_seq_ = 1;
   std::deque<std::unique_ptr<Active>> waiting_;   // FIFO; preempted requests go to the front
   std::vector<std::unique_ptr<Active>> running_;  // in admission order

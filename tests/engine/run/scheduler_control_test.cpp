@@ -296,5 +296,25 @@ TEST(SchedulerErrors, ForkOfARequestThatIsNotRunningIsAUsageError) {
   EXPECT_THROW(engine.fork(waiting), UsageError);  // finished
 }
 
+// A cancel meant for the old engine's request, arriving after a model switch, must not end
+// the new engine's first request: ids are never reused by another engine.
+TEST(SchedulerCancel, AStaleCancelFromAnotherEngineCancelsNothing) {
+  KVSCOPE_REQUIRE_SHARED(model, "models/stories260K.gguf");
+  RequestId old_id = 0;
+  {
+    Engine old_engine(model, small_options());
+    old_id = old_engine.submit(greedy_request(old_engine, story_prompts()[0], 4), {});
+  }
+  Engine engine(model, small_options());
+  Recorded a;
+  const RequestId id = engine.submit(greedy_request(engine, story_prompts()[0], 8), record_into(a));
+  EXPECT_NE(id, old_id);
+  engine.cancel(old_id);  // unknown here: ignored
+  while (engine.step()) {
+  }
+  ASSERT_EQ(a.n_finished, 1);
+  EXPECT_EQ(a.result.reason, FinishReason::Length);
+}
+
 }  // namespace
 }  // namespace kvscope
