@@ -1,7 +1,10 @@
 #include "support/test_data.h"
 
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
+#include <mutex>
+#include <vector>
 
 #include <unistd.h>
 
@@ -28,6 +31,57 @@ std::filesystem::path binary_dir() {
   return KVSCOPE_BINARY_DIR;
 }
 
+namespace {
+
+// Scratch folders are removed when their test passes or skips, and kept (with a line saying
+// where) when it fails, so a CI machine's disk does not fill up with a run's copies of models
+// (one weight-type test alone writes 259 MB) while a failure can still be looked at. Folders
+// made outside a test (suite set-up) go when the program ends.
+class ScratchCleaner : public ::testing::EmptyTestEventListener {
+ public:
+  void add(std::filesystem::path dir, bool in_test) {
+    std::lock_guard lock(mutex_);
+    (in_test ? test_dirs_ : program_dirs_).push_back(std::move(dir));
+  }
+
+  void OnTestEnd(const ::testing::TestInfo& info) override {
+    std::lock_guard lock(mutex_);
+    if (info.result()->Failed()) {
+      for (const auto& dir : test_dirs_) std::printf("scratch kept: %s\n", dir.c_str());
+    } else {
+      remove(test_dirs_);
+    }
+    test_dirs_.clear();
+  }
+
+  void OnTestProgramEnd(const ::testing::UnitTest& unit) override {
+    std::lock_guard lock(mutex_);
+    if (!unit.Failed()) remove(program_dirs_);
+  }
+
+ private:
+  static void remove(const std::vector<std::filesystem::path>& dirs) {
+    std::error_code ec;  // best effort: a folder still open elsewhere stays
+    for (const auto& dir : dirs) std::filesystem::remove_all(dir, ec);
+  }
+
+  std::mutex mutex_;
+  std::vector<std::filesystem::path> test_dirs_;
+  std::vector<std::filesystem::path> program_dirs_;
+};
+
+// Owned by gtest's listener list once appended (gtest deletes it at exit).
+ScratchCleaner& scratch_cleaner() {
+  static ScratchCleaner* cleaner = [] {
+    auto* c = new ScratchCleaner;
+    ::testing::UnitTest::GetInstance()->listeners().Append(c);
+    return c;
+  }();
+  return *cleaner;
+}
+
+}  // namespace
+
 std::filesystem::path scratch_dir() {
   static std::atomic<int> counter{0};
   const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
@@ -39,6 +93,7 @@ std::filesystem::path scratch_dir() {
              (name + "." + std::to_string(::getpid()) + "." + std::to_string(counter++));
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
+  scratch_cleaner().add(dir, info != nullptr);
   return dir;
 }
 

@@ -17,7 +17,8 @@ std::filesystem::path shared_dir();
 // shared_dir()/relative when it exists.
 std::optional<std::filesystem::path> find_shared(const std::string& relative);
 
-// A fresh empty folder for this test's files, under the build tree's tmp folder.
+// A fresh empty folder for this test's files, under the build tree's tmp folder; removed
+// when the test passes or skips, kept when it fails.
 std::filesystem::path scratch_dir();
 
 // The build tree's bin/ folder (where kvscope-cli is).
