@@ -13,6 +13,9 @@ void declare_engine_options(ArgParser& p) {
   p.option({"-ctk", "--cache-type-k"}, "K cache dtype: f16, int8 or int4 (default f16)");
   p.option({"-ctv", "--cache-type-v"}, "V cache dtype: f16, int8 or int4 (default f16)");
   p.option({"--block-size"}, "KV cache block size in tokens (default 16)");
+  p.option({"--kv-exact-tail"},
+           "int8/int4 cache: blocks at the end of each sequence also kept in fp16 and read "
+           "exactly (CPU backend; default 2 there, 0: off)");
   p.option({"--backend"}, "auto, cpu or cuda (default auto)");
   p.option({"--kv-budget"}, "bytes for the KV cache pool, e.g. 512MiB (default: 4 full contexts)");
   p.option({"--memory"}, "device memory to plan within, e.g. 16GiB (a simulated GPU on the CPU)");
@@ -32,6 +35,7 @@ EngineOptions engine_options(const ArgParser& p) {
   o.k_dtype = parse_kv_dtype(p.get_or("-ctk", "f16"));
   o.v_dtype = parse_kv_dtype(p.get_or("-ctv", "f16"));
   o.block_size = p.get_int("--block-size", 16, 1, 4096);
+  o.kv_exact_tail_blocks = p.get_int("--kv-exact-tail", -1, 0, 64);
   if (auto v = p.get("--kv-budget"))
     o.kv_budget_bytes = static_cast<std::uint64_t>(parse_byte_size(*v, "--kv-budget"));
   if (auto v = p.get("--memory"))

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <vector>
 
 #include "cpu/float_attention.h"
@@ -22,13 +23,15 @@ struct Scratch {
   std::vector<GgmlFlashHead> heads;     // [group]
 };
 
-// What one attention call reads: the layer's group, its layout and the sequence's blocks.
+// What one attention call reads: the layer's group, its layout and the sequence's blocks,
+// and the group's exact tail (fp16 copies of the newest blocks; nullptr when it has none).
 struct LayerView {
   const KvCacheManager& kv;
   const KvBlockLayout& L;
   const BlockTable& table;
   std::int64_t group;
   std::int64_t layer;  // index inside the group's blocks
+  const ExactTail* tail = nullptr;
 };
 
 // Calls fn(base, s0, s1) for every block holding visible keys of the query at `pos`, in
@@ -217,26 +220,44 @@ void attend_tile_chunk(const FloatTask& task, std::int64_t c, TileScratch& ts,
     return std::pair{std::max(ts.first[i], b * bs) - b * bs,
                      std::min(ts.pos[i], b * bs + bs - 1) - b * bs};
   };
+  // the same blocks read through the exact tail's fp16 copies (exact_tail.h)
+  const std::optional<LayerView> exact =
+      lv.tail ? std::optional<LayerView>(
+                    LayerView{lv.kv, lv.tail->layout(), lv.table, lv.group, lv.layer, nullptr})
+              : std::nullopt;
   for (std::int64_t b = lo; b <= hi; ++b) {
-    const std::uint8_t* base = lv.kv.block_data(lv.group, lv.table.block(b));
+    const BlockId id = lv.table.block(b);
+    const std::uint8_t* base = lv.kv.block_data(lv.group, id);
     if (b < hi) prefetch_head(lv, task.kv_head, lv.kv.block_data(lv.group, lv.table.block(b + 1)));
-    std::int64_t s0u = bs, s1u = -1;  // the slots any token of the tile sees, decoded once
+    const std::uint8_t* copy = lv.tail ? lv.tail->shadow(id) : nullptr;
+    // token i reads this block from its fp16 copy when it has one and i is close enough; a
+    // tile across a block boundary can have tokens of both kinds, each kind decoded once
+    bool from_copy[kTileTokens] = {};
     for (std::int64_t i = 0; i < ts.n; ++i) {
-      if (b < b0[i] || b > b1[i]) continue;
-      const auto [s0, s1] = slots(i, b);
-      s0u = std::min(s0u, s0);
-      s1u = std::max(s1u, s1);
+      from_copy[i] = copy != nullptr && lv.tail->reads_exact(b, ts.pos[i]);
     }
-    decode_rows(lv, KvSide::K, task.kv_head, base, s0u, s1u, row, ts.one.keys.data(),
-                ts.one.offsets.data());
-    decode_rows(lv, KvSide::V, task.kv_head, base, s0u, s1u, row, ts.one.values.data(),
-                ts.one.offsets.data());
-    for (std::int64_t i = 0; i < ts.n; ++i) {
-      if (b < b0[i] || b > b1[i]) continue;
-      const auto [s0, s1] = slots(i, b);
-      float_attention_keys(&ts.q[i * task.n_heads * row], &ts.one.keys[(s0 - s0u) * row],
-                           &ts.one.values[(s0 - s0u) * row], s1 - s0 + 1, states[i],
-                           ts.one.scores.data());
+    for (const bool kind : {false, true}) {
+      std::int64_t s0u = bs, s1u = -1;  // the slots any token of this kind sees, decoded once
+      for (std::int64_t i = 0; i < ts.n; ++i) {
+        if (b < b0[i] || b > b1[i] || from_copy[i] != kind) continue;
+        const auto [s0, s1] = slots(i, b);
+        s0u = std::min(s0u, s0);
+        s1u = std::max(s1u, s1);
+      }
+      if (s1u < s0u) continue;
+      const LayerView& from = kind ? *exact : lv;
+      const std::uint8_t* bytes = kind ? copy : base;
+      decode_rows(from, KvSide::K, task.kv_head, bytes, s0u, s1u, row, ts.one.keys.data(),
+                  ts.one.offsets.data());
+      decode_rows(from, KvSide::V, task.kv_head, bytes, s0u, s1u, row, ts.one.values.data(),
+                  ts.one.offsets.data());
+      for (std::int64_t i = 0; i < ts.n; ++i) {
+        if (b < b0[i] || b > b1[i] || from_copy[i] != kind) continue;
+        const auto [s0, s1] = slots(i, b);
+        float_attention_keys(&ts.q[i * task.n_heads * row], &ts.one.keys[(s0 - s0u) * row],
+                             &ts.one.values[(s0 - s0u) * row], s1 - s0 + 1, states[i],
+                             ts.one.scores.data());
+      }
     }
   }
 }
@@ -391,7 +412,8 @@ void paged_attention(ThreadPool& pool, const KvCacheManager& kv, SeqId seq, std:
   }
   if (n_tokens == 0) return;
   const std::int64_t g = kv.group_of_layer(layer);
-  const LayerView lv{kv, kv.layout(g), kv.block_table(seq, g), g, kv.layer_in_group(layer)};
+  const LayerView lv{
+      kv, kv.layout(g), kv.block_table(seq, g), g, kv.layer_in_group(layer), kv.exact_tail(g)};
   const bool f16 = lv.L.k_dtype == KvDtype::F16 && lv.L.v_dtype == KvDtype::F16;
   if (f16 && math == AttentionMath::GgmlOrder) {
     ggml_order_attention(pool, lv, shape, start_pos, n_tokens, q.data(), out.data());

@@ -40,8 +40,9 @@ struct AttentionShape {
 // grows with the context. `math` chooses the arithmetic on an F16 cache (above); Int8 / Int4
 // caches (llama.cpp has none to match) always take Float, with each block's K and V of a KV
 // head dequantized once (Int4 key offsets decoded once per block) for all the query heads of
-// its group. Either way the result does not depend on the thread count, on how the blocks lie
-// in the pool, or on which other tokens came in the same call.
+// its group; with the group's exact tail on, the newest blocks a query reads exactly come from
+// their fp16 copies instead (exact_tail.h). Either way the result does not depend on the thread
+// count, on how the blocks lie in the pool, or on which other tokens came in the same call.
 void paged_attention(ThreadPool& pool, const KvCacheManager& kv, SeqId seq, std::int64_t layer,
                      const AttentionShape& shape, std::int64_t start_pos, std::int64_t n_tokens,
                      std::span<const float> q, std::span<float> out,

@@ -7,7 +7,9 @@
 //   allocated     slots of used blocks (n_used * block_size), each physical block once;
 //   internal fragmentation = (allocated - filled) / allocated (0 with nothing allocated);
 //   shared savings = sum over used blocks of (refcount - 1) * block_bytes, the bytes that
-//                 unshared copies of the shared blocks would add.
+//                 unshared copies of the shared blocks would add;
+//   exact copies  the fp16 copies of a quantized group's newest blocks (kv/exact_tail.h):
+//                 part of the pool's bytes, and of the used bytes while a block holds one.
 #pragma once
 
 #include <cstdint>
@@ -25,6 +27,7 @@ struct BlockInfo {
   SeqId owner = -1;           // lowest live sequence id holding the block; -1 when free
   std::int32_t refcount = 0;  // sequences holding it (0 = free)
   std::int32_t filled_slots = 0;
+  bool exact_copy = false;  // it has an fp16 copy (exact tail)
 
   bool is_free() const { return refcount == 0; }
   bool is_shared() const { return refcount > 1; }
@@ -44,8 +47,11 @@ struct LayerGroupSnapshot {
   std::int64_t filled_slots = 0;
   double internal_fragmentation = 0.0;
   std::int64_t shared_savings_bytes = 0;
-  ContiguousCost contiguous;      // the reference policy, this group only
-  std::vector<BlockInfo> blocks;  // [n_blocks], blocks[i].id == i
+  std::int64_t exact_copies = 0;       // fp16 copies the group has (0: no exact tail)
+  std::int64_t exact_copies_used = 0;  // held by blocks now
+  std::int64_t exact_copy_bytes = 0;   // bytes of one
+  ContiguousCost contiguous;           // the reference policy, this group only
+  std::vector<BlockInfo> blocks;       // [n_blocks], blocks[i].id == i
 };
 
 struct LayerKvSnapshot {
@@ -76,9 +82,11 @@ struct CacheSnapshot {
   std::int64_t n_blocks = 0;
   std::int64_t n_used = 0;
   std::int64_t n_free = 0;
-  std::int64_t n_shared = 0;  // used blocks with refcount > 1, all groups
-  std::int64_t pool_bytes = 0;
-  std::int64_t used_bytes = 0;
+  std::int64_t n_shared = 0;    // used blocks with refcount > 1, all groups
+  std::int64_t pool_bytes = 0;  // blocks and exact copies
+  std::int64_t used_bytes = 0;  // used blocks and the copies they hold
+  std::int64_t exact_copies = 0;
+  std::int64_t exact_copies_used = 0;
   std::int64_t allocated_slots = 0;
   std::int64_t filled_slots = 0;
   double internal_fragmentation = 0.0;

@@ -1,5 +1,7 @@
 #include "kv/kv_cache_config.h"
 
+#include <algorithm>
+
 #include "util/error.h"
 
 namespace kvscope {
@@ -51,6 +53,34 @@ void validate(const KvCacheConfig& config) {
         config.budget_bytes, config.n_blocks);
   }
   for (std::size_t g = 0; g < config.groups.size(); ++g) kv_group_layout(config, g);  // sizes
+  if (config.exact_tail_blocks < 0 || config.exact_tail_shadows < 0 ||
+      (config.exact_tail_blocks > 0) != (config.exact_tail_shadows > 0)) {
+    throw_error<UsageError>(
+        "KV cache config: exact tail of {} blocks with {} fp16 copies (both > 0, or both 0)",
+        config.exact_tail_blocks, config.exact_tail_shadows);
+  }
+  if (config.exact_tail_blocks > 0 && !config.host_storage) {
+    throw_error<UsageError>(
+        "KV cache config: an exact tail needs host storage (the CUDA kernels do not read one)");
+  }
+}
+
+bool kv_group_has_exact_tail(const KvCacheConfig& config, std::size_t group) {
+  const LayerGroupConfig& g = config.groups.at(group);
+  return config.exact_tail_blocks > 0 && (g.k_dtype != KvDtype::F16 || g.v_dtype != KvDtype::F16);
+}
+
+std::int64_t kv_exact_tail_bytes(const KvCacheConfig& config) {
+  std::int64_t bytes = 0;
+  for (std::size_t g = 0; g < config.groups.size(); ++g) {
+    if (!kv_group_has_exact_tail(config, g)) continue;
+    const LayerGroupConfig& group = config.groups[g];
+    const KvBlockLayout f16 = KvBlockLayout::make(
+        KvDtype::F16, KvDtype::F16, static_cast<std::int64_t>(group.layers.size()),
+        config.n_kv_heads, config.head_dim, config.block_size);
+    bytes += config.exact_tail_shadows * f16.block_bytes();
+  }
+  return bytes;
 }
 
 KvBlockLayout kv_group_layout(const KvCacheConfig& config, std::size_t group) {
@@ -65,7 +95,14 @@ std::int64_t kv_blocks_per_group(const KvCacheConfig& config) {
   for (std::size_t g = 0; g < config.groups.size(); ++g) {
     set_bytes += kv_group_layout(config, g).block_bytes();
   }
-  const std::int64_t n = config.budget_bytes / set_bytes;
+  const std::int64_t tail_bytes = kv_exact_tail_bytes(config);
+  const std::int64_t n = std::max<std::int64_t>(0, config.budget_bytes - tail_bytes) / set_bytes;
+  if (n < 1 && tail_bytes > 0) {
+    throw_error<CapacityError>(
+        "KV cache: budget of {} bytes holds no block after the {} bytes of the exact tail's fp16 "
+        "copies (one block of each of the {} layer groups takes {} bytes)",
+        config.budget_bytes, tail_bytes, config.groups.size(), set_bytes);
+  }
   if (n < 1) {
     throw_error<CapacityError>(
         "KV cache: budget of {} bytes holds no block (one block of each of the {} layer groups "

@@ -7,7 +7,7 @@
 //
 // Pool sizing: every group gets the same number of blocks, so any sequence can reach the
 // same length in every group:
-//   blocks_per_group = budget_bytes / sum over groups of block_bytes(group)
+//   blocks_per_group = (budget_bytes - kv_exact_tail_bytes) / sum over groups of block_bytes(group)
 // or n_blocks when it is given instead of a budget.
 #pragma once
 
@@ -42,6 +42,12 @@ struct KvCacheConfig {
   // false when a device backend holds the bytes: the manager then keeps only bookkeeping
   // and reports copy-on-write copies for the backend to perform (see KvCacheManager::grow).
   bool host_storage = true;
+  // Exact tail (exact_tail.h), for groups whose K or V is quantized: a query reads the newest
+  // exact_tail_blocks blocks of its sequence (its own and those before it) from fp16 copies,
+  // of which each such group has exact_tail_shadows. 0 and 0: off. The copies' bytes come out
+  // of budget_bytes (kv_exact_tail_bytes). Needs host_storage: the CUDA kernels do not read it.
+  std::int64_t exact_tail_blocks = 0;
+  std::int64_t exact_tail_shadows = 0;
 };
 
 // One group holding layers 0 .. n_layers - 1 with one dtype and a window (0 = full).
@@ -59,7 +65,14 @@ std::int64_t kv_config_n_layers(const KvCacheConfig& config);
 // The block layout of one group.
 KvBlockLayout kv_group_layout(const KvCacheConfig& config, std::size_t group);
 
-// Blocks each group's pool gets (see above). CapacityError when the budget does not hold
+// Whether a group keeps an exact tail under the config (a quantized side, the tail on).
+bool kv_group_has_exact_tail(const KvCacheConfig& config, std::size_t group);
+
+// Bytes of all groups' exact-tail copies (0 when off).
+std::int64_t kv_exact_tail_bytes(const KvCacheConfig& config);
+
+// Blocks each group's pool gets (see above; with an exact tail, from the budget left after
+// its copies). CapacityError when the budget does not hold
 // one block per group, naming the budget and the bytes one block per group needs.
 std::int64_t kv_blocks_per_group(const KvCacheConfig& config);
 

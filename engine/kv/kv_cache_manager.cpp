@@ -25,8 +25,12 @@ KvCacheManager::KvCacheManager(KvCacheConfig config)
   layer_in_group_.resize(static_cast<std::size_t>(n_layers));
   for (std::size_t g = 0; g < config_.groups.size(); ++g) {
     const KvBlockLayout layout = kv_group_layout(config_, g);
-    Group group{layout, BlockPool(n_blocks), SlidingWindow(config_.groups[g].window), std::nullopt};
+    Group group{layout, BlockPool(n_blocks), SlidingWindow(config_.groups[g].window), std::nullopt,
+                std::nullopt};
     if (config_.host_storage) group.storage.emplace(n_blocks, layout.block_bytes());
+    if (kv_group_has_exact_tail(config_, g)) {
+      group.tail.emplace(n_blocks, config_.exact_tail_shadows, config_.exact_tail_blocks, layout);
+    }
     groups_.push_back(std::move(group));
     const std::vector<std::int64_t>& layers = config_.groups[g].layers;
     for (std::size_t i = 0; i < layers.size(); ++i) {
@@ -172,19 +176,25 @@ void KvCacheManager::grow(SeqId seq, std::int64_t n, std::vector<BlockCopy>* cop
 void KvCacheManager::grow_group(BlockTable& t, std::int64_t group, std::int64_t n,
                                 std::vector<BlockCopy>* copies) {
   Group& g = group_at(group);
-  for (std::int64_t i = g.window.blocks_to_drop(t); i > 0; --i) g.pool.release(t.drop_front());
+  for (std::int64_t i = g.window.blocks_to_drop(t); i > 0; --i) release_block(g, t.drop_front());
 
   if (t.n_tokens() % t.block_size() != 0 && g.pool.refcount(t.tail()) > 1) {
     const BlockId src = t.tail();
     const BlockId dst = g.pool.allocate();
     if (g.storage) g.storage->copy_block(src, dst);
+    if (g.tail) g.tail->copy(src, dst);
     if (copies) copies->push_back({group, src, dst});
-    g.pool.release(src);
+    release_block(g, src);
     t.replace_tail(dst);
   }
 
+  // copies the new positions' queries no longer read go back before new blocks take theirs
+  if (g.tail) g.tail->trim(t, t.n_tokens());
   std::vector<BlockId> fresh(static_cast<std::size_t>(t.blocks_to_append(n)));
-  for (BlockId& id : fresh) id = g.pool.allocate();
+  for (BlockId& id : fresh) {
+    id = g.pool.allocate();
+    if (g.tail) g.tail->attach(id);
+  }
   t.append(fresh, n);
 }
 
@@ -202,9 +212,13 @@ void KvCacheManager::fork(SeqId parent, SeqId child) {
   seqs_.emplace(child, p);
 }
 
+void KvCacheManager::release_block(Group& g, BlockId id) {
+  if (g.pool.release(id) && g.tail) g.tail->detach(id);
+}
+
 void KvCacheManager::release_all(Sequence& s) {
   for (std::size_t g = 0; g < s.tables.size(); ++g) {
-    for (const BlockId id : s.tables[g].clear()) groups_[g].pool.release(id);
+    for (const BlockId id : s.tables[g].clear()) release_block(groups_[g], id);
   }
 }
 
@@ -229,7 +243,7 @@ void KvCacheManager::truncate(SeqId seq, std::int64_t n) {
         seq, n, s.tables[0].n_tokens(), s.tables.back().first_held());
   }
   for (std::size_t g = 0; g < s.tables.size(); ++g) {
-    for (const BlockId id : s.tables[g].truncate(n)) groups_[g].pool.release(id);
+    for (const BlockId id : s.tables[g].truncate(n)) release_block(groups_[g], id);
   }
 }
 
@@ -302,6 +316,11 @@ void KvCacheManager::write_token(SeqId seq, std::int64_t layer, std::int64_t pos
   const KvBlockLayout& l = layout(group);
   std::uint8_t* base = block_data(group, s.block);
   kv_write_slot(l, base, li, s.slot, k, v);
+  if (auto& tail = group_at(group).tail) {
+    if (std::uint8_t* exact = tail->shadow(s.block)) {
+      kv_write_slot(tail->layout(), exact, li, s.slot, k, v);
+    }
+  }
   if (measure_error) {
     record_quant_error(layer, kv_slot_quant_error(l, KvSide::K, base, li, s.slot, k),
                        kv_slot_quant_error(l, KvSide::V, base, li, s.slot, v));

@@ -3,7 +3,9 @@
 // reads and writes. It coordinates, and owns:
 //   per layer group  a BlockPool (refcounts, free queue), a KvStorage (host bytes,
 //                    optional), a SlidingWindow (which positions a query sees, which
-//                    blocks can go) and the group's KvBlockLayout;
+//                    blocks can go), the group's KvBlockLayout, and for a quantized group
+//                    with the exact tail on, its ExactTail (fp16 copies of the newest
+//                    blocks, exact_tail.h);
 //   per sequence     one BlockTable per group, and its preempted state;
 //   per layer        the quantization-error sums (QuantErrorLedger);
 //   for the panel    the ContiguousPolicy a contiguous cache would follow.
@@ -49,6 +51,7 @@
 #include "kv/block_table.h"
 #include "kv/cache_snapshot.h"
 #include "kv/contiguous_policy.h"
+#include "kv/exact_tail.h"
 #include "kv/format/kv_block_layout.h"
 #include "kv/format/quant_error.h"
 #include "kv/format/quant_error_ledger.h"
@@ -140,9 +143,16 @@ class KvCacheManager {
   // A block's bytes (KvBlockLayout). UsageError without host storage.
   std::uint8_t* block_data(std::int64_t group, BlockId block);
   const std::uint8_t* block_data(std::int64_t group, BlockId block) const;
+  // The group's exact tail, or nullptr when it keeps none (exact_tail.h says how a query
+  // reads it).
+  const ExactTail* exact_tail(std::int64_t group) const {
+    const auto& tail = group_at(group).tail;
+    return tail ? &*tail : nullptr;
+  }
   // Quantizes one token's K and V of one layer into its slot: k, v are
   // [n_kv_heads][head_dim]. UsageError if the slot's block is shared (grow first). With
-  // measure_error, the error against k and v is added to the layer's sums.
+  // measure_error, the error against k and v is added to the layer's sums. A block with an
+  // exact-tail copy gets the token in fp16 there too.
   void write_token(SeqId seq, std::int64_t layer, std::int64_t pos, const float* k, const float* v,
                    bool measure_error = false);
 
@@ -166,6 +176,7 @@ class KvCacheManager {
     BlockPool pool;
     SlidingWindow window;
     std::optional<KvStorage> storage;  // absent when a device backend holds the bytes
+    std::optional<ExactTail> tail;     // quantized groups with the exact tail on
   };
   struct Sequence {
     std::vector<BlockTable> tables;  // [n_groups]
@@ -189,6 +200,8 @@ class KvCacheManager {
   void grow_group(BlockTable& t, std::int64_t group, std::int64_t n,
                   std::vector<BlockCopy>* copies);
   void release_all(Sequence& s);
+  // One holder fewer of a group's block; a freed block loses its exact-tail copy.
+  void release_block(Group& g, BlockId id);
   LayerGroupSnapshot group_snapshot(std::int64_t group,
                                     std::span<const std::int64_t> live_lengths) const;
 

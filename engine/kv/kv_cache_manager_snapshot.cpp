@@ -20,6 +20,11 @@ LayerGroupSnapshot KvCacheManager::group_snapshot(
   for (std::size_t i = 0; i < gs.blocks.size(); ++i) {
     gs.blocks[i].id = static_cast<BlockId>(i);
     gs.blocks[i].refcount = g.pool.refcount(static_cast<BlockId>(i));
+    gs.blocks[i].exact_copy = g.tail && g.tail->shadow(static_cast<BlockId>(i)) != nullptr;
+  }
+  if (g.tail) {
+    gs.exact_copies = g.tail->n_shadows();
+    gs.exact_copy_bytes = g.tail->layout().block_bytes();
   }
   // seqs_ is ordered by id, so the first sequence to claim a block is the lowest id.
   for (const auto& [id, seq] : seqs_) {

@@ -37,6 +37,9 @@ Json group_json(const LayerGroupSnapshot& g) {
             {"window", g.window},
             {"block_bytes", g.block_bytes}};
   add_counters(j, g);
+  j["exact_copies"] = g.exact_copies;
+  j["exact_copies_used"] = g.exact_copies_used;
+  j["exact_copy_bytes"] = g.exact_copy_bytes;
   j["contiguous"] = contiguous_json(g.contiguous);
   std::map<SeqId, std::int64_t> owners;  // used blocks by their lowest owning sequence
   for (const BlockInfo& b : g.blocks) {
@@ -63,6 +66,8 @@ std::string panel_snapshot_json(const CacheSnapshot& s, const PanelSnapshotConte
   add_counters(totals, s);
   totals["pool_bytes"] = s.pool_bytes;
   totals["used_bytes"] = s.used_bytes;
+  totals["exact_copies"] = s.exact_copies;
+  totals["exact_copies_used"] = s.exact_copies_used;
   totals["contiguous"] = contiguous_json(s.contiguous);
   j["totals"] = std::move(totals);
   Json groups = Json::array();

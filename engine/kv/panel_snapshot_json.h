@@ -5,10 +5,14 @@
 //
 //   {"format": "kvscope-panel-snapshot", "version": 1, "model": ..., "device": ...,
 //    "block_size", "n_kv_heads", "head_dim", "max_context",
-//    "totals": {n_blocks, n_used, n_free, n_shared, pool_bytes, used_bytes, allocated_slots,
-//               filled_slots, internal_fragmentation, shared_savings_bytes, contiguous: {...}},
+//    "totals": {n_blocks, n_used, n_free, n_shared, allocated_slots, filled_slots,
+//               internal_fragmentation, shared_savings_bytes, pool_bytes, used_bytes,
+//               exact_copies, exact_copies_used, contiguous: {...}},
 //    "groups": [{layers: [...], k_dtype, v_dtype, window, block_bytes, <the counters above>,
-//                contiguous, blocks_by_owner: {"<seq id>": n}}],
+//                exact_copies, exact_copies_used, exact_copy_bytes, contiguous,
+//                blocks_by_owner: {"<seq id>": n}}],
+//  (exact copies: the fp16 copies of an exact tail, kv/exact_tail.h; 0 without one; bytes
+//  include them)
 //    "layers": [{layer, group, bytes_in_use}], "sequences": [{id, n_tokens, preempted}],
 //    "memory": {"<term>": bytes, ...}}
 #pragma once

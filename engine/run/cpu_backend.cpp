@@ -304,6 +304,7 @@ MemoryInfo CpuBackend::memory_info(const KvCacheManager& kv) const {
   for (std::int64_t g = 0; g < kv.n_groups(); ++g) {
     info.kv_pool += static_cast<std::uint64_t>(kv.pool(g).n_blocks() * kv.layout(g).block_bytes());
   }
+  info.kv_pool += static_cast<std::uint64_t>(kv_exact_tail_bytes(kv.config()));  // fp16 copies
   // The 8-row-group copies stand in for the mapped pages of the weights they re-lay (those are
   // given back to the OS), so they count as weights; their padding rows (and Q4_K's larger
   // layout) as workspace.

@@ -36,12 +36,13 @@ struct Case {
   int n_query = 1;  // the last n_query tokens are the queries
   int window = 0;
   int threads = 1;
+  int exact_tail = 0;  // blocks a query reads from fp16 copies (quantized dtypes; exact_tail.h)
 
   std::string name() const {
     return std::string(kv_dtype_name(dtype)) + " head_dim " + std::to_string(head_dim) + " group " +
            std::to_string(group) + " block " + std::to_string(block_size) + " len " +
            std::to_string(length) + " queries " + std::to_string(n_query) + " window " +
-           std::to_string(window);
+           std::to_string(window) + " exact tail " + std::to_string(exact_tail);
   }
 };
 
@@ -68,6 +69,10 @@ struct Fixture {
     cfg.max_context = 4096;
     // the filler sequence below takes about one block every ten tokens
     cfg.n_blocks = 2 * ((c.length + c.block_size - 1) / c.block_size) + c.length / 8 + 8;
+    if (c.exact_tail > 0) {
+      cfg.exact_tail_blocks = c.exact_tail;
+      cfg.exact_tail_shadows = cfg.n_blocks;  // every block can have one
+    }
     return cfg;
   }
 
@@ -78,8 +83,13 @@ struct Fixture {
     const int kv_dim = c.n_kv_heads * c.head_dim;
     k = random_floats(static_cast<std::size_t>(c.length * kv_dim), 3, 1.5f);
     v = random_floats(static_cast<std::size_t>(c.length * kv_dim), 4, 1.0f);
+    // with an exact tail the queries' own tokens come in one last grow, as in a forward step
+    // (a grow drops the copies that the new positions' queries no longer read)
+    const int before_queries = c.exact_tail > 0 ? c.length - c.n_query : c.length;
     for (int have = 0; have < c.length;) {
-      const int n = std::min<int>(c.length - have, 1 + static_cast<int>(rng() % 9));
+      const int left = have < before_queries ? before_queries - have : c.length - have;
+      const int n =
+          have < before_queries ? std::min<int>(left, 1 + static_cast<int>(rng() % 9)) : left;
       kv.grow(kSeq, n);
       for (int p = have; p < have + n; ++p) {
         kv.write_token(kSeq, 1, p, &k[p * kv_dim], &v[p * kv_dim]);
@@ -124,11 +134,16 @@ std::vector<float> expected_f16(const Case& c, const Fixture& f, const std::vect
 
 // Softmax attention in double over what the cache holds (dequantized K and V). Values, and
 // F16 / Int8 keys, are kv_quantize's; int4 keys are offset int4 against the fp16 of their
-// block's first key (kv_format.h), recomputed here from the raw keys.
+// block's first key (kv_format.h), recomputed here from the raw keys. With an exact tail, the
+// blocks the query at `pos` reads exactly hold the fp16 of the raw values.
 std::vector<double> expected_exact(const Case& c, const Fixture& f, const std::vector<float>& q) {
   const int hd = c.head_dim, kv_dim = c.n_kv_heads * hd, q_dim = c.n_kv_heads * c.group * hd;
-  const auto stored = [&](const std::vector<float>& src, int p) {
+  const auto stored = [&](const std::vector<float>& src, int p, int pos) {
     std::vector<float> x(src.begin() + p * kv_dim, src.begin() + (p + 1) * kv_dim), back(kv_dim);
+    if (c.exact_tail > 0 && p / c.block_size > pos / c.block_size - c.exact_tail) {
+      for (int i = 0; i < kv_dim; ++i) back[i] = fp16_to_float(float_to_fp16(x[i]));
+      return back;
+    }
     const bool offset_int4 = &src == &f.k && c.dtype == KvDtype::Int4;
     const int first = p / c.block_size * c.block_size;
     for (int g = 0; g < c.n_kv_heads; ++g) {
@@ -161,7 +176,7 @@ std::vector<double> expected_exact(const Case& c, const Fixture& f, const std::v
       std::vector<double> w;
       double mx = -1e300, sum = 0;
       for (int p = first; p <= pos; ++p) {
-        const auto kp = stored(f.k, p);
+        const auto kp = stored(f.k, p, pos);
         double d = 0;
         for (int i = 0; i < hd; ++i) d += double{q[t * q_dim + h * hd + i]} * kp[g * hd + i];
         w.push_back(d / std::sqrt(static_cast<double>(hd)));
@@ -169,7 +184,7 @@ std::vector<double> expected_exact(const Case& c, const Fixture& f, const std::v
       }
       for (double& x : w) sum += (x = std::exp(x - mx));
       for (int p = first; p <= pos; ++p) {
-        const auto vp = stored(f.v, p);
+        const auto vp = stored(f.v, p, pos);
         for (int i = 0; i < hd; ++i)
           out[t * q_dim + h * hd + i] += w[p - first] / sum * vp[g * hd + i];
       }
@@ -276,6 +291,53 @@ TEST(CpuAttention, QuantizedCacheIsFloatAttentionOverTheStoredValues) {
   }
 }
 
+TEST(CpuAttention, ExactTailBlocksAreReadFromTheirFp16Copies) {
+  for (const KvDtype dtype : {KvDtype::Int8, KvDtype::Int4}) {
+    for (const int tail : {1, 2}) {
+      for (const int block_size : {1, 7, 16}) {
+        Case c;
+        c.dtype = dtype;
+        c.exact_tail = tail;
+        c.head_dim = 40;
+        c.block_size = block_size;
+        c.length = 4 * block_size + 11;
+        c.group = 3;
+        c.n_query = block_size + 3;  // queries across a block boundary read both kinds
+        const Fixture f(c);
+        const auto q = queries(c);
+        const auto got = run(c, f, q);
+        const auto want = expected_exact(c, f, q);
+        for (std::size_t i = 0; i < got.size(); ++i) {
+          ASSERT_NEAR(got[i], want[i], 1e-5 + 1e-4 * std::abs(want[i])) << c.name() << " " << i;
+        }
+      }
+    }
+  }
+}
+
+TEST(CpuAttention, AnExactTailBringsInt4CloserToTheFp16Cache) {
+  Case c;
+  c.head_dim = 64;
+  c.length = 64;  // 4 blocks; the queries in the last read the last two exactly
+  c.n_query = 8;
+  c.dtype = KvDtype::F16;
+  const auto q = queries(c);
+  const auto reference = run(c, Fixture(c), q, AttentionMath::Float);
+  const auto error = [&](const Case& with) {
+    const auto got = run(with, Fixture(with), q, AttentionMath::Float);
+    double e = 0;
+    for (std::size_t i = 0; i < got.size(); ++i) e += std::abs(double{got[i]} - reference[i]);
+    return e;
+  };
+  c.dtype = KvDtype::Int4;
+  const double plain = error(c);
+  c.exact_tail = 2;
+  const double tail = error(c);
+  // random keys weigh every position alike, so about half the error is left (a model's
+  // attention, weighing recent tokens most, gains more)
+  EXPECT_LT(tail, 0.7 * plain) << "int4 error with the tail " << tail << ", without " << plain;
+}
+
 TEST(CpuAttention, SlidingWindowReadsOnlyTheVisibleKeys) {
   for (const KvDtype dtype : {KvDtype::F16, KvDtype::Int8, KvDtype::Int4}) {
     Case c;
@@ -333,9 +395,10 @@ TEST(CpuAttention, FloatMathIsExactAttentionToFloatPrecision) {
 // prompt's tokens into tiles that share each block's decoding: neither the thread count (which
 // sets the tile size) nor whether a token came alone or in a prompt chunk may change a bit.
 TEST(CpuAttention, FloatMathGivesTheSameBitsWhateverTheThreadsAndTheBatch) {
-  for (const KvDtype dtype : {KvDtype::F16, KvDtype::Int4}) {
+  for (const int variant : {0, 1, 2}) {  // f16, int4, int4 with an exact tail of 2 blocks
     Case c;
-    c.dtype = dtype;
+    c.dtype = variant == 0 ? KvDtype::F16 : KvDtype::Int4;
+    c.exact_tail = variant == 2 ? 2 : 0;
     c.head_dim = 64;
     c.n_kv_heads = 3;
     c.group = 3;
