@@ -147,7 +147,8 @@ KvFootprint kv_footprint(const KvCacheConfig& config, std::int64_t batch, std::i
     f.blocks_per_group_needed = std::max(f.blocks_per_group_needed, gf.peak_blocks);
     f.groups.push_back(gf);
   }
-  f.pool_bytes_needed = mul_sat(f.blocks_per_group_needed, kv_block_set_bytes(config));
+  f.pool_bytes_needed = add_sat(mul_sat(f.blocks_per_group_needed, kv_block_set_bytes(config)),
+                                kv_exact_tail_bytes(config));
   return f;
 }
 

@@ -68,7 +68,9 @@ struct KvFootprint {
   std::int64_t held_bytes = 0;  // sum over groups of held_blocks x block_bytes
   // The pool must give every group max over groups of peak_blocks blocks: this many.
   std::int64_t blocks_per_group_needed = 0;
-  std::int64_t pool_bytes_needed = 0;  // blocks_per_group_needed x kv_block_set_bytes
+  // blocks_per_group_needed x kv_block_set_bytes, plus the exact tail's fp16 copies
+  // (kv_exact_tail_bytes: a fixed set, whatever the batch)
+  std::int64_t pool_bytes_needed = 0;
 };
 
 KvFootprint kv_footprint(const KvCacheConfig& config, std::int64_t batch, std::int64_t tokens,

@@ -134,9 +134,12 @@ MemoryPlan plan_memory(const PlanRequest& r) {
     p.usable_bytes = r.budget.usable();
     p.kv_budget_bytes = kv_budget_from(r.budget, p.weights.bytes, p.workspace);
   }
-  // The allocator's sizing: the same number of blocks for every group.
-  p.kv_blocks_per_group = p.kv_budget_bytes / p.kv_block_set_bytes;
-  p.kv_pool_bytes = p.kv_blocks_per_group * p.kv_block_set_bytes;
+  // The allocator's sizing (kv_blocks_per_group): the exact tail's copies first, then the
+  // same number of blocks for every group.
+  const std::int64_t tail_bytes = kv_exact_tail_bytes(r.kv);
+  p.kv_blocks_per_group =
+      std::max<std::int64_t>(0, p.kv_budget_bytes - tail_bytes) / p.kv_block_set_bytes;
+  p.kv_pool_bytes = p.kv_blocks_per_group * p.kv_block_set_bytes + tail_bytes;
 
   const std::int64_t kv_needed = p.kv.pool_bytes_needed;
   const std::int64_t others = r.kv_budget_bytes > 0 ? 0 : fixed;

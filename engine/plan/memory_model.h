@@ -115,12 +115,12 @@ struct MemoryPlan {
   double kv_bytes_per_token = 0.0;       // before block rounding (kv_footprint.h)
   std::int64_t kv_block_set_bytes = 0;   // one block of every group
   std::int64_t kv_blocks_per_group = 0;  // the pool the engine would build
-  std::int64_t kv_pool_bytes = 0;        // kv_blocks_per_group x kv_block_set_bytes
-  KvFootprint kv;                        // what the batch needs
-  std::int64_t total_needed = 0;         // weights + workspace + kv.pool_bytes_needed
-                                         // (kv.pool_bytes_needed alone with a KV budget)
-  std::int64_t margin_bytes = 0;         // usable_bytes - total_needed (negative: short)
-  bool within_context = false;           // context <= kv.max_context
+  std::int64_t kv_pool_bytes = 0;  // kv_blocks_per_group x kv_block_set_bytes + exact-tail copies
+  KvFootprint kv;                  // what the batch needs
+  std::int64_t total_needed = 0;   // weights + workspace + kv.pool_bytes_needed
+                                   // (kv.pool_bytes_needed alone with a KV budget)
+  std::int64_t margin_bytes = 0;   // usable_bytes - total_needed (negative: short)
+  bool within_context = false;     // context <= kv.max_context
   bool fits = false;
 };
 

@@ -143,6 +143,15 @@ void Engine::set_exact_tail(KvCacheConfig& c) const {
                                    std::max<std::int64_t>(1, c.block_size);
   c.exact_tail_blocks = tail;
   c.exact_tail_shadows = seqs * (tail + 1) + step_blocks;
+  // A small budget keeps most of itself for blocks: the copies take at most a quarter of it,
+  // and none when that is not one sequence's tail.
+  if (c.budget_bytes > 0) {
+    KvCacheConfig one = c;
+    one.exact_tail_shadows = 1;
+    const std::int64_t afford = c.budget_bytes / 4 / kv_exact_tail_bytes(one);
+    c.exact_tail_shadows = std::min(c.exact_tail_shadows, afford);
+    if (c.exact_tail_shadows < tail + 1) c.exact_tail_blocks = c.exact_tail_shadows = 0;
+  }
 }
 
 // The planner's own arithmetic: what is left of `budget` (total x utilisation - used by

@@ -28,7 +28,7 @@ PlanRequest engine_plan_request(const Engine& engine) {
   } else {
     std::int64_t set_bytes = 0;
     for (std::int64_t g = 0; g < kv.n_groups(); ++g) set_bytes += kv.layout(g).block_bytes();
-    r.kv_budget_bytes = kv.pool(0).n_blocks() * set_bytes;
+    r.kv_budget_bytes = kv.pool(0).n_blocks() * set_bytes + kv_exact_tail_bytes(kv.config());
   }
   return r;
 }
@@ -54,9 +54,10 @@ void fill(KvCacheManager& kv, SeqId seq, std::int64_t chunk) {
   }
 }
 
-// Bytes of the blocks in use (used) or of the whole pool, over every group.
+// Bytes of the blocks in use (used) or of the whole pool with the exact tail's copies, over
+// every group (the planner's held_bytes and kv_pool_bytes).
 std::int64_t group_bytes(const KvCacheManager& kv, bool used) {
-  std::int64_t bytes = 0;
+  std::int64_t bytes = used ? 0 : kv_exact_tail_bytes(kv.config());
   for (std::int64_t g = 0; g < kv.n_groups(); ++g) {
     const KvUsage u = kv.usage(g);
     bytes += (used ? u.n_used : u.n_blocks) * kv.layout(g).block_bytes();

@@ -34,6 +34,21 @@ TEST(PlanCheck, AMemoryBudgetIsFilledToThePlannedMaximum) {
   EXPECT_EQ(engine.snapshot().n_used, 0);  // the test sequence is gone
 }
 
+TEST(PlanCheck, AnInt4CacheWithItsExactTailAgreesToo) {
+  KVSCOPE_REQUIRE_SHARED(model, "models/stories260K.gguf");
+  for (const std::uint64_t memory : {1'650'000, 0}) {
+    EngineOptions o = small_options(512);
+    o.k_dtype = o.v_dtype = KvDtype::Int4;
+    o.memory_budget_bytes = memory;  // 0: the default pool
+    o.scheduler.max_batch_tokens = 64;
+    Engine engine(model, o);
+    ASSERT_GT(kv_exact_tail_bytes(engine.kv_cache().config()), 0) << "no exact tail";
+    const PlanCheck c = check_plan(engine);
+    expect_agreement(c, memory > 0 ? "int4, memory budget" : "int4, default pool");
+    EXPECT_EQ(static_cast<std::int64_t>(c.memory.kv_pool), c.allocated_pool_bytes);
+  }
+}
+
 TEST(PlanCheck, ADirectKvBudgetAndTheDefaultPoolAgreeToo) {
   KVSCOPE_REQUIRE_SHARED(model, "models/stories260K.gguf");
   Engine budget(model, pool_of(model, 5, 8));
