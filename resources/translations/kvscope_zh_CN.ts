@@ -369,6 +369,22 @@
         <translation>部分填充</translation>
     </message>
     <message>
+        <source>f16 copy</source>
+        <translation>f16 副本</translation>
+    </message>
+    <message>
+        <source>
+%1 also kept as f16 copies (exact tail)</source>
+        <translation>
+其中 %1 个另存 f16 副本（精确尾部）</translation>
+    </message>
+    <message>
+        <source>
+also an f16 copy of %1 (exact tail): the newest queries read it instead</source>
+        <translation>
+另有 %1 的 f16 副本（精确尾部）：最新的查询改读此副本</translation>
+    </message>
+    <message>
         <source>free</source>
         <translation>空闲</translation>
     </message>
@@ -1330,8 +1346,8 @@ tokens</source>
 <context>
     <name>kvscope::ui::KvQuantDemoPage</name>
     <message>
-        <source>&lt;b&gt;KV cache quantization.&lt;/b&gt; int8 stores each group of 32 values of a K or V vector with one scale, set by the group&apos;s largest value, so a few outlier channels (as real keys have) set the scale for their whole group. int4 first turns each vector with a Walsh-Hadamard transform that spreads the outliers over every channel (queries and the output are turned alike, so attention is unchanged), then stores groups of 32 values (keys: an offset per block and a range per group of 16). Fewer bytes per token fit longer contexts, at the price of rounding error. The errors are the engine&apos;s own quantize / dequantize round trips; sizes and capacity come from its planner.</source>
-        <translation>&lt;b&gt;KV 缓存量化。&lt;/b&gt;int8 把 K 或 V 向量中每组 32 个值用一个缩放因子存储，缩放因子由组内最大值决定，因此少数离群通道（真实的键就有）会决定整组的缩放因子。int4 先用沃尔什-哈达玛变换旋转每个向量，把离群值分散到所有通道（查询和输出做同样的旋转，注意力结果不变），再按每组 32 个值存储（键：每块一个偏移，每 16 个值一个范围）。每个词元占用的字节更少，能装下更长的上下文，代价是舍入误差。误差来自引擎自身的量化 / 反量化往返；大小和容量来自它的规划器。</translation>
+        <source>&lt;b&gt;KV cache quantization.&lt;/b&gt; int8 stores each group of 32 values of a K or V vector with one scale, set by the group&apos;s largest value, so a few outlier channels (as real keys have) set the scale for their whole group. int4 first turns each vector with a Walsh-Hadamard transform that spreads the outliers over every channel (queries and the output are turned alike, so attention is unchanged), then stores groups of 32 values (keys: an offset per block and a range per group of 16). Fewer bytes per token fit longer contexts, at the price of rounding error. The CPU backend also keeps each conversation&apos;s newest two blocks as f16 copies and reads those exactly: attention weighs the latest tokens most, so this removes most of int4&apos;s cost for a small fixed amount of memory. The errors are the engine&apos;s own quantize / dequantize round trips; sizes and capacity come from its planner.</source>
+        <translation>&lt;b&gt;KV 缓存量化。&lt;/b&gt;int8 把 K 或 V 向量中每组 32 个值用一个缩放因子存储，缩放因子由组内最大值决定，因此少数离群通道（真实的键就有）会决定整组的缩放因子。int4 先用沃尔什-哈达玛变换旋转每个向量，把离群值分散到所有通道（查询和输出做同样的旋转，注意力结果不变），再按每组 32 个值存储（键：每块一个偏移，每 16 个值一个范围）。每个词元占用的字节更少，能装下更长的上下文，代价是舍入误差。CPU 后端还把每段对话最新的两个块另存为 f16 副本，并精确读取：注意力最看重最近的词元，因此只需少量固定内存，就能消除 int4 的大部分代价。误差来自引擎自身的量化 / 反量化往返；大小和容量来自它的规划器。</translation>
     </message>
     <message>
         <source>Synthetic K/V</source>

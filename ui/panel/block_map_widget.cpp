@@ -127,6 +127,7 @@ BlockMapWidget::CellState BlockMapWidget::cell_state(std::size_t group, int cell
     if (b.is_free()) continue;
     ++s.used;
     if (b.is_shared()) ++s.shared;
+    if (b.exact_copy) ++s.exact;
     if (s.owner < 0) s.owner = b.owner;
     s.fill = static_cast<double>(b.filled_slots) / static_cast<double>(block_size_);
   }
@@ -197,6 +198,14 @@ void BlockMapWidget::paint_cell(QPainter& p, const QRect& r, const CellState& s)
     p.setBrush(Qt::NoBrush);
     p.drawRect(r.adjusted(0, 0, -1, -1));
   }
+  if (s.exact > 0) {  // the corner cut: this block is also read from its f16 copy
+    const int k = std::max(3, r.width() / 3);
+    const QPoint corner = r.topRight() + QPoint(1, 0);
+    const QPolygon cut({corner, corner - QPoint(k, 0), corner + QPoint(0, k)});
+    p.setPen(Qt::NoPen);
+    p.setBrush(palette().color(QPalette::Text));
+    p.drawPolygon(cut);
+  }
 }
 
 void BlockMapWidget::paint_legend(QPainter& p) const {
@@ -206,19 +215,23 @@ void BlockMapWidget::paint_legend(QPainter& p) const {
   };
   std::vector<Entry> entries;
   for (const auto& [seq, chat] : owners_) {
-    if (entries.size() < 4) entries.push_back({{1, 0, 1, seq, 1.0}, owner_name(seq)});
+    if (entries.size() < 4) entries.push_back({{1, 0, 1, seq, 1.0, 0}, owner_name(seq)});
   }
   // API requests after the chats, in request order, as many as the width allows.
   std::map<std::int64_t, SeqId> by_request;
   for (const auto& [seq, n] : api_) by_request.emplace(n, seq);
   for (const auto& [n, seq] : by_request) {
-    entries.push_back({{1, 0, 1, seq, 1.0}, tr("API #%1").arg(n)});
+    entries.push_back({{1, 0, 1, seq, 1.0, 0}, tr("API #%1").arg(n)});
   }
   const SeqId any = owners_.empty() ? -1 : owners_.begin()->first;
   const std::size_t owners = entries.size();
-  entries.push_back({{1, 1, 1, any, 1.0}, tr("shared")});
-  entries.push_back({{1, 0, 1, any, 0.4}, tr("partly filled")});
-  entries.push_back({{0, 0, 1, -1, 0.0}, tr("free")});
+  entries.push_back({{1, 1, 1, any, 1.0, 0}, tr("shared")});
+  entries.push_back({{1, 0, 1, any, 0.4, 0}, tr("partly filled")});
+  const bool exact_tail =
+      std::any_of(groups_.begin(), groups_.end(),
+                  [](const LayerGroupSnapshot& g) { return g.exact_copies > 0; });
+  if (exact_tail) entries.push_back({{1, 0, 1, any, 1.0, 1}, tr("f16 copy")});
+  entries.push_back({{0, 0, 1, -1, 0.0, 0}, tr("free")});
   const int box = std::min(12, legend_.height() - 2);
   const auto width = [&](const Entry& e) {
     return box + 4 + fontMetrics().horizontalAdvance(e.text) + 14;
@@ -256,25 +269,32 @@ QString BlockMapWidget::describeAt(QPoint pos) const {
     if (L.bucket > 1) {
       const CellState st = cell_state(g, c);
       const std::int64_t first = std::int64_t{c} * L.bucket;
-      return tr("Group %1, blocks %2\u2013%3\n%4 in use, %5 shared\n%6 each")
-          .arg(g)
-          .arg(first)
-          .arg(first + st.n - 1)
-          .arg(st.used)
-          .arg(st.shared)
-          .arg(bytes);
+      QString text = tr("Group %1, blocks %2\u2013%3\n%4 in use, %5 shared\n%6 each")
+                         .arg(g)
+                         .arg(first)
+                         .arg(first + st.n - 1)
+                         .arg(st.used)
+                         .arg(st.shared)
+                         .arg(bytes);
+      if (st.exact > 0) text += tr("\n%1 also kept as f16 copies (exact tail)").arg(st.exact);
+      return text;
     }
     const BlockInfo& b = s.blocks[static_cast<std::size_t>(c)];
     if (b.is_free()) return tr("Group %1, block %2\nfree\n%3").arg(g).arg(b.id).arg(bytes);
-    return tr("Group %1, block %2\nowner: %3\nfilled: %4 / %5 tokens\nrefcount: %6%7\n%8")
-        .arg(g)
-        .arg(b.id)
-        .arg(owner_name(b.owner))
-        .arg(b.filled_slots)
-        .arg(block_size_)
-        .arg(b.refcount)
-        .arg(b.is_shared() ? tr(" (shared)") : QString())
-        .arg(bytes);
+    QString text = tr("Group %1, block %2\nowner: %3\nfilled: %4 / %5 tokens\nrefcount: %6%7\n%8")
+                       .arg(g)
+                       .arg(b.id)
+                       .arg(owner_name(b.owner))
+                       .arg(b.filled_slots)
+                       .arg(block_size_)
+                       .arg(b.refcount)
+                       .arg(b.is_shared() ? tr(" (shared)") : QString())
+                       .arg(bytes);
+    if (b.exact_copy) {
+      text += tr("\nalso an f16 copy of %1 (exact tail): the newest queries read it instead")
+                  .arg(QString::fromStdString(human_bytes(s.exact_copy_bytes)));
+    }
+    return text;
   }
   return {};
 }

@@ -1,9 +1,10 @@
 // BlockMapWidget: every physical KV block of every layer group, one cell each, coloured by
 // the chat that owns it (or the API request, "API #n", while the app serves its model); shared
 // blocks (refcount > 1) are hatched, a partly filled tail is filled to its level, free blocks are
-// empty frames. Hovering a cell tells its id, owner, fill, refcount and bytes. When a pool has more
-// blocks than fit, each cell stands for a run of consecutive blocks (the tooltip says which and how
-// many are in use).
+// empty frames, and a block that also has an f16 copy (an int4/int8 group's exact tail,
+// kv/exact_tail.h) has its top-right corner cut in the text colour. Hovering a cell tells its id,
+// owner, fill, refcount and bytes. When a pool has more blocks than fit, each cell stands for a run
+// of consecutive blocks (the tooltip says which and how many are in use).
 #pragma once
 
 #include <QString>
@@ -53,6 +54,7 @@ class BlockMapWidget : public QWidget {
     int used = 0, shared = 0, n = 0;
     SeqId owner = -1;
     double fill = 1.0;  // of the one block, when a cell is one block
+    int exact = 0;      // blocks with an f16 copy
   };
 
   void relayout();

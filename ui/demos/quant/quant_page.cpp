@@ -40,9 +40,11 @@ KvQuantDemoPage::KvQuantDemoPage(QWidget* parent)
          "Walsh-Hadamard transform that spreads the outliers over every channel (queries and "
          "the output are turned alike, so attention is unchanged), then stores groups of 32 "
          "values (keys: an offset per block and a range per group of 16). Fewer bytes per "
-         "token fit longer contexts, at the price of rounding error. The errors are the "
-         "engine's own quantize / dequantize round trips; sizes and capacity come from its "
-         "planner.");
+         "token fit longer contexts, at the price of rounding error. The CPU backend also keeps "
+         "each conversation's newest two blocks as f16 copies and reads those exactly: attention "
+         "weighs the latest tokens most, so this removes most of int4's cost for a small fixed "
+         "amount of memory. The errors are the engine's own quantize / dequantize round trips; "
+         "sizes and capacity come from its planner.");
   table_->setObjectName(QStringLiteral("quantTable"));
   table_note_->setWordWrap(true);
   auto* charts = new QHBoxLayout;
