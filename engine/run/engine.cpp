@@ -143,6 +143,8 @@ void Engine::set_exact_tail(KvCacheConfig& c) const {
                                    std::max<std::int64_t>(1, c.block_size);
   c.exact_tail_blocks = tail;
   c.exact_tail_shadows = seqs * (tail + 1) + step_blocks;
+  if (c.n_blocks > 0)
+    c.exact_tail_shadows = std::min(c.exact_tail_shadows, c.n_blocks);  // one each
   // A small budget keeps most of itself for blocks: the copies take at most a quarter of it,
   // and none when that is not one sequence's tail.
   if (c.budget_bytes > 0) {
