@@ -6,6 +6,7 @@
 #include <cstring>
 #include <string>
 
+#include "kv/format/code_round.h"
 #include "util/error.h"
 #include "util/half.h"
 
@@ -87,8 +88,7 @@ void quantize_groups(const float* x, std::int64_t head_dim, float qmax, std::uin
     const float s = fp16_to_float(scales[g]);
     const float inv = s > 0.0f ? 1.0f / s : 0.0f;
     for (std::int64_t i = begin; i < end; ++i) {
-      const float v = std::fmin(std::fmax(x[i] * inv, -qmax), qmax);
-      store(i, static_cast<int>(std::round(v)));
+      store(i, code_round(code_clamp(x[i] * inv, -qmax, qmax)));
     }
   }
 }

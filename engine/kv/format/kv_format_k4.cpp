@@ -7,6 +7,7 @@
 #include <cstring>
 #include <limits>
 
+#include "kv/format/code_round.h"
 #include "kv/format/kv_format.h"
 #include "util/half.h"
 
@@ -125,8 +126,8 @@ void kv_k4_quantize(const float* x, const std::uint16_t* offsets, std::int64_t h
     const float inv = s > 0.0f ? 1.0f / s : 0.0f;
     for (std::int64_t i = begin; i < end; ++i) {
       const float r = x[i] - fp16_to_float(offsets[i]);
-      const float v = std::fmin(std::fmax((r - m) * inv, 0.0f), kLevels);  // NaN -> 0
-      const auto code = static_cast<unsigned>(std::round(v));
+      const auto code =
+          static_cast<unsigned>(code_round(code_clamp((r - m) * inv, 0.0f, kLevels)));  // NaN -> 0
       data[i >> 1] = static_cast<std::uint8_t>(data[i >> 1] | (code << ((i & 1) * 4)));
     }
   });
