@@ -4,6 +4,7 @@
 #include <cmath>
 #include <utility>
 
+#include "plan/exact_tail_rule.h"
 #include "util/error.h"
 
 namespace kvscope {
@@ -117,6 +118,24 @@ PlanRequest make_plan_request(const ModelSpec& spec, WeightFootprint weights, Kv
   return r;
 }
 
+namespace {
+
+// r.kv with the exact tail the engine would give it under a KV budget of kv_budget bytes
+// (PlanRequest::exact_tail_blocks).
+KvCacheConfig cache_as_built(const PlanRequest& r, std::int64_t kv_budget) {
+  KvCacheConfig kv = r.kv;
+  std::int64_t tail = r.exact_tail_blocks;
+  if (tail < 0) tail = r.backend == PlanBackend::Cpu ? kDefaultExactTailBlocks : 0;
+  if (tail == 0) return kv;
+  kv.budget_bytes = std::max<std::int64_t>(0, kv_budget);
+  kv.n_blocks = 0;
+  apply_exact_tail(kv, tail, kExactTailSequences, r.prefill_chunk);
+  kv.budget_bytes = 0;
+  return kv;
+}
+
+}  // namespace
+
 MemoryPlan plan_memory(const PlanRequest& r) {
   validate_request(r);
   MemoryPlan p;
@@ -124,7 +143,6 @@ MemoryPlan plan_memory(const PlanRequest& r) {
   p.workspace = workspace_for(r.spec, r.batch, r.prefill_chunk, r.backend, r.kv, r.cuda);
   p.kv_bytes_per_token = kv_bytes_per_token(r.kv);
   p.kv_block_set_bytes = kv_block_set_bytes(r.kv);
-  p.kv = kv_footprint(r.kv, r.batch, r.context, r.prefill_chunk);
 
   const std::int64_t fixed = p.weights.bytes + p.workspace.total();
   if (r.kv_budget_bytes > 0) {
@@ -134,9 +152,12 @@ MemoryPlan plan_memory(const PlanRequest& r) {
     p.usable_bytes = r.budget.usable();
     p.kv_budget_bytes = kv_budget_from(r.budget, p.weights.bytes, p.workspace);
   }
+  // The cache as the engine would build it: with the exact tail its backend gives it
+  const KvCacheConfig kv = cache_as_built(r, p.kv_budget_bytes);
+  p.kv = kv_footprint(kv, r.batch, r.context, r.prefill_chunk);
   // The allocator's sizing (kv_blocks_per_group): the exact tail's copies first, then the
   // same number of blocks for every group.
-  const std::int64_t tail_bytes = kv_exact_tail_bytes(r.kv);
+  const std::int64_t tail_bytes = kv_exact_tail_bytes(kv);
   p.kv_blocks_per_group =
       std::max<std::int64_t>(0, p.kv_budget_bytes - tail_bytes) / p.kv_block_set_bytes;
   p.kv_pool_bytes = p.kv_blocks_per_group * p.kv_block_set_bytes + tail_bytes;

@@ -100,6 +100,12 @@ struct PlanRequest {
   // > 0: the KV pool gets exactly this (--kv-budget); weights and workspace are still
   // reported but not checked against `budget`.
   std::int64_t kv_budget_bytes = 0;
+  // The exact tail (kv/exact_tail.h) the plan gives a quantized cache, sized as the engine
+  // sizes it (plan/exact_tail_rule.h: kExactTailSequences sequences, steps of
+  // prefill_chunk, within the KV budget). -1: the engine's default for the backend (the
+  // CPU reads a tail of kDefaultExactTailBlocks, CUDA none yet); 0: the tail already in
+  // `kv`, if any, as an engine's own request (check_plan) carries it.
+  std::int64_t exact_tail_blocks = -1;
 };
 
 // A request with the default cache for the model (default_kv_config) and default batch,

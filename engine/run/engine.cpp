@@ -118,42 +118,20 @@ KvCacheConfig Engine::make_kv_config() const {
   return c;
 }
 
-// The exact tail's fp16 copies: each of the sequences decoded together (as many as the pool
-// is sized for, default_sequences, at most max_running) holds its tail blocks plus the one a
-// step starts in, and a step's tokens can open max_batch_tokens / block_size blocks more.
-// A block that finds no copy free is read quantized (exact_tail.h), so this bounds the
-// memory, not correctness.
+// The exact tail (kv/exact_tail.h): on by default where the backend reads the copies (the
+// CPU's), sized by the rule the planner uses too (plan/exact_tail_rule.h).
 void Engine::set_exact_tail(KvCacheConfig& c) const {
-  bool quantized = false;
-  for (const LayerGroupConfig& g : c.groups) {
-    quantized = quantized || g.k_dtype != KvDtype::F16 || g.v_dtype != KvDtype::F16;
-  }
   std::int64_t tail = options_.kv_exact_tail_blocks;
   if (tail < -1) throw_error<UsageError>("exact KV tail of {} blocks (0: off, -1: default)", tail);
   if (tail == -1) tail = c.host_storage ? kDefaultExactTailBlocks : 0;
-  if (tail == 0 || !quantized) return;
-  if (!c.host_storage) {
+  if (tail > 0 && !c.host_storage) {
     throw_error<UsageError>(
         "an exact KV tail is read by the CPU backend only; the {} backend does not read one yet",
         backend_->name());
   }
-  const std::int64_t seqs =
+  const std::int64_t sequences =
       std::clamp<std::int64_t>(options_.default_sequences, 1, options_.scheduler.max_running);
-  const std::int64_t step_blocks = (options_.scheduler.max_batch_tokens + c.block_size - 1) /
-                                   std::max<std::int64_t>(1, c.block_size);
-  c.exact_tail_blocks = tail;
-  c.exact_tail_shadows = seqs * (tail + 1) + step_blocks;
-  if (c.n_blocks > 0)
-    c.exact_tail_shadows = std::min(c.exact_tail_shadows, c.n_blocks);  // one each
-  // A small budget keeps most of itself for blocks: the copies take at most a quarter of it,
-  // and none when that is not one sequence's tail.
-  if (c.budget_bytes > 0) {
-    KvCacheConfig one = c;
-    one.exact_tail_shadows = 1;
-    const std::int64_t afford = c.budget_bytes / 4 / kv_exact_tail_bytes(one);
-    c.exact_tail_shadows = std::min(c.exact_tail_shadows, afford);
-    if (c.exact_tail_shadows < tail + 1) c.exact_tail_blocks = c.exact_tail_shadows = 0;
-  }
+  apply_exact_tail(c, tail, sequences, options_.scheduler.max_batch_tokens);
 }
 
 // The planner's own arithmetic: what is left of `budget` (total x utilisation - used by

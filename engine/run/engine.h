@@ -17,6 +17,7 @@
 #include "kv/kv_cache_config.h"
 #include "kv/kv_cache_manager.h"
 #include "model/model.h"
+#include "plan/exact_tail_rule.h"
 #include "plan/memory_model.h"
 #include "run/backend.h"
 #include "run/request.h"
@@ -32,11 +33,6 @@ struct EngineOptions;
 using BackendFactory =
     std::function<std::unique_ptr<Backend>(const Model&, const EngineOptions&, std::string* why)>;
 
-// Blocks of exact tail by default: a query's own block and the one before. On SmolLM2 an
-// int4 cache's perplexity cost goes from +3.0% to +0.4% with them, +0.9% with one (8 chunks
-// of 256 tokens of GPL-3).
-inline constexpr std::int64_t kDefaultExactTailBlocks = 2;
-
 struct EngineOptions {
   std::string backend = "auto";  // "cpu", "cuda", or "auto" (cuda when it works, else cpu)
   BackendFactory cuda_factory;   // empty: this build has no CUDA backend
@@ -50,9 +46,10 @@ struct EngineOptions {
   std::vector<LayerGroupConfig> layer_groups;  // empty: one group, all layers, k/v dtype above
   std::int64_t block_size = 16;
   // Quantized layer groups: a query reads the newest kv_exact_tail_blocks blocks of its
-  // sequence from fp16 copies (kv/exact_tail.h; 0: off). -1: kDefaultExactTailBlocks where the
-  // backend reads the copies (the CPU's), else off. A tail asked of a backend that does not
-  // read one is a UsageError.
+  // sequence from fp16 copies (kv/exact_tail.h; 0: off). -1: kDefaultExactTailBlocks
+  // (plan/exact_tail_rule.h) where the backend reads the copies (the CPU's), else off; on
+  // SmolLM2 an int4 cache's perplexity cost goes from +3.0% to +0.4% with 2 blocks, +0.9%
+  // with 1. A tail asked of a backend that does not read one is a UsageError.
   std::int64_t kv_exact_tail_blocks = -1;
   std::int64_t context_length = 0;  // 0: the model's, at most kDefaultMaxContext
   // KV pool size. kv_budget_bytes > 0 sets it directly; else memory_budget_bytes (a device

@@ -15,9 +15,10 @@ PlanRequest engine_plan_request(const Engine& engine) {
   PlanRequest r;
   r.spec = engine.spec();
   r.weights = model_weights(engine.model());
-  r.kv = kv.config();
+  r.kv = kv.config();  // with the engine's exact tail, if any
   r.kv.budget_bytes = 0;
   r.kv.n_blocks = 0;
+  r.exact_tail_blocks = 0;
   r.batch = 1;
   r.prefill_chunk = o.scheduler.max_batch_tokens;
   r.backend = kv.has_host_storage() ? PlanBackend::Cpu : PlanBackend::Cuda;

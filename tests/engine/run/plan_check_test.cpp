@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "plan/memory_model.h"
+#include "plan/weight_footprint.h"
 #include "support/engine_fixture.h"
 #include "util/error.h"
 
@@ -47,6 +49,31 @@ TEST(PlanCheck, AnInt4CacheWithItsExactTailAgreesToo) {
     expect_agreement(c, memory > 0 ? "int4, memory budget" : "int4, default pool");
     EXPECT_EQ(static_cast<std::int64_t>(c.memory.kv_pool), c.allocated_pool_bytes);
   }
+}
+
+TEST(PlanCheck, APlanForTheCpuAsTheCliMakesItHasTheEnginesTail) {
+  // `kvscope-cli plan --backend cpu -ctk int4 -ctv int4 --vram 1650000 -c 512 --chunk 64`
+  KVSCOPE_REQUIRE_SHARED(model, "models/stories260K.gguf");
+  EngineOptions o = small_options(512);
+  o.k_dtype = o.v_dtype = KvDtype::Int4;
+  o.memory_budget_bytes = 1'650'000;
+  o.scheduler.max_batch_tokens = 64;
+  const Engine engine(model, o);
+  PlanRequest r =
+      make_plan_request(engine.spec(), model_weights(engine.model()), KvDtype::Int4, KvDtype::Int4);
+  r.kv.max_context = 512;
+  r.context = 512;
+  r.prefill_chunk = 64;
+  r.backend = PlanBackend::Cpu;
+  r.budget = {1'650'000, o.memory_utilisation, 0};
+  const MemoryPlan plan = plan_memory(r);
+  const KvCacheManager& kv = engine.kv_cache();
+  ASSERT_GT(kv_exact_tail_bytes(kv.config()), 0);
+  EXPECT_EQ(plan.kv_blocks_per_group, kv.pool(0).n_blocks());
+  EXPECT_EQ(plan.kv_pool_bytes, static_cast<std::int64_t>(engine.memory_info().kv_pool));
+  r.backend = PlanBackend::Cuda;  // no tail there (its kernels do not read one yet)
+  const MemoryPlan cuda = plan_memory(r);
+  EXPECT_EQ(cuda.kv_pool_bytes, cuda.kv_blocks_per_group * cuda.kv_block_set_bytes);
 }
 
 TEST(PlanCheck, ADirectKvBudgetAndTheDefaultPoolAgreeToo) {
