@@ -158,6 +158,8 @@ MemoryPlan plan_memory(const PlanRequest& r) {
   // The allocator's sizing (kv_blocks_per_group): the exact tail's copies first, then the
   // same number of blocks for every group.
   const std::int64_t tail_bytes = kv_exact_tail_bytes(kv);
+  p.kv_exact_tail_copies = tail_bytes > 0 ? kv.exact_tail_shadows : 0;
+  p.kv_exact_tail_bytes = tail_bytes;
   p.kv_blocks_per_group =
       std::max<std::int64_t>(0, p.kv_budget_bytes - tail_bytes) / p.kv_block_set_bytes;
   p.kv_pool_bytes = p.kv_blocks_per_group * p.kv_block_set_bytes + tail_bytes;

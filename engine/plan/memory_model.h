@@ -116,12 +116,14 @@ PlanRequest make_plan_request(const ModelSpec& spec, WeightFootprint weights, Kv
 struct MemoryPlan {
   WeightFootprint weights;
   Workspace workspace;
-  std::int64_t usable_bytes = 0;         // budget.usable(), or the KV budget when given
-  std::int64_t kv_budget_bytes = 0;      // what the KV pool may take (>= 0)
-  double kv_bytes_per_token = 0.0;       // before block rounding (kv_footprint.h)
-  std::int64_t kv_block_set_bytes = 0;   // one block of every group
-  std::int64_t kv_blocks_per_group = 0;  // the pool the engine would build
-  std::int64_t kv_pool_bytes = 0;  // kv_blocks_per_group x kv_block_set_bytes + exact-tail copies
+  std::int64_t usable_bytes = 0;          // budget.usable(), or the KV budget when given
+  std::int64_t kv_budget_bytes = 0;       // what the KV pool may take (>= 0)
+  double kv_bytes_per_token = 0.0;        // before block rounding (kv_footprint.h)
+  std::int64_t kv_block_set_bytes = 0;    // one block of every group
+  std::int64_t kv_blocks_per_group = 0;   // the pool the engine would build
+  std::int64_t kv_exact_tail_copies = 0;  // fp16 copies of the exact tail (0: none)
+  std::int64_t kv_exact_tail_bytes = 0;   // their bytes, taken from the KV budget first
+  std::int64_t kv_pool_bytes = 0;  // kv_blocks_per_group x kv_block_set_bytes + exact-tail bytes
   KvFootprint kv;                  // what the batch needs
   std::int64_t total_needed = 0;   // weights + workspace + kv.pool_bytes_needed
                                    // (kv.pool_bytes_needed alone with a KV budget)

@@ -96,22 +96,34 @@ void explain_group(std::string& out, const PlanRequest& r, const MemoryPlan& p, 
   explain_growth(out, r, p, g);
 }
 
+// " + C fp16 copies x B" when the plan keeps an exact tail, else "".
+std::string exact_tail_term(const MemoryPlan& p) {
+  if (p.kv_exact_tail_copies <= 0) return {};
+  return fmt::format(" + {} fp16 copies x {} B", group_digits(p.kv_exact_tail_copies),
+                     group_digits(p.kv_exact_tail_bytes / p.kv_exact_tail_copies));
+}
+
 void explain_kv(std::string& out, const PlanRequest& r, const MemoryPlan& p) {
   out += fmt::format("KV cache: {} x {} tokens, blocks of {} tokens\n", sequences(r.batch),
                      group_digits(r.context), r.kv.block_size);
   for (std::size_t g = 0; g < r.kv.groups.size(); ++g) explain_group(out, r, p, g);
   out += fmt::format("  all layers: {} B per token before rounding to blocks\n",
                      per_token_text(p.kv_bytes_per_token));
+  const std::string tail = exact_tail_term(p);
   if (r.kv.groups.size() == 1) {
-    out += fmt::format("  needed: {} x {} blocks x {} B = {}\n", sequences(r.batch),
-                       group_digits(p.kv.blocks_per_group_needed / r.batch),
-                       group_digits(p.kv.groups[0].block_bytes), bytes(p.kv.pool_bytes_needed));
+    out +=
+        fmt::format("  needed: {} x {} blocks x {} B{} = {}\n", sequences(r.batch),
+                    group_digits(p.kv.blocks_per_group_needed / r.batch),
+                    group_digits(p.kv.groups[0].block_bytes), tail, bytes(p.kv.pool_bytes_needed));
   } else {
     out += fmt::format(
         "  needed: every group's pool has the same number of blocks, the busiest group's {} x "
-        "one block of each group {} B = {}\n",
-        group_digits(p.kv.blocks_per_group_needed), group_digits(p.kv_block_set_bytes),
+        "one block of each group {} B{} = {}\n",
+        group_digits(p.kv.blocks_per_group_needed), group_digits(p.kv_block_set_bytes), tail,
         bytes(p.kv.pool_bytes_needed));
+  }
+  if (p.kv_exact_tail_copies > 0) {
+    out += "  exact tail: each sequence's newest blocks also kept in fp16 (kv/exact_tail.h)\n";
   }
 }
 
@@ -153,9 +165,18 @@ void explain_budget(std::string& out, const PlanRequest& r, const MemoryPlan& p)
     out +=
         fmt::format("  KV budget = usable - weights - workspace = {}\n", bytes(p.kv_budget_bytes));
   }
-  out += fmt::format("  KV pool = floor({} / {} B per block set) = {} blocks per group = {}\n",
-                     group_digits(p.kv_budget_bytes), group_digits(p.kv_block_set_bytes),
-                     group_digits(p.kv_blocks_per_group), bytes(p.kv_pool_bytes));
+  if (p.kv_exact_tail_bytes > 0) {
+    out += fmt::format(
+        "  KV pool = floor(({} - {} B of exact-tail copies) / {} B per block set) = {} blocks per "
+        "group, with the copies {}\n",
+        group_digits(p.kv_budget_bytes), group_digits(p.kv_exact_tail_bytes),
+        group_digits(p.kv_block_set_bytes), group_digits(p.kv_blocks_per_group),
+        bytes(p.kv_pool_bytes));
+  } else {
+    out += fmt::format("  KV pool = floor({} / {} B per block set) = {} blocks per group = {}\n",
+                       group_digits(p.kv_budget_bytes), group_digits(p.kv_block_set_bytes),
+                       group_digits(p.kv_blocks_per_group), bytes(p.kv_pool_bytes));
+  }
 }
 
 void explain_verdict(std::string& out, const PlanRequest& r, const MemoryPlan& p) {
