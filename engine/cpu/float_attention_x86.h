@@ -37,9 +37,22 @@ float reduce8(__m256 x) {
   return _mm_cvtss_f32(_mm_add_ss(t, _mm_shuffle_ps(t, t, 1)));
 }
 
-float dot(const float* a, const float* b, std::int64_t row) {
+// The kernels below take the row length as a template argument where it is one of the common
+// head sizes (kRow: 64 or 128 floats; 0: only known at run time, `row`). A known length turns
+// the loops over a row into straight code: at a run-time length the loop counters cost as
+// much as the arithmetic, and the accumulator array of `accumulate` lived in memory. The
+// operations and their order are the same either way, so are the bits.
+template <std::int64_t kRow>
+KVSCOPE_X86_INLINE std::int64_t row_length(std::int64_t row) {
+  return kRow > 0 ? kRow : row;
+}
+
+template <std::int64_t kRow = 0>
+KVSCOPE_X86_INLINE float dot(const float* a, const float* b, std::int64_t row) {
   __m256 s = _mm256_setzero_ps();
-  for (std::int64_t i = 0; i < row; i += kLanes) {
+  const std::int64_t n = row_length<kRow>(row);
+#pragma GCC unroll 16
+  for (std::int64_t i = 0; i < n; i += kLanes) {
     s = v_fmadd(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), s);
   }
   return reduce8(s);
@@ -62,33 +75,52 @@ void exp_shifted(float* w, std::int64_t n, float m) {
 
 // a[0, row) += sum_j w[j] v[j], in key order for every element, with up to 64 columns of the
 // accumulator held in registers across the keys.
-void accumulate(float* a, const float* w, const float* v, std::int64_t n_keys, std::int64_t row) {
+template <std::int64_t kRow>
+KVSCOPE_X86_INLINE void accumulate(float* a, const float* w, const float* v, std::int64_t n_keys,
+                                   std::int64_t row_rt) {
   constexpr std::int64_t kRegs = 8;
+  const std::int64_t row = row_length<kRow>(row_rt);
   for (std::int64_t c0 = 0; c0 < row; c0 += kRegs * kLanes) {
     const std::int64_t n_regs = std::min(kRegs, (row - c0) / kLanes);
-    __m256 acc[kRegs];
+    __m256 acc[kRegs] = {};
+#pragma GCC unroll 8
     for (std::int64_t r = 0; r < n_regs; ++r) acc[r] = _mm256_loadu_ps(a + c0 + r * kLanes);
     for (std::int64_t j = 0; j < n_keys; ++j) {
       const __m256 wj = _mm256_set1_ps(w[j]);
       const float* vj = v + j * row + c0;
+#pragma GCC unroll 8
       for (std::int64_t r = 0; r < n_regs; ++r) {
         acc[r] = v_fmadd(wj, _mm256_loadu_ps(vj + r * kLanes), acc[r]);
       }
     }
+#pragma GCC unroll 8
     for (std::int64_t r = 0; r < n_regs; ++r) _mm256_storeu_ps(a + c0 + r * kLanes, acc[r]);
+  }
+}
+
+template <std::int64_t kRow>
+void keys_of_row(const float* q, const float* k, const float* v, std::int64_t n_keys,
+                 FloatAttentionState& st, float* scores) {
+  const std::int64_t row = row_length<kRow>(st.row);
+  for (std::int64_t h = 0; h < st.n_heads; ++h) {
+    float* w = scores + h * ((n_keys + kLanes - 1) / kLanes * kLanes);
+    for (std::int64_t j = 0; j < n_keys; ++j) w[j] = dot<kRow>(q + h * row, k + j * row, row);
+    raise_max(st, h, max_of(w, n_keys));
+    exp_shifted(w, n_keys, st.max[h]);
+    for (std::int64_t j = 0; j < n_keys; ++j) st.sum[h] += w[j];
+    accumulate<kRow>(&st.acc[h * row], w, v, n_keys, row);
   }
 }
 
 void keys(const float* q, const float* k, const float* v, std::int64_t n_keys,
           FloatAttentionState& st, float* scores) {
-  const std::int64_t row = st.row;
-  for (std::int64_t h = 0; h < st.n_heads; ++h) {
-    float* w = scores + h * ((n_keys + kLanes - 1) / kLanes * kLanes);
-    for (std::int64_t j = 0; j < n_keys; ++j) w[j] = dot(q + h * row, k + j * row, row);
-    raise_max(st, h, max_of(w, n_keys));
-    exp_shifted(w, n_keys, st.max[h]);
-    for (std::int64_t j = 0; j < n_keys; ++j) st.sum[h] += w[j];
-    accumulate(&st.acc[h * row], w, v, n_keys, row);
+  switch (st.row) {
+    case 64:
+      return keys_of_row<64>(q, k, v, n_keys, st, scores);
+    case 128:
+      return keys_of_row<128>(q, k, v, n_keys, st, scores);
+    default:
+      return keys_of_row<0>(q, k, v, n_keys, st, scores);
   }
 }
 
@@ -103,13 +135,27 @@ void merge(FloatAttentionState& into, const FloatAttentionState& from, std::int6
   }
 }
 
-void rows_from_f16(const std::uint16_t* src, std::int64_t stride, std::int64_t n, std::int64_t hd,
-                   std::int64_t row, float* dst) {
+template <std::int64_t kHd>
+void rows_from_f16_of(const std::uint16_t* src, std::int64_t stride, std::int64_t n,
+                      std::int64_t hd_rt, std::int64_t row, float* dst) {
+  const std::int64_t hd = row_length<kHd>(hd_rt);
   for (std::int64_t j = 0; j < n; ++j, src += stride, dst += row) {
     std::int64_t i = 0;
     for (; i + kLanes <= hd; i += kLanes) _mm256_storeu_ps(dst + i, f16x8_to_float(src + i));
     for (; i < hd; ++i) dst[i] = fp16_to_float(src[i]);
     for (; i < row; ++i) dst[i] = 0.0f;
+  }
+}
+
+void rows_from_f16(const std::uint16_t* src, std::int64_t stride, std::int64_t n, std::int64_t hd,
+                   std::int64_t row, float* dst) {
+  switch (hd) {
+    case 64:
+      return rows_from_f16_of<64>(src, stride, n, hd, row, dst);
+    case 128:
+      return rows_from_f16_of<128>(src, stride, n, hd, row, dst);
+    default:
+      return rows_from_f16_of<0>(src, stride, n, hd, row, dst);
   }
 }
 
@@ -132,16 +178,17 @@ void scales_to_float(const std::uint16_t* scales, std::int64_t count, std::int64
   }
 }
 
-// 16 codes of 8 bytes, low nibble first, as two vectors of 8 floats.
-void nibbles16_to_float(const std::uint8_t* bytes, __m256& first, __m256& second) {
+// 16 codes of 8 bytes, low nibble first, as two vectors of 8 floats (in registers: the codes
+// used to go through memory, a store and two reloads per 16 values).
+KVSCOPE_X86_INLINE void nibbles16_to_float(const std::uint8_t* bytes, __m256& first,
+                                           __m256& second) {
   const __m128i x = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(bytes));
   const __m128i mask = _mm_set1_epi8(0x0f);
   const __m128i lo = _mm_and_si128(x, mask);
   const __m128i hi = _mm_and_si128(_mm_srli_epi16(x, 4), mask);
-  alignas(16) std::uint8_t codes[16];
-  _mm_store_si128(reinterpret_cast<__m128i*>(codes), _mm_unpacklo_epi8(lo, hi));
-  first = u8x8_to_float(codes);
-  second = u8x8_to_float(codes + kLanes);
+  const __m128i codes = _mm_unpacklo_epi8(lo, hi);  // [lo0, hi0, lo1, hi1, ...]
+  first = u8x8_reg_to_float(codes);
+  second = u8x8_reg_to_float(_mm_srli_si128(codes, 8));
 }
 
 // One group [begin, end) of a vector: kv_dequantize's Int8 / Int4 values (s * q) or
@@ -186,6 +233,30 @@ void group_from_quantized(bool k4, KvDtype dtype, const std::uint8_t* data, floa
   }
 }
 
+// Int4 rows whose groups are whole runs of 16 values (SmolLM2's and larger heads: offset-int4
+// keys in groups of 16, values in groups of 32): group_from_quantized's operations in the same
+// order, inlined, 16 values per step. sf: the vector's scales as floats.
+template <bool kK4>
+KVSCOPE_X86_INLINE void int4_row(const std::uint8_t* data, const float* sf, const float* offsets,
+                                 std::int64_t group, std::int64_t hd, float* out) {
+  const __m256 eight = _mm256_set1_ps(8.0f);
+  for (std::int64_t begin = 0, g = 0; begin < hd; begin += group, ++g) {
+    const __m256 sv = _mm256_set1_ps(sf[kK4 ? 2 * g : g]);
+    const __m256 mv = _mm256_set1_ps(kK4 ? sf[2 * g + 1] : 0.0f);
+    for (std::int64_t i = begin; i < begin + group; i += 2 * kLanes) {
+      __m256 codes[2];
+      nibbles16_to_float(data + i / 2, codes[0], codes[1]);
+      for (int h = 0; h < 2; ++h) {
+        const std::int64_t at = i + h * kLanes;
+        const __m256 value = kK4 ? _mm256_add_ps(_mm256_add_ps(_mm256_loadu_ps(offsets + at), mv),
+                                                 _mm256_mul_ps(sv, codes[h]))
+                                 : _mm256_mul_ps(sv, _mm256_sub_ps(codes[h], eight));
+        _mm256_storeu_ps(out + at, value);
+      }
+    }
+  }
+}
+
 // float_attention_rows_from_quantized for group sizes that are a multiple of 8: n vectors,
 // each one's scales converted 8 at a time (when there are at most kMaxScales) and its
 // groups decoded by group_from_quantized.
@@ -203,6 +274,15 @@ void rows_from_quantized(KvSide side, KvDtype dtype, const std::uint8_t* data,
   for (std::int64_t j = 0; j < n; ++j, data += data_stride, scales += scales_stride, out += row) {
     std::fill(out + hd, out + row, 0.0f);
     if (n_scales <= kMaxScales) scales_to_float(scales, n_scales, span - j * scales_stride, sf);
+    if (dtype == KvDtype::Int4 && group % (2 * kLanes) == 0 && hd % group == 0 &&
+        n_scales <= kMaxScales) {
+      if (k4) {
+        int4_row<true>(data, sf, offsets, group, hd, out);
+      } else {
+        int4_row<false>(data, sf, offsets, group, hd, out);
+      }
+      continue;
+    }
     const auto scale = [&](std::int64_t k) {
       return n_scales <= kMaxScales ? sf[k] : fp16_to_float(scales[k]);
     };

@@ -128,10 +128,13 @@ KVSCOPE_X86_INLINE __m256 iv_to_float(IVec a) {
 #undef KVSCOPE_IVEC_1
 #undef KVSCOPE_IVEC_2
 
+// The low 8 bytes of x (unsigned) -> 8 floats.
+KVSCOPE_X86_INLINE __m256 u8x8_reg_to_float(__m128i x) {
+  return iv_to_float({_mm_cvtepu8_epi32(x), _mm_cvtepu8_epi32(_mm_srli_si128(x, 4))});
+}
 // 8 bytes (u8, or s8) -> 8 floats.
 KVSCOPE_X86_INLINE __m256 u8x8_to_float(const std::uint8_t* p) {
-  const __m128i x = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p));
-  return iv_to_float({_mm_cvtepu8_epi32(x), _mm_cvtepu8_epi32(_mm_srli_si128(x, 4))});
+  return u8x8_reg_to_float(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
 }
 KVSCOPE_X86_INLINE __m256 s8x8_to_float(const std::uint8_t* p) {
   const __m128i x = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p));
@@ -275,9 +278,11 @@ KVSCOPE_X86_INLINE __m256 iv_to_float(IVec a) {
   return _mm256_cvtepi32_ps(a);
 }
 
+KVSCOPE_X86_INLINE __m256 u8x8_reg_to_float(__m128i x) {
+  return _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(x));
+}
 KVSCOPE_X86_INLINE __m256 u8x8_to_float(const std::uint8_t* p) {
-  return _mm256_cvtepi32_ps(
-      _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
+  return u8x8_reg_to_float(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
 }
 KVSCOPE_X86_INLINE __m256 s8x8_to_float(const std::uint8_t* p) {
   return _mm256_cvtepi32_ps(

@@ -76,7 +76,8 @@ struct Inputs {
   int n_heads = 3, n = 100, hd = 20;
   int row = static_cast<int>(float_attention_row(20));
   std::vector<float> q, k, v;
-  Inputs() {
+  explicit Inputs(int head_dim = 20)
+      : hd(head_dim), row(static_cast<int>(float_attention_row(head_dim))) {
     q = uniform(static_cast<std::size_t>(n_heads * row), 2, -2.0f, 2.0f);
     k = uniform(static_cast<std::size_t>(n * row), 3, -2.0f, 2.0f);
     v = uniform(static_cast<std::size_t>(n * row), 4, -1.0f, 1.0f);
@@ -136,21 +137,29 @@ void expect_same_bits(const std::vector<float>& a, const std::vector<float>& b) 
   EXPECT_EQ(std::memcmp(a.data(), b.data(), a.size() * sizeof(float)), 0);
 }
 
+// head_dim 20 runs the kernels' run-time row length; 64 and 128 their unrolled versions.
 TEST(FloatAttention, PortableAndAvx2GiveTheSameBits) {
   if (!cpu_has_avx2_fma_f16c()) GTEST_SKIP() << "this CPU has no AVX2 + FMA + F16C";
-  const Inputs in;
   const std::vector<float> x = uniform(1003, 9, -90.0f, 0.0f);
   std::vector<float> e_simd(x.size()), e_port(x.size());
   float_attention_exp(x.data(), e_simd.data(), static_cast<std::int64_t>(x.size()));
-  FloatAttentionState simd = feed(in, 0, 50, 13), simd_b = feed(in, 50, in.n, 13);
-  float_attention_merge(simd, simd_b);
-  const PortableArithmeticScope portable;
-  float_attention_exp(x.data(), e_port.data(), static_cast<std::int64_t>(x.size()));
-  FloatAttentionState port = feed(in, 0, 50, 13), port_b = feed(in, 50, in.n, 13);
-  float_attention_merge(port, port_b);
+  {
+    const PortableArithmeticScope portable;
+    float_attention_exp(x.data(), e_port.data(), static_cast<std::int64_t>(x.size()));
+  }
   expect_same_bits(e_simd, e_port);
-  expect_same_bits(simd.acc, port.acc);
-  expect_same_bits(simd.sum, port.sum);
+  for (const int hd : {20, 64, 128}) {
+    SCOPED_TRACE("head_dim " + std::to_string(hd));
+    const Inputs in(hd);
+    FloatAttentionState simd = feed(in, 0, 50, 13), simd_b = feed(in, 50, in.n, 13);
+    float_attention_merge(simd, simd_b);
+    const PortableArithmeticScope portable;
+    FloatAttentionState port = feed(in, 0, 50, 13), port_b = feed(in, 50, in.n, 13);
+    float_attention_merge(port, port_b);
+    expect_same_bits(simd.acc, port.acc);
+    expect_same_bits(simd.sum, port.sum);
+    expect_same_bits(simd.max, port.max);
+  }
 }
 
 // AVX without AVX2 has no FMA: its functions multiply and add in two roundings, so they are
