@@ -75,9 +75,11 @@ void attend_f16(const LayerView& lv, std::int64_t kv_head, std::int64_t group, s
 
 // Decodes the visible K or V vectors [s0, s1] of one KV head in a block into float rows
 // buf [s1 - s0 + 1][row] (zero padded): every stored byte is decoded once per block for all the
-// query heads of the group. offsets: [row] scratch for the block's int4 key offsets.
+// query heads of the group. Offset-int4 keys (float_attention.h, KeyTerms) decode to s * code,
+// their scales to key_terms [s1 - s0 + 1][width] and the block's offsets to offsets [row].
 void decode_rows(const LayerView& lv, KvSide side, std::int64_t kv_head, const std::uint8_t* base,
-                 std::int64_t s0, std::int64_t s1, std::int64_t row, float* buf, float* offsets) {
+                 std::int64_t s0, std::int64_t s1, std::int64_t row, float* buf, float* offsets,
+                 float* key_terms) {
   const KvBlockLayout& L = lv.L;
   const std::int64_t hd = L.head_dim;
   const KvDtype dtype = L.dtype(side);
@@ -93,8 +95,8 @@ void decode_rows(const LayerView& lv, KvSide side, std::int64_t kv_head, const s
   }
   float_attention_rows_from_quantized(
       side, dtype, L.data(base, side, lv.layer, kv_head, s0), L.data_stride(side),
-      L.scales(base, side, lv.layer, kv_head, s0), kv_scales_per_vector(side, dtype, hd), offsets,
-      s1 - s0 + 1, hd, row, buf);
+      L.scales(base, side, lv.layer, kv_head, s0), kv_scales_per_vector(side, dtype, hd),
+      s1 - s0 + 1, hd, row, buf, key_terms);
 }
 
 // Float attention works on chunks of kChunkKeys consecutive positions (whole blocks, fixed by
@@ -109,6 +111,7 @@ struct FloatScratch {
   std::vector<float> q;             // [heads][row]   scaled, zero padded
   std::vector<float> keys, values;  // [block_size][row]
   std::vector<float> offsets;       // [row]          a block's int4 key offsets, zero padded
+  std::vector<float> key_terms;     // [block_size][width]  int4 keys' scales (KeyTerms::key)
   std::vector<float> scores;        // [heads][round_up(block_size, 8)]
 };
 
@@ -161,6 +164,7 @@ void prepare(const FloatTask& task, const float* q, float scale, FloatScratch& s
   s.keys.resize(static_cast<std::size_t>(bs * row));
   s.values.resize(static_cast<std::size_t>(bs * row));
   s.offsets.resize(static_cast<std::size_t>(row));  // hd values, zero padded
+  s.key_terms.resize(static_cast<std::size_t>(bs * float_attention_key_terms_width(hd)));
   s.scores.resize(static_cast<std::size_t>(task.n_heads * float_attention_row(bs)));
 }
 
@@ -173,6 +177,7 @@ constexpr std::int64_t kTileTokens = 8;
 struct TileScratch {
   FloatScratch one;                               // keys, values, offsets, scores
   std::vector<float> q;                           // [tile][heads][row]
+  std::vector<float> q_terms;                     // [tile][heads][width]  KeyTerms::query
   std::vector<FloatAttentionState> chunk, total;  // [tile]
   std::int64_t n = 0;                             // tokens in the tile
   std::int64_t first[kTileTokens] = {};           // each token's first visible position
@@ -183,9 +188,11 @@ struct TileScratch {
 // at q + i * q_dim), positions and first visible positions.
 void prepare_tile(const FloatTask& task, std::int64_t nt, const float* q, std::int64_t q_dim,
                   float scale, TileScratch& ts) {
-  const std::int64_t heads = task.n_heads, row = task.row;
+  const std::int64_t heads = task.n_heads, row = task.row, hd = task.lv.L.head_dim;
+  const std::int64_t width = float_attention_key_terms_width(hd);
   ts.n = nt;
   ts.q.resize(static_cast<std::size_t>(nt * heads * row));
+  ts.q_terms.resize(static_cast<std::size_t>(nt * heads * width));
   ts.chunk.resize(static_cast<std::size_t>(nt));
   ts.total.resize(static_cast<std::size_t>(nt));
   for (std::int64_t i = 0; i < nt; ++i) {
@@ -193,6 +200,12 @@ void prepare_tile(const FloatTask& task, std::int64_t nt, const float* q, std::i
     ti.pos = task.pos + i;
     prepare(ti, q + i * q_dim, scale, ts.one);  // also sizes the block buffers
     std::copy(ts.one.q.begin(), ts.one.q.end(), ts.q.begin() + i * heads * row);
+    if (task.lv.L.k_dtype == KvDtype::Int4) {
+      for (std::int64_t h = 0; h < heads; ++h) {
+        float_attention_key_query_terms(&ts.one.q[h * row], hd,
+                                        &ts.q_terms[(i * heads + h) * width]);
+      }
+    }
     ts.pos[i] = ti.pos;
     ts.first[i] = task.lv.kv.first_visible_position(task.lv.group, ti.pos);
   }
@@ -205,6 +218,7 @@ void attend_tile_chunk(const FloatTask& task, std::int64_t c, TileScratch& ts,
                        FloatAttentionState* states) {
   const LayerView& lv = task.lv;
   const std::int64_t bs = lv.L.block_size, cb = task.chunk_blocks, row = task.row;
+  const std::int64_t width = float_attention_key_terms_width(lv.L.head_dim);
   // token i sees blocks [b0, b1] of this chunk (b0 > b1: none)
   std::int64_t b0[kTileTokens] = {}, b1[kTileTokens] = {}, lo = INT64_MAX, hi = -1;
   for (std::int64_t i = 0; i < ts.n; ++i) {
@@ -248,15 +262,18 @@ void attend_tile_chunk(const FloatTask& task, std::int64_t c, TileScratch& ts,
       const LayerView& from = kind ? *exact : lv;
       const std::uint8_t* bytes = kind ? copy : base;
       decode_rows(from, KvSide::K, task.kv_head, bytes, s0u, s1u, row, ts.one.keys.data(),
-                  ts.one.offsets.data());
+                  ts.one.offsets.data(), ts.one.key_terms.data());
       decode_rows(from, KvSide::V, task.kv_head, bytes, s0u, s1u, row, ts.one.values.data(),
-                  ts.one.offsets.data());
+                  ts.one.offsets.data(), nullptr);
+      const bool k4 = from.L.k_dtype == KvDtype::Int4;
       for (std::int64_t i = 0; i < ts.n; ++i) {
         if (b < b0[i] || b > b1[i] || from_copy[i] != kind) continue;
         const auto [s0, s1] = slots(i, b);
+        const KeyTerms terms{&ts.one.key_terms[(s0 - s0u) * width],
+                             &ts.q_terms[i * task.n_heads * width], ts.one.offsets.data(), width};
         float_attention_keys(&ts.q[i * task.n_heads * row], &ts.one.keys[(s0 - s0u) * row],
                              &ts.one.values[(s0 - s0u) * row], s1 - s0 + 1, states[i],
-                             ts.one.scores.data());
+                             ts.one.scores.data(), k4 ? &terms : nullptr);
       }
     }
   }

@@ -40,11 +40,34 @@ struct FloatAttentionState {
   bool empty(std::int64_t h) const { return sum[h] == 0.0f; }
 };
 
+// What offset-int4 keys (kv_format.h) add to a score beyond q . k, where k holds only
+// s * code (kv_k4_scaled_codes): for query head h and key j of a block with offsets o,
+//   score = q_h . k_j + sum_g m_jg * (sum of q_h over group g) + q_h . o
+// computed as: lanes start at key[j] * query[h] (the first 8 multiplied, further 8s fused),
+// then take q_h . k_j 8 at a time (fused) and are summed as the score of plain keys;
+// then + q_h . o (the same 8-lane dot). Adding o + m to every value of every key was most of
+// the cost of reading int4 keys.
+struct KeyTerms {
+  const float* key = nullptr;      // [n_keys][width]: each key's scales {s0, m0, s1, m1, ...}
+  const float* query = nullptr;    // [n_heads][width]: {0, sum_g0 q, 0, sum_g1 q, ...}
+  const float* offsets = nullptr;  // [row]: the block's offsets, zero padded
+  std::int64_t width = 0;          // float_attention_key_terms_width(head_dim)
+};
+
+// The key terms' width: the scales of an offset-int4 key rounded up to whole lanes.
+std::int64_t float_attention_key_terms_width(std::int64_t head_dim);
+
+// query[h] of KeyTerms for one head: the sums of q (pre-scaled, [head_dim]) over each of
+// kv_k4_group_size's groups, in index order, at the odd lanes; out: [width].
+void float_attention_key_query_terms(const float* q, std::int64_t head_dim, float* out);
+
 // Feeds n_keys keys to every head of `state`:
 //   q: [n_heads][row] pre-scaled, zero padded;  k, v: [n_keys][row] zero padded;
-//   scores: scratch of at least n_heads * round_up(n_keys, 8) floats.
+//   scores: scratch of at least n_heads * round_up(n_keys, 8) floats;
+//   terms: offset-int4 keys' terms (nullptr for fp16 and int8 keys).
 void float_attention_keys(const float* q, const float* k, const float* v, std::int64_t n_keys,
-                          FloatAttentionState& state, float* scores);
+                          FloatAttentionState& state, float* scores,
+                          const KeyTerms* terms = nullptr);
 
 // into = the state of into's keys and from's keys together (same heads and row).
 void float_attention_merge(FloatAttentionState& into, const FloatAttentionState& from);
@@ -58,16 +81,16 @@ void float_attention_rows_from_f16(const std::uint16_t* src, std::int64_t src_st
                                    std::int64_t n, std::int64_t head_dim, std::int64_t row,
                                    float* dst);
 
-// Int8 or Int4 vectors of the cache to float rows, the values kv_dequantize gives
-// (kv_k4_dequantize for Int4 on the K side, with the block's offsets decoded to floats:
-// offsets [head_dim]) bit for bit, 8 at a time with AVX2 or AVX. Vector j's data is at
-// data + j * data_stride bytes and its scales at scales + j * scales_stride; out: [n][row],
-// zero padded.
+// Int8 or Int4 vectors of the cache to float rows, the values kv_dequantize gives (for Int4
+// on the K side kv_k4_scaled_codes', and each key's scales as floats in key_terms
+// [n][float_attention_key_terms_width], zero padded; nullptr on other sides and dtypes) bit
+// for bit, 8 at a time with AVX2 or AVX. Vector j's data is at data + j * data_stride bytes
+// and its scales at scales + j * scales_stride; out: [n][row], zero padded.
 void float_attention_rows_from_quantized(KvSide side, KvDtype dtype, const std::uint8_t* data,
                                          std::int64_t data_stride, const std::uint16_t* scales,
-                                         std::int64_t scales_stride, const float* offsets,
-                                         std::int64_t n, std::int64_t head_dim, std::int64_t row,
-                                         float* out);
+                                         std::int64_t scales_stride, std::int64_t n,
+                                         std::int64_t head_dim, std::int64_t row, float* out,
+                                         float* key_terms = nullptr);
 
 // y[i] = e^x[i] for x[i] <= 0 (larger values are clamped to 88), to about 2 ulp; below
 // about -87.3 it returns e^-87.3 (1.2e-38) instead of a smaller number or 0. The exponential

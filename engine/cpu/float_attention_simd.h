@@ -61,7 +61,7 @@ inline float max_of(const float* s, std::int64_t n) {
 struct SimdTable {
   // float_attention_keys for a non-empty run.
   void (*keys)(const float* q, const float* k, const float* v, std::int64_t n_keys,
-               FloatAttentionState& st, float* scores);
+               FloatAttentionState& st, float* scores, const KeyTerms* terms);
   // acc[h] = from.acc[h] * rf + into.acc[h] * ri
   void (*merge)(FloatAttentionState& into, const FloatAttentionState& from, std::int64_t h,
                 float ri, float rf);
@@ -70,8 +70,8 @@ struct SimdTable {
   // float_attention_rows_from_quantized for a group size that is a multiple of 8.
   void (*rows_from_quantized)(KvSide side, KvDtype dtype, const std::uint8_t* data,
                               std::int64_t data_stride, const std::uint16_t* scales,
-                              std::int64_t scales_stride, const float* offsets, std::int64_t n,
-                              std::int64_t hd, std::int64_t row, float* out);
+                              std::int64_t scales_stride, std::int64_t n, std::int64_t hd,
+                              std::int64_t row, float* out, float* key_terms);
   // w[j] = e^(w[j] - m), j < n
   void (*exp_shifted)(float* w, std::int64_t n, float m);
 };

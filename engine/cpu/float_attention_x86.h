@@ -47,9 +47,10 @@ KVSCOPE_X86_INLINE std::int64_t row_length(std::int64_t row) {
   return kRow > 0 ? kRow : row;
 }
 
+// reduce8 of lanes that start at `s` and take a . b 8 at a time.
 template <std::int64_t kRow = 0>
-KVSCOPE_X86_INLINE float dot(const float* a, const float* b, std::int64_t row) {
-  __m256 s = _mm256_setzero_ps();
+KVSCOPE_X86_INLINE float dot(const float* a, const float* b, std::int64_t row,
+                             __m256 s = _mm256_setzero_ps()) {
   const std::int64_t n = row_length<kRow>(row);
 #pragma GCC unroll 16
   for (std::int64_t i = 0; i < n; i += kLanes) {
@@ -98,29 +99,126 @@ KVSCOPE_X86_INLINE void accumulate(float* a, const float* w, const float* v, std
   }
 }
 
+// The lanes an offset-int4 key's score starts from (KeyTerms): key * query, 8 at a time.
+KVSCOPE_X86_INLINE __m256 terms_lanes(const float* key, const float* query, std::int64_t width) {
+  __m256 s = _mm256_mul_ps(_mm256_loadu_ps(key), _mm256_loadu_ps(query));
+  for (std::int64_t i = kLanes; i < width; i += kLanes) {
+    s = v_fmadd(_mm256_loadu_ps(key + i), _mm256_loadu_ps(query + i), s);
+  }
+  return s;
+}
+
+// w[j] = the score of key j for query qh (one head; KeyTerms for offset-int4 keys).
 template <std::int64_t kRow>
-void keys_of_row(const float* q, const float* k, const float* v, std::int64_t n_keys,
-                 FloatAttentionState& st, float* scores) {
-  const std::int64_t row = row_length<kRow>(st.row);
-  for (std::int64_t h = 0; h < st.n_heads; ++h) {
-    float* w = scores + h * ((n_keys + kLanes - 1) / kLanes * kLanes);
-    for (std::int64_t j = 0; j < n_keys; ++j) w[j] = dot<kRow>(q + h * row, k + j * row, row);
-    raise_max(st, h, max_of(w, n_keys));
-    exp_shifted(w, n_keys, st.max[h]);
-    for (std::int64_t j = 0; j < n_keys; ++j) st.sum[h] += w[j];
-    accumulate<kRow>(&st.acc[h * row], w, v, n_keys, row);
+KVSCOPE_X86_INLINE void scores_of(const float* qh, const float* k, std::int64_t n_keys,
+                                  std::int64_t row, const KeyTerms* terms, std::int64_t h,
+                                  float* w) {
+  if (terms == nullptr) {
+    for (std::int64_t j = 0; j < n_keys; ++j) w[j] = dot<kRow>(qh, k + j * row, row);
+    return;
+  }
+  const float bias = dot<kRow>(qh, terms->offsets, row);
+  const std::int64_t width = terms->width;
+  const float* query = terms->query + h * width;
+  for (std::int64_t j = 0; j < n_keys; ++j) {
+    const __m256 start = terms_lanes(terms->key + j * width, query, width);
+    w[j] = dot<kRow>(qh, k + j * row, row, start) + bias;
   }
 }
 
+// accumulate for kHeads heads at once, 32 columns at a time: a[h] += sum_j w[h][j] v[j]. Each
+// register still takes its column's keys in order (one head at a time gives the same bits),
+// but kHeads x 4 chains of fused multiply-adds run side by side: one head's 8 chains wait on
+// the FMA latency (4 cycles a key), and that, not the arithmetic, set the pace.
+template <int kHeads, std::int64_t kRow>
+KVSCOPE_X86_INLINE void accumulate_heads(float* const* a, const float* const* w, const float* v,
+                                         std::int64_t n_keys) {
+  constexpr int kRegs = 4;
+  static_assert(kRow % (kRegs * kLanes) == 0);
+  for (std::int64_t c0 = 0; c0 < kRow; c0 += kRegs * kLanes) {
+    __m256 acc[kHeads][kRegs];
+    for (int h = 0; h < kHeads; ++h) {
+      for (int r = 0; r < kRegs; ++r) acc[h][r] = _mm256_loadu_ps(a[h] + c0 + r * kLanes);
+    }
+    for (std::int64_t j = 0; j < n_keys; ++j) {
+      const float* vj = v + j * kRow + c0;
+      for (int h = 0; h < kHeads; ++h) {
+        const __m256 wj = _mm256_set1_ps(w[h][j]);
+        for (int r = 0; r < kRegs; ++r) {
+          acc[h][r] = v_fmadd(wj, _mm256_loadu_ps(vj + r * kLanes), acc[h][r]);
+        }
+      }
+    }
+    for (int h = 0; h < kHeads; ++h) {
+      for (int r = 0; r < kRegs; ++r) _mm256_storeu_ps(a[h] + c0 + r * kLanes, acc[h][r]);
+    }
+  }
+}
+
+// Every head's accumulate: three heads at a time where the row length is known, else one.
+template <std::int64_t kRow>
+KVSCOPE_X86_INLINE void accumulate_all(FloatAttentionState& st, const float* scores,
+                                       std::int64_t stride, const float* v, std::int64_t n_keys) {
+  const std::int64_t row = row_length<kRow>(st.row);
+  std::int64_t h = 0;
+  if constexpr (kRow > 0) {
+    for (; h < st.n_heads; h += 3) {
+      float* a[3];
+      const float* w[3];
+      for (std::int64_t i = 0; i < 3; ++i) {
+        const std::int64_t hi = std::min(h + i, st.n_heads - 1);
+        a[i] = &st.acc[hi * row];
+        w[i] = scores + hi * stride;
+      }
+      switch (st.n_heads - h) {
+        case 1:
+          accumulate_heads<1, kRow>(a, w, v, n_keys);
+          break;
+        case 2:
+          accumulate_heads<2, kRow>(a, w, v, n_keys);
+          break;
+        default:
+          accumulate_heads<3, kRow>(a, w, v, n_keys);
+      }
+    }
+  }
+  for (; h < st.n_heads; ++h)
+    accumulate<kRow>(&st.acc[h * row], scores + h * stride, v, n_keys, row);
+}
+
+// The heads go through each step together (scores, then softmax bookkeeping, then values):
+// one head's steps depend on each other, different heads' do not, and side by side the
+// processor overlaps them. Per head the operations and their order are unchanged.
+template <std::int64_t kRow>
+void keys_of_row(const float* q, const float* k, const float* v, std::int64_t n_keys,
+                 FloatAttentionState& st, float* scores, const KeyTerms* terms) {
+  const std::int64_t row = row_length<kRow>(st.row);
+  const std::int64_t stride = (n_keys + kLanes - 1) / kLanes * kLanes;
+  for (std::int64_t h = 0; h < st.n_heads; ++h) {
+    scores_of<kRow>(q + h * row, k, n_keys, row, terms, h, scores + h * stride);
+  }
+  for (std::int64_t h = 0; h < st.n_heads; ++h) {
+    float* w = scores + h * stride;
+    raise_max(st, h, max_of(w, n_keys));
+    exp_shifted(w, n_keys, st.max[h]);
+  }
+  for (std::int64_t h = 0; h < st.n_heads; ++h) {
+    float sum = st.sum[h];
+    for (std::int64_t j = 0; j < n_keys; ++j) sum += scores[h * stride + j];
+    st.sum[h] = sum;
+  }
+  accumulate_all<kRow>(st, scores, stride, v, n_keys);
+}
+
 void keys(const float* q, const float* k, const float* v, std::int64_t n_keys,
-          FloatAttentionState& st, float* scores) {
+          FloatAttentionState& st, float* scores, const KeyTerms* terms) {
   switch (st.row) {
     case 64:
-      return keys_of_row<64>(q, k, v, n_keys, st, scores);
+      return keys_of_row<64>(q, k, v, n_keys, st, scores, terms);
     case 128:
-      return keys_of_row<128>(q, k, v, n_keys, st, scores);
+      return keys_of_row<128>(q, k, v, n_keys, st, scores, terms);
     default:
-      return keys_of_row<0>(q, k, v, n_keys, st, scores);
+      return keys_of_row<0>(q, k, v, n_keys, st, scores, terms);
   }
 }
 
@@ -192,17 +290,14 @@ KVSCOPE_X86_INLINE void nibbles16_to_float(const std::uint8_t* bytes, __m256& fi
 }
 
 // One group [begin, end) of a vector: kv_dequantize's Int8 / Int4 values (s * q) or
-// kv_k4_dequantize's offset-int4 ones ((o + m) + s * code). 16 values at a time from a
-// byte-aligned int4 group, else 8, else (a group size not a multiple of 8) one by one with
-// the same operations.
-void group_from_quantized(bool k4, KvDtype dtype, const std::uint8_t* data, float s, float m,
-                          const float* offsets, std::int64_t begin, std::int64_t end, float* out) {
-  const __m256 sv = _mm256_set1_ps(s), mv = _mm256_set1_ps(m), eight = _mm256_set1_ps(8.0f);
+// kv_k4_scaled_codes' (s * code). 16 values at a time from a byte-aligned int4 group, else 8,
+// else (a group size not a multiple of 8) one by one with the same operations.
+void group_from_quantized(bool k4, KvDtype dtype, const std::uint8_t* data, float s,
+                          std::int64_t begin, std::int64_t end, float* out) {
+  const __m256 sv = _mm256_set1_ps(s), eight = _mm256_set1_ps(8.0f);
   // int4 code(s) -> values; nibble - 8 is exact in float
-  const auto int4_values = [&](__m256 codes, std::int64_t i) {
-    if (!k4) return _mm256_mul_ps(sv, _mm256_sub_ps(codes, eight));
-    const __m256 om = _mm256_add_ps(_mm256_loadu_ps(offsets + i), mv);
-    return _mm256_add_ps(om, _mm256_mul_ps(sv, codes));
+  const auto int4_values = [&](__m256 codes) {
+    return k4 ? _mm256_mul_ps(sv, codes) : _mm256_mul_ps(sv, _mm256_sub_ps(codes, eight));
   };
   std::int64_t i = begin;
   if (dtype == KvDtype::Int8) {
@@ -214,12 +309,12 @@ void group_from_quantized(bool k4, KvDtype dtype, const std::uint8_t* data, floa
       for (; i + 2 * kLanes <= end; i += 2 * kLanes) {
         __m256 first, second;
         nibbles16_to_float(data + i / 2, first, second);
-        _mm256_storeu_ps(out + i, int4_values(first, i));
-        _mm256_storeu_ps(out + i + kLanes, int4_values(second, i + kLanes));
+        _mm256_storeu_ps(out + i, int4_values(first));
+        _mm256_storeu_ps(out + i + kLanes, int4_values(second));
       }
     }
     for (; i + kLanes <= end; i += kLanes) {
-      _mm256_storeu_ps(out + i, int4_values(nibbles8_to_float(data, i), i));
+      _mm256_storeu_ps(out + i, int4_values(nibbles8_to_float(data, i)));
     }
   }
   for (; i < end; ++i) {
@@ -228,33 +323,98 @@ void group_from_quantized(bool k4, KvDtype dtype, const std::uint8_t* data, floa
       continue;
     }
     const int nibble = (data[i / 2] >> (4 * (i & 1))) & 0x0f;
-    out[i] =
-        k4 ? (offsets[i] + m) + s * static_cast<float>(nibble) : s * static_cast<float>(nibble - 8);
+    out[i] = s * static_cast<float>(k4 ? nibble : nibble - 8);
   }
 }
 
-// Int4 rows whose groups are whole runs of 16 values (SmolLM2's and larger heads: offset-int4
-// keys in groups of 16, values in groups of 32): group_from_quantized's operations in the same
-// order, inlined, 16 values per step. sf: the vector's scales as floats.
-template <bool kK4>
-KVSCOPE_X86_INLINE void int4_row(const std::uint8_t* data, const float* sf, const float* offsets,
-                                 std::int64_t group, std::int64_t hd, float* out) {
+// kCount fp16 scales (2, 4, 8 or 16) as floats, reading only those: out [max(kCount, 8)].
+template <int kCount>
+KVSCOPE_X86_INLINE void scales_exact(const std::uint16_t* scales, float* out) {
+  if constexpr (kCount >= kLanes) {
+    for (int l = 0; l < kCount; l += kLanes) _mm256_store_ps(out + l, f16x8_to_float(scales + l));
+  } else if constexpr (kCount == 4) {
+    _mm256_store_ps(out, f16x8_reg_to_float(_mm_loadl_epi64(
+                             reinterpret_cast<const __m128i*>(scales))));  // the upper 4: 0
+  } else {
+    static_assert(kCount == 2);
+    std::int32_t two = 0;
+    std::memcpy(&two, scales, sizeof(two));
+    _mm256_store_ps(out, f16x8_reg_to_float(_mm_cvtsi32_si128(two)));
+  }
+}
+
+// Int4 rows of the common head sizes (kHd 64 or 128; row == kHd): offset-int4 keys in groups
+// of 16 (kK4), values in groups of 32. group_from_quantized's operations, the loops unrolled:
+// with the group loops run at run time their counters cost more than the decoding. n vectors
+// at data + j * data_stride, scales + j * scales_stride; out [n][kHd]; key_terms (kK4, may
+// be nullptr) [n][2 * kHd / 16].
+template <bool kK4, std::int64_t kHd>
+void int4_rows(const std::uint8_t* data, std::int64_t data_stride, const std::uint16_t* scales,
+               std::int64_t scales_stride, std::int64_t n, float* out, float* key_terms) {
+  constexpr std::int64_t kGroup = kK4 ? 16 : 32;
+  constexpr int kScales = static_cast<int>(kK4 ? 2 * kHd / kGroup : kHd / kGroup);
   const __m256 eight = _mm256_set1_ps(8.0f);
-  for (std::int64_t begin = 0, g = 0; begin < hd; begin += group, ++g) {
-    const __m256 sv = _mm256_set1_ps(sf[kK4 ? 2 * g : g]);
-    const __m256 mv = _mm256_set1_ps(kK4 ? sf[2 * g + 1] : 0.0f);
-    for (std::int64_t i = begin; i < begin + group; i += 2 * kLanes) {
+  for (std::int64_t j = 0; j < n; ++j, data += data_stride, scales += scales_stride, out += kHd) {
+    alignas(32) float sf[kScales < kLanes ? kLanes : kScales];
+    scales_exact<kScales>(scales, sf);
+    if (kK4 && key_terms != nullptr) {
+      for (int l = 0; l < kScales; l += kLanes) {
+        _mm256_storeu_ps(key_terms + j * kScales + l, _mm256_load_ps(sf + l));
+      }
+    }
+#pragma GCC unroll 8
+    for (std::int64_t i = 0; i < kHd; i += 2 * kLanes) {
+      const __m256 sv = _mm256_set1_ps(sf[kK4 ? 2 * (i / kGroup) : i / kGroup]);
       __m256 codes[2];
       nibbles16_to_float(data + i / 2, codes[0], codes[1]);
       for (int h = 0; h < 2; ++h) {
-        const std::int64_t at = i + h * kLanes;
-        const __m256 value = kK4 ? _mm256_add_ps(_mm256_add_ps(_mm256_loadu_ps(offsets + at), mv),
-                                                 _mm256_mul_ps(sv, codes[h]))
-                                 : _mm256_mul_ps(sv, _mm256_sub_ps(codes[h], eight));
-        _mm256_storeu_ps(out + at, value);
+        const __m256 value =
+            kK4 ? _mm256_mul_ps(sv, codes[h]) : _mm256_mul_ps(sv, _mm256_sub_ps(codes[h], eight));
+        _mm256_storeu_ps(out + i + h * kLanes, value);
       }
     }
   }
+}
+
+// int4_rows for the side and head size, when it has one (true) for them.
+bool int4_rows_for(KvSide side, std::int64_t hd, std::int64_t row, const std::uint8_t* data,
+                   std::int64_t data_stride, const std::uint16_t* scales,
+                   std::int64_t scales_stride, std::int64_t n, float* out, float* key_terms) {
+  const bool k4 = side == KvSide::K;
+  if (row != hd || kv_group_size(side, KvDtype::Int4, hd) != (k4 ? 16 : 32)) return false;
+  if (hd == 64) {
+    if (k4) {
+      int4_rows<true, 64>(data, data_stride, scales, scales_stride, n, out, key_terms);
+    } else {
+      int4_rows<false, 64>(data, data_stride, scales, scales_stride, n, out, key_terms);
+    }
+    return true;
+  }
+  if (hd == 128) {
+    if (k4) {
+      int4_rows<true, 128>(data, data_stride, scales, scales_stride, n, out, key_terms);
+    } else {
+      int4_rows<false, 128>(data, data_stride, scales, scales_stride, n, out, key_terms);
+    }
+    return true;
+  }
+  return false;
+}
+
+// An offset-int4 key's row of KeyTerms::key: its scales as floats, zero padded to `width`.
+// sf: the scales converted (n_scales <= kMaxScales), else read from `scales`.
+KVSCOPE_X86_INLINE void store_key_terms(const float* sf, const std::uint16_t* scales,
+                                        std::int64_t n_scales, std::int64_t width, float* out) {
+  if (n_scales == width && n_scales <= kMaxScales) {
+    for (std::int64_t i = 0; i < width; i += kLanes) {
+      _mm256_storeu_ps(out + i, _mm256_load_ps(sf + i));
+    }
+    return;
+  }
+  for (std::int64_t k = 0; k < n_scales; ++k) {
+    out[k] = n_scales <= kMaxScales ? sf[k] : fp16_to_float(scales[k]);
+  }
+  std::fill(out + n_scales, out + width, 0.0f);
 }
 
 // float_attention_rows_from_quantized for group sizes that are a multiple of 8: n vectors,
@@ -262,11 +422,16 @@ KVSCOPE_X86_INLINE void int4_row(const std::uint8_t* data, const float* sf, cons
 // groups decoded by group_from_quantized.
 void rows_from_quantized(KvSide side, KvDtype dtype, const std::uint8_t* data,
                          std::int64_t data_stride, const std::uint16_t* scales,
-                         std::int64_t scales_stride, const float* offsets, std::int64_t n,
-                         std::int64_t hd, std::int64_t row, float* out) {
+                         std::int64_t scales_stride, std::int64_t n, std::int64_t hd,
+                         std::int64_t row, float* out, float* key_terms) {
+  if (dtype == KvDtype::Int4 &&
+      int4_rows_for(side, hd, row, data, data_stride, scales, scales_stride, n, out, key_terms)) {
+    return;
+  }
   const bool k4 = side == KvSide::K && dtype == KvDtype::Int4;
   const std::int64_t group = kv_group_size(side, dtype, hd);
   const std::int64_t n_scales = kv_scales_per_vector(side, dtype, hd);
+  const std::int64_t width = float_attention_key_terms_width(hd);
   // the scales of vectors [j, n) span (n - 1 - j) * scales_stride + n_scales halves (the slots
   // of a block store them one after another: scales_stride == n_scales)
   const std::int64_t span = (n - 1) * scales_stride + n_scales;
@@ -274,22 +439,14 @@ void rows_from_quantized(KvSide side, KvDtype dtype, const std::uint8_t* data,
   for (std::int64_t j = 0; j < n; ++j, data += data_stride, scales += scales_stride, out += row) {
     std::fill(out + hd, out + row, 0.0f);
     if (n_scales <= kMaxScales) scales_to_float(scales, n_scales, span - j * scales_stride, sf);
-    if (dtype == KvDtype::Int4 && group % (2 * kLanes) == 0 && hd % group == 0 &&
-        n_scales <= kMaxScales) {
-      if (k4) {
-        int4_row<true>(data, sf, offsets, group, hd, out);
-      } else {
-        int4_row<false>(data, sf, offsets, group, hd, out);
-      }
-      continue;
-    }
+    if (k4 && key_terms != nullptr)
+      store_key_terms(sf, scales, n_scales, width, key_terms + j * width);
     const auto scale = [&](std::int64_t k) {
       return n_scales <= kMaxScales ? sf[k] : fp16_to_float(scales[k]);
     };
     for (std::int64_t begin = 0, g = 0; begin < hd; begin += group, ++g) {
-      const float s = scale(k4 ? 2 * g : g);
-      const float m = k4 ? scale(2 * g + 1) : 0.0f;
-      group_from_quantized(k4, dtype, data, s, m, offsets, begin, std::min(begin + group, hd), out);
+      group_from_quantized(k4, dtype, data, scale(k4 ? 2 * g : g), begin,
+                           std::min(begin + group, hd), out);
     }
   }
 }

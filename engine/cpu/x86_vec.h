@@ -156,11 +156,14 @@ KVSCOPE_X86_INLINE __m128 half4_to_float(__m128i h) {
   const __m128i sign = _mm_slli_epi32(_mm_and_si128(h, _mm_set1_epi32(0x8000)), 16);
   return _mm_or_ps(magnitude, _mm_castsi128_ps(sign));
 }
-KVSCOPE_X86_INLINE __m256 f16x8_to_float(const void* p) {
-  const __m128i x = _mm_loadu_si128(static_cast<const __m128i*>(p));
+// 8 fp16 in x -> 8 floats.
+KVSCOPE_X86_INLINE __m256 f16x8_reg_to_float(__m128i x) {
   const __m128 lo = half4_to_float(_mm_cvtepu16_epi32(x));
   const __m128 hi = half4_to_float(_mm_cvtepu16_epi32(_mm_srli_si128(x, 8)));
   return _mm256_insertf128_ps(_mm256_castps128_ps256(lo), hi, 1);
+}
+KVSCOPE_X86_INLINE __m256 f16x8_to_float(const void* p) {
+  return f16x8_reg_to_float(_mm_loadu_si128(static_cast<const __m128i*>(p)));
 }
 KVSCOPE_X86_INLINE __m256 bf16x8_to_float(const void* p) {
   const __m128i x = _mm_loadu_si128(static_cast<const __m128i*>(p));
@@ -288,8 +291,11 @@ KVSCOPE_X86_INLINE __m256 s8x8_to_float(const std::uint8_t* p) {
   return _mm256_cvtepi32_ps(
       _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
 }
+KVSCOPE_X86_INLINE __m256 f16x8_reg_to_float(__m128i x) {
+  return _mm256_cvtph_ps(x);
+}
 KVSCOPE_X86_INLINE __m256 f16x8_to_float(const void* p) {
-  return _mm256_cvtph_ps(_mm_loadu_si128(static_cast<const __m128i*>(p)));
+  return f16x8_reg_to_float(_mm_loadu_si128(static_cast<const __m128i*>(p)));
 }
 KVSCOPE_X86_INLINE __m256 bf16x8_to_float(const void* p) {
   const __m256i wide = _mm256_cvtepu16_epi32(_mm_loadu_si128(static_cast<const __m128i*>(p)));

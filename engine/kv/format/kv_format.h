@@ -168,6 +168,13 @@ void kv_k4_dequantize(const std::uint8_t* data, const std::uint16_t* scales,
 void kv_k4_dequantize(const std::uint8_t* data, const std::uint16_t* scales, const float* offsets,
                       std::int64_t head_dim, float* out);
 
+// out[head_dim] = s * code: a key without its offsets and group minimums, exact in float (an
+// fp16 scale times a 4-bit code). The CPU attention scores keys from these values and adds
+// the rest once per block and per key (float_attention.h, KeyTerms): the same sum as
+// kv_k4_dot's, 8 lanes at a time.
+void kv_k4_scaled_codes(const std::uint8_t* data, const std::uint16_t* scales,
+                        std::int64_t head_dim, float* out);
+
 // The score of a query against offset-int4 keys, without dequantizing them:
 //   q . x' = q . o + sum_g (m_g * sum_{i in g} q_i + s_g * sum_{i in g} q_i * code_i)
 // The first two terms depend only on the query and the block, so they are computed once

@@ -143,6 +143,14 @@ void kv_k4_dequantize(const std::uint8_t* data, const std::uint16_t* scales, con
   visit_k4(data, scales, offsets, head_dim, [out](std::int64_t i, float v) { out[i] = v; });
 }
 
+void kv_k4_scaled_codes(const std::uint8_t* data, const std::uint16_t* scales,
+                        std::int64_t head_dim, float* out) {
+  for_each_group(head_dim, [&](std::int64_t g, std::int64_t begin, std::int64_t end) {
+    const float s = fp16_to_float(scales[2 * g]);
+    for (std::int64_t i = begin; i < end; ++i) out[i] = s * static_cast<float>(load_code(data, i));
+  });
+}
+
 std::int64_t kv_k4_query_terms_size(std::int64_t head_dim) {
   return 1 + kv_scales_per_vector(KvSide::K, KvDtype::Int4, head_dim) / 2;
 }

@@ -207,25 +207,30 @@ TEST(FloatAttention, QuantizedRowsAreTheFormatsValuesBitForBit) {
           std::vector<std::uint16_t> scales(
               static_cast<std::size_t>(kv_scales_per_vector(side, dtype, hd)));
           std::vector<std::uint16_t> offsets16(static_cast<std::size_t>(hd));
-          std::vector<float> offsets(static_cast<std::size_t>(hd)),
-              want(static_cast<std::size_t>(hd));
+          std::vector<float> want(static_cast<std::size_t>(hd));
           const bool k4 = side == KvSide::K && dtype == KvDtype::Int4;
+          const std::int64_t width = float_attention_key_terms_width(hd);
+          std::vector<float> want_terms(static_cast<std::size_t>(width), 0.0f);
           if (k4) {
             kv_k4_set_offsets(first.data(), hd, offsets16.data());
-            for (std::int64_t i = 0; i < hd; ++i) offsets[i] = fp16_to_float(offsets16[i]);
             kv_k4_quantize(x.data(), offsets16.data(), hd, data.data(), scales.data());
-            kv_k4_dequantize(data.data(), scales.data(), offsets.data(), hd, want.data());
+            kv_k4_scaled_codes(data.data(), scales.data(), hd, want.data());
+            for (std::size_t k = 0; k < scales.size(); ++k) {
+              want_terms[k] = fp16_to_float(scales[k]);
+            }
           } else {
             kv_quantize(dtype, x.data(), hd, data.data(), scales.data());
             kv_dequantize(dtype, data.data(), scales.data(), hd, want.data());
           }
           std::vector<float> got(static_cast<std::size_t>(row), 9.0f);
-          float_attention_rows_from_quantized(side, dtype, data.data(), 0, scales.data(), 0,
-                                              offsets.data(), 1, hd, row, got.data());
+          std::vector<float> terms(static_cast<std::size_t>(width), 9.0f);
+          float_attention_rows_from_quantized(side, dtype, data.data(), 0, scales.data(), 0, 1, hd,
+                                              row, got.data(), terms.data());
           for (std::int64_t i = hd; i < row; ++i) EXPECT_EQ(got[i], 0.0f) << "padding " << i;
           got.resize(static_cast<std::size_t>(hd));
           SCOPED_TRACE("head_dim " + std::to_string(hd) + (k4 ? " offset int4 K" : ""));
           expect_same_bits(got, want);
+          if (k4) expect_same_bits(terms, want_terms);
         }
       }
     }
@@ -243,8 +248,7 @@ TEST(FloatAttention, QuantizedRowsOfABlockEachGetTheirOwnScales) {
     const std::vector<float> first = uniform(hd, 21, -2.0f, 2.0f);
     std::vector<std::uint16_t> offsets16(hd);
     kv_k4_set_offsets(first.data(), hd, offsets16.data());
-    std::vector<float> offsets(hd);
-    for (std::int64_t i = 0; i < hd; ++i) offsets[i] = fp16_to_float(offsets16[i]);
+    const std::int64_t width = float_attention_key_terms_width(hd);
     for (const KvSide side : {KvSide::K, KvSide::V}) {
       for (const KvDtype dtype : {KvDtype::Int8, KvDtype::Int4}) {
         const bool k4 = side == KvSide::K && dtype == KvDtype::Int4;
@@ -253,6 +257,7 @@ TEST(FloatAttention, QuantizedRowsOfABlockEachGetTheirOwnScales) {
         std::vector<std::uint8_t> data(static_cast<std::size_t>(n * data_stride), 0xa5);
         std::vector<std::uint16_t> scales(static_cast<std::size_t>(n * scales_stride), 0x7bff);
         std::vector<float> want(static_cast<std::size_t>(n * row), 0.0f);
+        std::vector<float> want_terms(static_cast<std::size_t>(n * width), 0.0f);
         for (std::int64_t j = 0; j < n; ++j) {
           // vectors of different ranges, so a scale read from the wrong vector shows
           const auto span = static_cast<float>(j + 1);
@@ -261,19 +266,99 @@ TEST(FloatAttention, QuantizedRowsOfABlockEachGetTheirOwnScales) {
           std::uint16_t* sc = &scales[j * scales_stride];
           if (k4) {
             kv_k4_quantize(x.data(), offsets16.data(), hd, d, sc);
-            kv_k4_dequantize(d, sc, offsets.data(), hd, &want[j * row]);
+            kv_k4_scaled_codes(d, sc, hd, &want[j * row]);
+            for (std::int64_t k = 0; k < kv_scales_per_vector(side, dtype, hd); ++k) {
+              want_terms[j * width + k] = fp16_to_float(sc[k]);
+            }
           } else {
             kv_quantize(dtype, x.data(), hd, d, sc);
             kv_dequantize(dtype, d, sc, hd, &want[j * row]);
           }
         }
         std::vector<float> got(static_cast<std::size_t>(n * row), 9.0f);
+        std::vector<float> terms(static_cast<std::size_t>(n * width), 0.0f);
         float_attention_rows_from_quantized(side, dtype, data.data(), data_stride, scales.data(),
-                                            scales_stride, offsets.data(), n, hd, row, got.data());
+                                            scales_stride, n, hd, row, got.data(), terms.data());
         SCOPED_TRACE(std::string(k4 ? "offset int4 K" : kv_dtype_name(dtype)));
         expect_same_bits(got, want);
+        expect_same_bits(terms, want_terms);
       }
     }
+  }
+}
+
+// Offset-int4 keys scored from s * code plus their terms (KeyTerms) give the attention of the
+// dequantized keys (o + m + s * code) to float rounding, and the AVX2 kernels the portable
+// ones' bits: head_dim 8 (stories260K: groups of 4, two groups of scales padded to a lane),
+// 40 (a run-time row), 64 and 128 (SmolLM2-size heads: the unrolled kernels).
+TEST(FloatAttention, OffsetInt4KeysScoreAsTheirDequantizedValues) {
+  // two blocks of keys with their own offsets (q . o differs between them)
+  constexpr int kHeads = 3, kKeys = 21, kSplit = 11;
+  for (const int hd : {8, 40, 64, 128}) {
+    SCOPED_TRACE("head_dim " + std::to_string(hd));
+    const std::int64_t row = float_attention_row(hd), width = float_attention_key_terms_width(hd);
+    const std::int64_t n_scales = kv_scales_per_vector(KvSide::K, KvDtype::Int4, hd);
+    const std::int64_t bytes = kv_data_bytes_per_vector(KvDtype::Int4, hd);
+    std::vector<std::uint16_t> offsets16(static_cast<std::size_t>(2 * hd));
+    std::vector<float> offsets(static_cast<std::size_t>(2 * row), 0.0f);
+    for (int b = 0; b < 2; ++b) {
+      const std::vector<float> first = uniform(static_cast<std::size_t>(hd), 40 + b, -2.0f, 2.0f);
+      kv_k4_set_offsets(first.data(), hd, &offsets16[b * hd]);
+      for (int i = 0; i < hd; ++i) offsets[b * row + i] = fp16_to_float(offsets16[b * hd + i]);
+    }
+    std::vector<std::uint8_t> data(static_cast<std::size_t>(kKeys * bytes));
+    std::vector<std::uint16_t> scales(static_cast<std::size_t>(kKeys * n_scales));
+    std::vector<float> dequantized(static_cast<std::size_t>(kKeys * row), 0.0f);
+    for (int j = 0; j < kKeys; ++j) {
+      const int b = j < kSplit ? 0 : 1;
+      const std::vector<float> x = uniform(static_cast<std::size_t>(hd), 50 + j, -3.0f, 3.0f);
+      kv_k4_quantize(x.data(), &offsets16[b * hd], hd, &data[j * bytes], &scales[j * n_scales]);
+      kv_k4_dequantize(&data[j * bytes], &scales[j * n_scales], &offsets[b * row], hd,
+                       &dequantized[j * row]);
+    }
+    std::vector<float> q = uniform(static_cast<std::size_t>(kHeads * row), 60, -0.5f, 0.5f);
+    std::vector<float> v = uniform(static_cast<std::size_t>(kKeys * row), 61, -1.0f, 1.0f);
+    for (std::int64_t r = 0; r < kHeads * row; r += row) {
+      std::fill(q.begin() + r + hd, q.begin() + r + row, 0.0f);
+    }
+    for (std::int64_t r = 0; r < kKeys * row; r += row) {
+      std::fill(v.begin() + r + hd, v.begin() + r + row, 0.0f);
+    }
+    std::vector<float> query(static_cast<std::size_t>(kHeads * width));
+    for (int h = 0; h < kHeads; ++h) {
+      float_attention_key_query_terms(&q[h * row], hd, &query[h * width]);
+    }
+    std::vector<float> scores(static_cast<std::size_t>(kHeads * float_attention_row(kKeys)));
+    const auto attend = [&] {  // block by block, as the cache feeds them
+      std::vector<float> k(static_cast<std::size_t>(kKeys * row)),
+          key(static_cast<std::size_t>(kKeys * width));
+      float_attention_rows_from_quantized(KvSide::K, KvDtype::Int4, data.data(), bytes,
+                                          scales.data(), n_scales, kKeys, hd, row, k.data(),
+                                          key.data());
+      FloatAttentionState st;
+      st.reset(kHeads, row);
+      for (const auto& [from, to] : {std::pair{0, kSplit}, std::pair{kSplit, kKeys}}) {
+        const KeyTerms terms{&key[from * width], query.data(), &offsets[from == 0 ? 0 : row],
+                             width};
+        float_attention_keys(q.data(), &k[from * row], &v[from * row], to - from, st, scores.data(),
+                             &terms);
+      }
+      return st;
+    };
+    FloatAttentionState plain;
+    plain.reset(kHeads, row);
+    float_attention_keys(q.data(), dequantized.data(), v.data(), kKeys, plain, scores.data());
+    const FloatAttentionState simd = attend();
+    std::vector<float> got(static_cast<std::size_t>(kHeads * hd)), want(got.size());
+    float_attention_end(simd, hd, got.data());
+    float_attention_end(plain, hd, want.data());
+    for (std::size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], 2e-6f) << i;
+    if (!cpu_has_avx2_fma_f16c()) continue;
+    const PortableArithmeticScope portable;
+    const FloatAttentionState port = attend();
+    expect_same_bits(simd.acc, port.acc);
+    expect_same_bits(simd.sum, port.sum);
+    expect_same_bits(simd.max, port.max);
   }
 }
 
