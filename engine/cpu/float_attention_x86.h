@@ -401,6 +401,40 @@ bool int4_rows_for(KvSide side, std::int64_t hd, std::int64_t row, const std::ui
   return false;
 }
 
+// Int8 rows of the common head sizes (kHd 64 or 128; row == kHd; groups of 32, either side):
+// group_from_quantized's s * code, the loops unrolled as int4_rows'.
+template <std::int64_t kHd>
+void int8_rows(const std::uint8_t* data, std::int64_t data_stride, const std::uint16_t* scales,
+               std::int64_t scales_stride, std::int64_t n, float* out) {
+  constexpr std::int64_t kGroup = 32;
+  constexpr int kScales = static_cast<int>(kHd / kGroup);
+  for (std::int64_t j = 0; j < n; ++j, data += data_stride, scales += scales_stride, out += kHd) {
+    alignas(32) float sf[kLanes];
+    scales_exact<kScales>(scales, sf);
+#pragma GCC unroll 16
+    for (std::int64_t i = 0; i < kHd; i += kLanes) {
+      _mm256_storeu_ps(out + i,
+                       _mm256_mul_ps(_mm256_set1_ps(sf[i / kGroup]), s8x8_to_float(data + i)));
+    }
+  }
+}
+
+// int8_rows for the head size, when it has one (true).
+bool int8_rows_for(KvSide side, std::int64_t hd, std::int64_t row, const std::uint8_t* data,
+                   std::int64_t data_stride, const std::uint16_t* scales,
+                   std::int64_t scales_stride, std::int64_t n, float* out) {
+  if (row != hd || kv_group_size(side, KvDtype::Int8, hd) != 32) return false;
+  if (hd == 64) {
+    int8_rows<64>(data, data_stride, scales, scales_stride, n, out);
+    return true;
+  }
+  if (hd == 128) {
+    int8_rows<128>(data, data_stride, scales, scales_stride, n, out);
+    return true;
+  }
+  return false;
+}
+
 // An offset-int4 key's row of KeyTerms::key: its scales as floats, zero padded to `width`.
 // sf: the scales converted (n_scales <= kMaxScales), else read from `scales`.
 KVSCOPE_X86_INLINE void store_key_terms(const float* sf, const std::uint16_t* scales,
@@ -426,6 +460,10 @@ void rows_from_quantized(KvSide side, KvDtype dtype, const std::uint8_t* data,
                          std::int64_t row, float* out, float* key_terms) {
   if (dtype == KvDtype::Int4 &&
       int4_rows_for(side, hd, row, data, data_stride, scales, scales_stride, n, out, key_terms)) {
+    return;
+  }
+  if (dtype == KvDtype::Int8 &&
+      int8_rows_for(side, hd, row, data, data_stride, scales, scales_stride, n, out)) {
     return;
   }
   const bool k4 = side == KvSide::K && dtype == KvDtype::Int4;
