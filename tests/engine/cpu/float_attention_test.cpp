@@ -290,7 +290,8 @@ TEST(FloatAttention, QuantizedRowsOfABlockEachGetTheirOwnScales) {
 // Offset-int4 keys scored from s * code plus their terms (KeyTerms) give the attention of the
 // dequantized keys (o + m + s * code) to float rounding, and the AVX2 kernels the portable
 // ones' bits: head_dim 8 (stories260K: groups of 4, two groups of scales padded to a lane),
-// 40 (a run-time row), 64 and 128 (SmolLM2-size heads: the unrolled kernels).
+// 40 (a run-time row), 64 and 128 (SmolLM2-size heads: the unrolled kernels); the AVX-only
+// kernels to float rounding.
 TEST(FloatAttention, OffsetInt4KeysScoreAsTheirDequantizedValues) {
   // two blocks of keys with their own offsets (q . o differs between them)
   constexpr int kHeads = 3, kKeys = 21, kSplit = 11;
@@ -353,6 +354,12 @@ TEST(FloatAttention, OffsetInt4KeysScoreAsTheirDequantizedValues) {
     float_attention_end(simd, hd, got.data());
     float_attention_end(plain, hd, want.data());
     for (std::size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], 2e-6f) << i;
+    if (cpu_has_avx()) {  // AVX alone (no FMA) multiplies and adds apart: close, not the bits
+      const CpuIsaCapScope avx(1);
+      std::vector<float> alone(got.size());
+      float_attention_end(attend(), hd, alone.data());
+      for (std::size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(alone[i], want[i], 2e-6f) << i;
+    }
     if (!cpu_has_avx2_fma_f16c()) continue;
     const PortableArithmeticScope portable;
     const FloatAttentionState port = attend();
