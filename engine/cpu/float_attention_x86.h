@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "cpu/float_attention_simd.h"
 #include "cpu/x86_vec.h"
@@ -45,6 +46,20 @@ float reduce8(__m256 x) {
 template <std::int64_t kRow>
 KVSCOPE_X86_INLINE std::int64_t row_length(std::int64_t row) {
   return kRow > 0 ? kRow : row;
+}
+
+// f(std::integral_constant<std::int64_t, N>{}) with N = n where n is one of the unrolled
+// lengths (64, 128), else N = 0 (the run-time versions): each kernel's one dispatch.
+template <typename F>
+KVSCOPE_X86_INLINE decltype(auto) with_length(std::int64_t n, F&& f) {
+  switch (n) {
+    case 64:
+      return f(std::integral_constant<std::int64_t, 64>{});
+    case 128:
+      return f(std::integral_constant<std::int64_t, 128>{});
+    default:
+      return f(std::integral_constant<std::int64_t, 0>{});
+  }
 }
 
 // reduce8 of lanes that start at `s` and take a . b 8 at a time.
@@ -212,14 +227,7 @@ void keys_of_row(const float* q, const float* k, const float* v, std::int64_t n_
 
 void keys(const float* q, const float* k, const float* v, std::int64_t n_keys,
           FloatAttentionState& st, float* scores, const KeyTerms* terms) {
-  switch (st.row) {
-    case 64:
-      return keys_of_row<64>(q, k, v, n_keys, st, scores, terms);
-    case 128:
-      return keys_of_row<128>(q, k, v, n_keys, st, scores, terms);
-    default:
-      return keys_of_row<0>(q, k, v, n_keys, st, scores, terms);
-  }
+  with_length(st.row, [&](auto row) { keys_of_row<row()>(q, k, v, n_keys, st, scores, terms); });
 }
 
 void merge(FloatAttentionState& into, const FloatAttentionState& from, std::int64_t h, float ri,
@@ -247,14 +255,7 @@ void rows_from_f16_of(const std::uint16_t* src, std::int64_t stride, std::int64_
 
 void rows_from_f16(const std::uint16_t* src, std::int64_t stride, std::int64_t n, std::int64_t hd,
                    std::int64_t row, float* dst) {
-  switch (hd) {
-    case 64:
-      return rows_from_f16_of<64>(src, stride, n, hd, row, dst);
-    case 128:
-      return rows_from_f16_of<128>(src, stride, n, hd, row, dst);
-    default:
-      return rows_from_f16_of<0>(src, stride, n, hd, row, dst);
-  }
+  with_length(hd, [&](auto len) { rows_from_f16_of<len()>(src, stride, n, hd, row, dst); });
 }
 
 // The fp16 scales of one vector as floats, 8 at a time: count <= kMaxScales scales, of which
@@ -382,23 +383,18 @@ bool int4_rows_for(KvSide side, std::int64_t hd, std::int64_t row, const std::ui
                    std::int64_t scales_stride, std::int64_t n, float* out, float* key_terms) {
   const bool k4 = side == KvSide::K;
   if (row != hd || kv_group_size(side, KvDtype::Int4, hd) != (k4 ? 16 : 32)) return false;
-  if (hd == 64) {
-    if (k4) {
-      int4_rows<true, 64>(data, data_stride, scales, scales_stride, n, out, key_terms);
+  return with_length(hd, [&](auto len) {
+    if constexpr (len() == 0) {
+      return false;
     } else {
-      int4_rows<false, 64>(data, data_stride, scales, scales_stride, n, out, key_terms);
+      if (k4) {
+        int4_rows<true, len()>(data, data_stride, scales, scales_stride, n, out, key_terms);
+      } else {
+        int4_rows<false, len()>(data, data_stride, scales, scales_stride, n, out, key_terms);
+      }
+      return true;
     }
-    return true;
-  }
-  if (hd == 128) {
-    if (k4) {
-      int4_rows<true, 128>(data, data_stride, scales, scales_stride, n, out, key_terms);
-    } else {
-      int4_rows<false, 128>(data, data_stride, scales, scales_stride, n, out, key_terms);
-    }
-    return true;
-  }
-  return false;
+  });
 }
 
 // Int8 rows of the common head sizes (kHd 64 or 128; row == kHd; groups of 32, either side):
@@ -424,15 +420,14 @@ bool int8_rows_for(KvSide side, std::int64_t hd, std::int64_t row, const std::ui
                    std::int64_t data_stride, const std::uint16_t* scales,
                    std::int64_t scales_stride, std::int64_t n, float* out) {
   if (row != hd || kv_group_size(side, KvDtype::Int8, hd) != 32) return false;
-  if (hd == 64) {
-    int8_rows<64>(data, data_stride, scales, scales_stride, n, out);
-    return true;
-  }
-  if (hd == 128) {
-    int8_rows<128>(data, data_stride, scales, scales_stride, n, out);
-    return true;
-  }
-  return false;
+  return with_length(hd, [&](auto len) {
+    if constexpr (len() == 0) {
+      return false;
+    } else {
+      int8_rows<len()>(data, data_stride, scales, scales_stride, n, out);
+      return true;
+    }
+  });
 }
 
 // An offset-int4 key's row of KeyTerms::key: its scales as floats, zero padded to `width`.
