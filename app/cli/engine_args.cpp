@@ -15,7 +15,7 @@ void declare_engine_options(ArgParser& p) {
   p.option({"--block-size"}, "KV cache block size in tokens (default 16)");
   p.option({"--kv-exact-tail"},
            "int8/int4 cache: blocks at the end of each sequence also kept in fp16 and read "
-           "exactly (CPU backend; default 2 there, 0: off)");
+           "exactly (default 2 on the CPU backend, 0 on CUDA; 0: off)");
   p.option({"--backend"}, "auto, cpu or cuda (default auto)");
   p.option({"--kv-budget"}, "bytes for the KV cache pool, e.g. 512MiB (default: 4 full contexts)");
   p.option({"--memory"}, "device memory to plan within, e.g. 16GiB (a simulated GPU on the CPU)");

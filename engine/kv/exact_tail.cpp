@@ -1,23 +1,23 @@
 #include "kv/exact_tail.h"
 
 #include <algorithm>
-#include <utility>
 
 #include "util/error.h"
 
 namespace kvscope {
 
 ExactTail::ExactTail(std::int64_t n_pool_blocks, std::int64_t n_shadows, std::int64_t tail_blocks,
-                     const KvBlockLayout& layout)
+                     const KvBlockLayout& layout, bool host_bytes)
     : tail_blocks_(tail_blocks),
+      n_shadows_(n_shadows),
       layout_(KvBlockLayout::make(KvDtype::F16, KvDtype::F16, layout.n_layers, layout.n_kv_heads,
                                   layout.head_dim, layout.block_size)),
-      storage_(n_shadows, layout_.block_bytes()),
       shadow_of_(static_cast<std::size_t>(n_pool_blocks), -1) {
   if (tail_blocks < 1 || n_shadows < 1) {
     throw_error<UsageError>("exact tail: {} blocks with {} shadows (both must be >= 1)",
                             tail_blocks, n_shadows);
   }
+  if (host_bytes) storage_.emplace(n_shadows, layout_.block_bytes());
   free_.resize(static_cast<std::size_t>(n_shadows));
   // popped from the back: shadow 0 first, so a short run touches the first pages only
   for (std::int64_t i = 0; i < n_shadows; ++i) {
@@ -33,30 +33,30 @@ std::int32_t ExactTail::shadow_index(BlockId block) const {
   return shadow_of_[static_cast<std::size_t>(block)];
 }
 
-std::int32_t& ExactTail::shadow_index(BlockId block) {
-  (void)std::as_const(*this).shadow_index(block);  // range check
+std::int32_t& ExactTail::shadow_slot(BlockId block) {
+  (void)shadow_index(block);  // range check
   return shadow_of_[static_cast<std::size_t>(block)];
 }
 
 const std::uint8_t* ExactTail::shadow(BlockId block) const {
   const std::int32_t s = shadow_index(block);
-  return s < 0 ? nullptr : storage_.block(s);
+  return s < 0 || !storage_ ? nullptr : storage_->block(s);
 }
 
 std::uint8_t* ExactTail::shadow(BlockId block) {
   const std::int32_t s = shadow_index(block);
-  return s < 0 ? nullptr : storage_.block(s);
+  return s < 0 || !storage_ ? nullptr : storage_->block(s);
 }
 
 void ExactTail::attach(BlockId block) {
-  std::int32_t& s = shadow_index(block);
+  std::int32_t& s = shadow_slot(block);
   if (s >= 0 || free_.empty()) return;
   s = free_.back();
   free_.pop_back();
 }
 
 void ExactTail::detach(BlockId block) {
-  std::int32_t& s = shadow_index(block);
+  std::int32_t& s = shadow_slot(block);
   if (s < 0) return;
   free_.push_back(s);
   s = -1;
@@ -67,7 +67,7 @@ void ExactTail::copy(BlockId src, BlockId dst) {
   if (from < 0) return;
   attach(dst);
   const std::int32_t to = shadow_index(dst);
-  if (to >= 0) storage_.copy_block(from, to);
+  if (to >= 0 && storage_) storage_->copy_block(from, to);
 }
 
 void ExactTail::trim(const BlockTable& table, std::int64_t next_pos) {

@@ -7,7 +7,8 @@
 // copy-on-write, sliding windows and the pool's bytes work as before; a pool block may
 // also carry an fp16 copy (a "shadow") from a small fixed set:
 //   shadows    [n_shadows][f16 block bytes], each laid out by layout(): the group's shape
-//              with F16 K and V
+//              with F16 K and V; held here (host_bytes) or by a device backend, which
+//              follows the same shadow indices (shadow_index)
 //   shadow_of  [n_pool_blocks] each pool block's shadow, or -1
 // A query at position p reads block b from its shadow when reads_exact(b, p) and the block
 // has one, else from the quantized block. A block gets a shadow when a sequence appends it
@@ -17,6 +18,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "kv/block_table.h"
@@ -28,13 +30,14 @@ namespace kvscope {
 
 class ExactTail {
  public:
-  // layout: the group's quantized layout (its shape is reused with F16 sides).
+  // layout: the group's quantized layout (its shape is reused with F16 sides). host_bytes:
+  // the shadows' bytes live here (false: only the bookkeeping; a device holds the bytes).
   ExactTail(std::int64_t n_pool_blocks, std::int64_t n_shadows, std::int64_t tail_blocks,
-            const KvBlockLayout& layout);
+            const KvBlockLayout& layout, bool host_bytes = true);
 
   std::int64_t tail_blocks() const { return tail_blocks_; }
   const KvBlockLayout& layout() const { return layout_; }
-  std::int64_t n_shadows() const { return storage_.n_blocks(); }
+  std::int64_t n_shadows() const { return n_shadows_; }
   std::int64_t n_free() const { return static_cast<std::int64_t>(free_.size()); }
 
   // Whether a query at query_pos reads logical block `block` exactly (when it has a shadow).
@@ -42,9 +45,13 @@ class ExactTail {
     return block > query_pos / layout_.block_size - tail_blocks_;
   }
 
-  // The block's fp16 copy, or nullptr.
+  // The block's shadow index in [0, n_shadows), or -1 when it has none.
+  std::int32_t shadow_index(BlockId block) const;
+  // The block's fp16 copy, or nullptr (also when the bytes are not held here).
   const std::uint8_t* shadow(BlockId block) const;
   std::uint8_t* shadow(BlockId block);
+  // All shadows' bytes [n_shadows][layout().block_bytes()], or nullptr when not held here.
+  const std::uint8_t* shadow_bytes() const { return storage_ ? storage_->block(0) : nullptr; }
 
   // Gives a block a shadow if one is free and it has none.
   void attach(BlockId block);
@@ -56,12 +63,12 @@ class ExactTail {
   void trim(const BlockTable& table, std::int64_t next_pos);
 
  private:
-  std::int32_t& shadow_index(BlockId block);
-  std::int32_t shadow_index(BlockId block) const;
+  std::int32_t& shadow_slot(BlockId block);
 
   std::int64_t tail_blocks_;
+  std::int64_t n_shadows_;
   KvBlockLayout layout_;
-  KvStorage storage_;
+  std::optional<KvStorage> storage_;     // [n_shadows][f16 block bytes] when host_bytes
   std::vector<std::int32_t> shadow_of_;  // [n_pool_blocks] shadow index or -1
   std::vector<std::int32_t> free_;       // free shadow indices, popped from the back
 };

@@ -59,10 +59,6 @@ void validate(const KvCacheConfig& config) {
         "KV cache config: exact tail of {} blocks with {} fp16 copies (both > 0, or both 0)",
         config.exact_tail_blocks, config.exact_tail_shadows);
   }
-  if (config.exact_tail_blocks > 0 && !config.host_storage) {
-    throw_error<UsageError>(
-        "KV cache config: an exact tail needs host storage (the CUDA kernels do not read one)");
-  }
 }
 
 bool kv_group_has_exact_tail(const KvCacheConfig& config, std::size_t group) {

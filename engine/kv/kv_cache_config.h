@@ -45,7 +45,7 @@ struct KvCacheConfig {
   // Exact tail (exact_tail.h), for groups whose K or V is quantized: a query reads the newest
   // exact_tail_blocks blocks of its sequence (its own and those before it) from fp16 copies,
   // of which each such group has exact_tail_shadows. 0 and 0: off. The copies' bytes come out
-  // of budget_bytes (kv_exact_tail_bytes). Needs host_storage: the CUDA kernels do not read it.
+  // of budget_bytes (kv_exact_tail_bytes); without host_storage the device holds them.
   std::int64_t exact_tail_blocks = 0;
   std::int64_t exact_tail_shadows = 0;
 };

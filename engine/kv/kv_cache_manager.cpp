@@ -29,7 +29,8 @@ KvCacheManager::KvCacheManager(KvCacheConfig config)
                 std::nullopt};
     if (config_.host_storage) group.storage.emplace(n_blocks, layout.block_bytes());
     if (kv_group_has_exact_tail(config_, g)) {
-      group.tail.emplace(n_blocks, config_.exact_tail_shadows, config_.exact_tail_blocks, layout);
+      group.tail.emplace(n_blocks, config_.exact_tail_shadows, config_.exact_tail_blocks, layout,
+                         config_.host_storage);
     }
     groups_.push_back(std::move(group));
     const std::vector<std::int64_t>& layers = config_.groups[g].layers;
@@ -182,8 +183,13 @@ void KvCacheManager::grow_group(BlockTable& t, std::int64_t group, std::int64_t 
     const BlockId src = t.tail();
     const BlockId dst = g.pool.allocate();
     if (g.storage) g.storage->copy_block(src, dst);
-    if (g.tail) g.tail->copy(src, dst);
-    if (copies) copies->push_back({group, src, dst});
+    BlockCopy copy{group, src, dst};
+    if (g.tail) {
+      g.tail->copy(src, dst);
+      copy.src_shadow = g.tail->shadow_index(src);
+      copy.dst_shadow = g.tail->shadow_index(dst);
+    }
+    if (copies) copies->push_back(copy);
     release_block(g, src);
     t.replace_tail(dst);
   }

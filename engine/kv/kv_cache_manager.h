@@ -63,11 +63,14 @@
 namespace kvscope {
 
 // A block copy the manager decided on (copy-on-write). With host storage it has been done
-// on the host already; a device backend must do it in device memory before the next step.
+// on the host already; a device backend must do it in device memory before the next step,
+// and copy the exact tail's fp16 copy too when both blocks have one (exact_tail.h).
 struct BlockCopy {
   std::int64_t group = 0;
   BlockId src = kNoBlock;
   BlockId dst = kNoBlock;
+  std::int32_t src_shadow = -1;  // the blocks' exact-tail shadow indices, or -1
+  std::int32_t dst_shadow = -1;
 };
 
 struct KvSlot {

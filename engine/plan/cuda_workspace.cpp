@@ -81,7 +81,8 @@ std::int64_t cuda_gemm_slab_bytes(std::int64_t rows, std::int64_t cols,
 }
 
 std::int64_t cuda_step_table_ints(const CudaStepShape& s) {
-  return 2 * s.n_tokens + s.n_rows + s.n_groups * (2 * s.n_tokens + s.blocks_capacity);
+  return 2 * s.n_tokens + s.n_rows + s.n_groups * (2 * s.n_tokens + s.blocks_capacity) +
+         s.n_tail_groups * s.blocks_capacity;
 }
 
 std::vector<CudaBuffer> cuda_step_buffers(const ModelSpec& spec, const CudaWorkspaceOptions& o,
@@ -132,6 +133,7 @@ std::vector<CudaBuffer> cuda_workspace_buffers(const ModelSpec& spec, const Cuda
   const std::int64_t positions = r.max_positions > 0 ? r.max_positions : spec.context_length;
   CudaStepShape shape;
   shape.n_groups = r.n_groups;
+  shape.n_tail_groups = r.n_tail_groups;
   const std::int64_t per_seq = ceil_div(positions, std::max<std::int64_t>(r.block_size, 1));
   const std::int64_t most_blocks = std::max(kMinBlocksCapacity, r.max_sequences * per_seq);
   shape.blocks_capacity =

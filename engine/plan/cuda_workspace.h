@@ -58,6 +58,7 @@ struct CudaStepShape {
   int n_splits = 1;                   // attention splits the partials hold room for
   std::int64_t n_groups = 1;          // KV layer groups
   std::int64_t blocks_capacity = 16;  // ints each group's block tables take (step_plan.h)
+  std::int64_t n_tail_groups = 0;     // groups with an exact tail: a shadow section each
 };
 
 struct CudaBuffer {
@@ -73,7 +74,8 @@ struct CudaBuffer {
 std::vector<CudaBuffer> cuda_step_buffers(const ModelSpec& spec, const CudaWorkspaceOptions& o,
                                           const CudaStepShape& shape);
 // Ints of a step's packed tables (step_plan.h): tokens, positions, logit rows, then per
-// group first, table start and its block tables padded to blocks_capacity.
+// group first, table start and its block tables padded to blocks_capacity, and as many
+// exact-tail shadow indices for each group that keeps an exact tail.
 std::int64_t cuda_step_table_ints(const CudaStepShape& shape);
 
 // The buffers every step shares: RoPE cos and sin tables [max_positions][rope_dim / 2] f32,
@@ -94,6 +96,7 @@ struct CudaWorkspaceRequest {
   std::int64_t max_positions = 0;  // 0: the model's context length
   std::int64_t block_size = 16;
   std::int64_t n_groups = 1;
+  std::int64_t n_tail_groups = 0;  // of them, those keeping an exact tail (kv/exact_tail.h)
 };
 std::vector<CudaBuffer> cuda_workspace_buffers(const ModelSpec& spec, const CudaWorkspaceOptions& o,
                                                const CudaWorkspaceRequest& r);

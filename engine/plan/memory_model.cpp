@@ -69,6 +69,9 @@ std::vector<CudaBuffer> cuda_plan_buffers(const ModelSpec& spec, std::int64_t ba
   r.max_positions = kv.max_context > 0 ? kv.max_context : spec.context_length;
   r.block_size = kv.block_size;
   r.n_groups = std::max<std::int64_t>(1, static_cast<std::int64_t>(kv.groups.size()));
+  for (std::size_t g = 0; g < kv.groups.size(); ++g) {
+    if (kv_group_has_exact_tail(kv, g)) ++r.n_tail_groups;
+  }
   return cuda_workspace_buffers(spec, cuda, r);
 }
 
@@ -120,12 +123,16 @@ PlanRequest make_plan_request(const ModelSpec& spec, WeightFootprint weights, Kv
 
 namespace {
 
-// r.kv with the exact tail the engine would give it under a KV budget of kv_budget bytes
-// (PlanRequest::exact_tail_blocks).
+// The exact tail's blocks the engine gives r's cache (PlanRequest::exact_tail_blocks).
+std::int64_t tail_as_built(const PlanRequest& r) {
+  if (r.exact_tail_blocks >= 0) return r.exact_tail_blocks;
+  return r.backend == PlanBackend::Cpu ? kDefaultExactTailBlocks : 0;
+}
+
+// r.kv with the exact tail the engine would give it under a KV budget of kv_budget bytes.
 KvCacheConfig cache_as_built(const PlanRequest& r, std::int64_t kv_budget) {
   KvCacheConfig kv = r.kv;
-  std::int64_t tail = r.exact_tail_blocks;
-  if (tail < 0) tail = r.backend == PlanBackend::Cpu ? kDefaultExactTailBlocks : 0;
+  const std::int64_t tail = tail_as_built(r);
   if (tail == 0) return kv;
   kv.budget_bytes = std::max<std::int64_t>(0, kv_budget);
   kv.n_blocks = 0;
@@ -140,7 +147,10 @@ MemoryPlan plan_memory(const PlanRequest& r) {
   validate_request(r);
   MemoryPlan p;
   p.weights = r.weights;
-  p.workspace = workspace_for(r.spec, r.batch, r.prefill_chunk, r.backend, r.kv, r.cuda);
+  // the workspace's step tables hold the exact tail's shadow indices (cuda_step_table_ints)
+  KvCacheConfig tables_kv = r.kv;
+  if (tail_as_built(r) > 0) tables_kv.exact_tail_blocks = tail_as_built(r);
+  p.workspace = workspace_for(r.spec, r.batch, r.prefill_chunk, r.backend, tables_kv, r.cuda);
   p.kv_bytes_per_token = kv_bytes_per_token(r.kv);
   p.kv_block_set_bytes = kv_block_set_bytes(r.kv);
 

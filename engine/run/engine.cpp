@@ -118,17 +118,13 @@ KvCacheConfig Engine::make_kv_config() const {
   return c;
 }
 
-// The exact tail (kv/exact_tail.h): on by default where the backend reads the copies (the
-// CPU's), sized by the rule the planner uses too (plan/exact_tail_rule.h).
+// The exact tail (kv/exact_tail.h): on by default on the CPU backend (host storage), on
+// CUDA only when asked (its fast decode kernel does not read the copies), sized by the rule
+// the planner uses too (plan/exact_tail_rule.h).
 void Engine::set_exact_tail(KvCacheConfig& c) const {
   std::int64_t tail = options_.kv_exact_tail_blocks;
   if (tail < -1) throw_error<UsageError>("exact KV tail of {} blocks (0: off, -1: default)", tail);
   if (tail == -1) tail = c.host_storage ? kDefaultExactTailBlocks : 0;
-  if (tail > 0 && !c.host_storage) {
-    throw_error<UsageError>(
-        "an exact KV tail is read by the CPU backend only; the {} backend does not read one yet",
-        backend_->name());
-  }
   const std::int64_t sequences =
       std::clamp<std::int64_t>(options_.default_sequences, 1, options_.scheduler.max_running);
   apply_exact_tail(c, tail, sequences, options_.scheduler.max_batch_tokens);

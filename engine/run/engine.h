@@ -47,9 +47,9 @@ struct EngineOptions {
   std::int64_t block_size = 16;
   // Quantized layer groups: a query reads the newest kv_exact_tail_blocks blocks of its
   // sequence from fp16 copies (kv/exact_tail.h; 0: off). -1: kDefaultExactTailBlocks
-  // (plan/exact_tail_rule.h) where the backend reads the copies (the CPU's), else off; on
-  // SmolLM2 an int4 cache's perplexity cost goes from +3.0% to +0.4% with 2 blocks, +0.9%
-  // with 1. A tail asked of a backend that does not read one is a UsageError.
+  // (plan/exact_tail_rule.h) on the CPU backend, off on CUDA, whose fast decode kernel does
+  // not read the copies (asked for, CUDA reads them through its generic kernel); on SmolLM2
+  // an int4 cache's perplexity cost goes from +3.0% to +0.4% with 2 blocks, +0.9% with 1.
   std::int64_t kv_exact_tail_blocks = -1;
   std::int64_t context_length = 0;  // 0: the model's, at most kDefaultMaxContext
   // KV pool size. kv_budget_bytes > 0 sets it directly; else memory_budget_bytes (a device

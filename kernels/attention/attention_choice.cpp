@@ -51,7 +51,7 @@ std::size_t device_shared_memory_limit() {
 }
 
 AttentionChoice attention_choice(const KvLayerLayout& layout, int n_heads, std::size_t smem_limit,
-                                 bool generic_forced) {
+                                 bool generic_forced, bool exact_tail) {
   // Addresses as cudaMalloc gives them: only their alignment is looked at.
   alignas(256) static float placeholder[64];
   AttentionArgs args;
@@ -59,6 +59,7 @@ AttentionChoice attention_choice(const KvLayerLayout& layout, int n_heads, std::
   args.n_heads = n_heads;
   args.layout = layout;
   args.tables.pool = reinterpret_cast<std::uint8_t*>(placeholder);
+  if (exact_tail) args.tables.tail.shadows = reinterpret_cast<const int*>(placeholder);
   AttentionChoice c;
   const int group = layout.n_kv_heads > 0 ? n_heads / layout.n_kv_heads : 0;
   c.tiling = generic_attention_tiling(group, layout.head_dim, layout.block_size, smem_limit);

@@ -146,8 +146,25 @@ __device__ void add_error(const KvLayerLayout& L, bool is_v, const float* x,
   }
 }
 
-// grid: (n_tokens, n_kv_heads); warp 0 writes K, warp 1 writes V, each then measures its
-// vector's error when `errors` is set.
+// The warp's vector x, in fp16, into the exact-tail copy of token t's block when it has one
+// (kv/exact_tail.h; the CPU's write_token writes the copy with kv_write_slot as well).
+__device__ void write_exact_copy(const KvStepTables& tab, int t, int head, bool is_v,
+                                 const float* x) {
+  const KvTailTables& tail = tab.tail;
+  if (tail.shadows == nullptr) return;
+  const KvLayerLayout& S = tail.layout;
+  const int pos = tab.pos[t];
+  const int shadow = tail.shadows[tab.table_start[t] + pos / S.block_size];
+  if (shadow < 0) return;
+  const std::int64_t vec = static_cast<std::int64_t>(head) * S.block_size + pos % S.block_size;
+  const std::int64_t stride = is_v ? S.v_stride : S.k_stride;
+  std::uint8_t* data = tail.pool + static_cast<std::int64_t>(shadow) * S.block_bytes +
+                       (is_v ? S.v_data : S.k_data) + vec * stride;
+  quantize_vector(KvDtype::F16, x, S.head_dim, data, nullptr, stride);
+}
+
+// grid: (n_tokens, n_kv_heads); warp 0 writes K, warp 1 writes V (and their exact-tail
+// copy), each then measures its vector's error when `errors` is set.
 __global__ void kv_append_kernel(KvLayerLayout L, KvStepTables tab, const float* k, const float* v,
                                  KvErrorSums* errors) {
   const int t = blockIdx.x, head = blockIdx.y;
@@ -168,6 +185,7 @@ __global__ void kv_append_kernel(KvLayerLayout L, KvStepTables tab, const float*
   } else {
     quantize_vector(dtype, x, L.head_dim, data, scales, stride);
   }
+  write_exact_copy(tab, t, head, is_v, x);
   if (errors == nullptr) return;  // uniform over the CTA
   __syncwarp();  // the vector's bytes, written by every lane, are visible to the whole warp
   add_error(L, is_v, x, data, scales, offsets, errors);

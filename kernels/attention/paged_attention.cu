@@ -4,6 +4,8 @@
 // (KVSCOPE_ATTENTION_KERNEL=generic forces it).
 //
 // The generic kernel:
+// It also reads a group's exact tail (kv/exact_tail.h): a block the token reads exactly and
+// that has an fp16 copy is read from the copy, through the copy's layout.
 // CTA (kv_head x head tile, token, split): the query heads that share kv_head are served
 // together, a tile of them per CTA (all of them unless their shared memory would pass the
 // device's limit: generic_attention_tiling), so every K and V byte of the token's visible
@@ -151,14 +153,22 @@ __global__ void attention_kernel(AttentionArgs a, int tile_heads, int n_tiles, c
   const int per = (pos - first + a.n_splits) / a.n_splits;          // ceil(n_keys / n_splits)
   const int lo = first + split * per, hi = min(lo + per, pos + 1);  // keys [lo, hi)
   const int* table = a.tables.blocks + a.tables.table_start[t];
+  const KvTailTables& tail = a.tables.tail;
   for (int b = lo / bs; lo < hi && b <= (hi - 1) / bs; ++b) {
-    const std::uint8_t* base = a.tables.pool + static_cast<std::int64_t>(table[b]) * L.block_bytes;
+    // the block's exact-tail copy when it has one and the token reads it exactly
+    const int shadow = tail.shadows != nullptr && b > pos / bs - tail.tail_blocks
+                           ? tail.shadows[a.tables.table_start[t] + b]
+                           : -1;
+    const KvLayerLayout& BL = shadow >= 0 ? tail.layout : L;
+    const std::uint8_t* base =
+        shadow >= 0 ? tail.pool + static_cast<std::int64_t>(shadow) * BL.block_bytes
+                    : a.tables.pool + static_cast<std::int64_t>(table[b]) * L.block_bytes;
     const int s0 = max(lo, b * bs) - b * bs, s1 = min(hi - 1, b * bs + bs - 1) - b * bs;
-    block_scores(L, base, kv_head, s0, s1, heads, s);
+    block_scores(BL, base, kv_head, s0, s1, heads, s);
     __syncthreads();
     block_softmax(bs, s0, s1, heads, s);
     __syncthreads();
-    block_values(L, base, kv_head, s0, s1, heads, s);
+    block_values(BL, base, kv_head, s0, s1, heads, s);
     __syncthreads();
   }
 

@@ -60,8 +60,9 @@ struct AttentionChoice {
   std::string why_generic;        // "" for the fast kernel; KVSCOPE_ATTENTION_KERNEL or the layout
   GenericAttentionTiling tiling;  // the generic kernel's (also when the fast one runs)
 };
+// exact_tail: the group keeps an exact tail (kv/exact_tail.h), which the generic kernel reads.
 AttentionChoice attention_choice(const KvLayerLayout& layout, int n_heads, std::size_t smem_limit,
-                                 bool generic_forced = false);
+                                 bool generic_forced = false, bool exact_tail = false);
 // One line for `bench` and `devices`: "fast kernel" or "generic kernel (head_dim is not 64, 96,
 // 128 or 256), 16 query heads per CTA in 2 tiles, 35.0 KiB shared memory of 99.0 KiB".
 std::string describe_attention_choice(const AttentionChoice& choice, std::size_t smem_limit);

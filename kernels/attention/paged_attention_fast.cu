@@ -76,6 +76,7 @@ const char* fast_attention_unsupported(const AttentionArgs& a, const float* q) {
     return "the query heads are not a multiple of the KV heads";
   }
   if (a.n_splits < 1 || a.n_splits > kMaxFastSplits) return "not 1 to 4096 splits";
+  if (a.tables.tail.shadows != nullptr) return "the exact tail's fp16 copies are read";
   const int groups = (hd + 31) / 32;     // symmetric formats: 32 values per group
   const int k4_groups = (hd + 15) / 16;  // offset-int4 keys: 16 (kv_k4_group_size)
   const int k_scales =

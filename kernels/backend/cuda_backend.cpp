@@ -103,7 +103,7 @@ std::string CudaBackend::State::attention_line(const KvCacheManager& kv, std::in
   for (std::int64_t l = 0; l < kv.layout(g).n_layers; ++l) {
     const AttentionChoice c =
         attention_choice(kv_layer_layout(kv.layout(g), l), static_cast<int>(spec.n_heads), limit,
-                         attention_generic_forced());
+                         attention_generic_forced(), kv.exact_tail(g) != nullptr);
     std::string text = describe_attention_choice(c, limit);
     auto it = std::find_if(choices.begin(), choices.end(),
                            [&](const auto& ch) { return ch.first == text; });
@@ -125,6 +125,8 @@ bool CudaBackend::State::ensure_kv_pools(const KvCacheManager& kv) {
   const auto n_groups = static_cast<std::size_t>(kv.n_groups());
   kv_pools.resize(n_groups);
   kv_block_bytes.resize(n_groups);
+  kv_shadows.resize(n_groups);
+  kv_shadow_block_bytes.resize(n_groups);
   for (std::size_t g = 0; g < n_groups; ++g) {
     const auto gi = static_cast<std::int64_t>(g);
     const std::int64_t bb = kv.layout(gi).block_bytes();
@@ -135,6 +137,16 @@ bool CudaBackend::State::ensure_kv_pools(const KvCacheManager& kv) {
       changed = true;
     }
     kv_block_bytes[g] = bb;
+    const ExactTail* tail = kv.exact_tail(gi);
+    kv_shadow_block_bytes[g] = tail ? tail->layout().block_bytes() : 0;
+    const auto copy_bytes =
+        static_cast<std::size_t>(tail ? tail->n_shadows() * kv_shadow_block_bytes[g] : 0);
+    if (copy_bytes > 0 && kv_shadows[g].size() != copy_bytes) {
+      kv_shadows[g] =
+          DeviceBuffer(alloc, copy_bytes, DeviceMemoryCategory::KvPool, "KV exact-tail copies");
+      kv_shadows[g].fill_zero();
+      changed = true;
+    }
   }
   if (changed || attention_lines.size() != n_groups) {
     attention_lines.clear();
@@ -207,6 +219,9 @@ int CudaBackend::State::prepare_step(const StepPlan& plan, const KvCacheManager&
   shape.n_splits = room;
   shape.n_groups = kv.n_groups();
   shape.blocks_capacity = plan.blocks_capacity;
+  for (std::int64_t g = 0; g < kv.n_groups(); ++g) {
+    if (kv.exact_tail(g) != nullptr) ++shape.n_tail_groups;
+  }
   ensure_workspace(shape);
   const std::size_t bytes = plan.ints.size() * sizeof(int);
   if (ints.size() < bytes) {
@@ -227,7 +242,7 @@ StepGraphKey CudaBackend::State::step_key(const StepPlan& plan, const KvCacheMan
   key.add(plan.tokens_at).add(plan.pos_at).add(plan.rows_at);
   for (std::size_t g = 0; g < plan.first_at.size(); ++g) {
     key.add(plan.first_at[g]).add(plan.table_start_at[g]).add(plan.blocks_at[g]);
-    key.add(kv_pools[g].get());
+    key.add(kv_pools[g].get()).add(plan.shadows_at[g]).add(kv_shadows[g].get());
   }
   for (const DeviceBuffer* b : {&x, &xb, &qkv, &att, &gate_up, &last, &logits, &partial, &ints,
                                 &rope_cos, &rope_sin, &error_sums, &xq, &xq_scales}) {
@@ -238,6 +253,10 @@ StepGraphKey CudaBackend::State::step_key(const StepPlan& plan, const KvCacheMan
     const std::int64_t g = kv.group_of_layer(layer);
     key.add(g);
     add_layout(key, kv_layer_layout(kv.layout(g), kv.layer_in_group(layer)));
+    if (const ExactTail* tail = kv.exact_tail(g)) {
+      key.add(tail->tail_blocks());
+      add_layout(key, kv_layer_layout(tail->layout(), kv.layer_in_group(layer)));
+    }
   }
   return key;
 }
@@ -371,6 +390,13 @@ void CudaBackend::copy_blocks(std::span<const BlockCopy> copies) {
           KVSCOPE_CUDA_CHECK(cudaMemcpyAsync(base + c.dst * bb, base + c.src * bb,
                                              static_cast<std::size_t>(bb), cudaMemcpyDeviceToDevice,
                                              s.stream));
+          // the exact tail's fp16 copy goes with the block (ExactTail::copy on the host)
+          if (!s.kv_shadows[g].get() || c.src_shadow < 0 || c.dst_shadow < 0) continue;
+          const std::int64_t cb = s.kv_shadow_block_bytes[g];
+          auto* copies_base = s.kv_shadows[g].as<std::uint8_t>();
+          KVSCOPE_CUDA_CHECK(
+              cudaMemcpyAsync(copies_base + c.dst_shadow * cb, copies_base + c.src_shadow * cb,
+                              static_cast<std::size_t>(cb), cudaMemcpyDeviceToDevice, s.stream));
         }
       },
       last_launch);
@@ -397,6 +423,7 @@ MemoryInfo CudaBackend::memory_info(const KvCacheManager& kv) const {
       info.kv_pool +=
           static_cast<std::uint64_t>(kv.pool(g).n_blocks() * kv.layout(g).block_bytes());
     }
+    info.kv_pool += static_cast<std::uint64_t>(kv_exact_tail_bytes(kv.config()));
     info.free = info.free > info.kv_pool ? info.free - info.kv_pool : 0;
   }
   return info;

@@ -118,6 +118,12 @@ void CudaBackend::State::attention_block(std::int64_t layer, const StepPlan& pla
   tables.table_start = at(ints, plan.table_start_at[gi]);
   tables.blocks = at(ints, plan.blocks_at[gi]);
   tables.pool = kv_pools[gi].as<std::uint8_t>();
+  if (const ExactTail* tail = kv.exact_tail(g)) {
+    tables.tail.shadows = at(ints, plan.shadows_at[gi]);
+    tables.tail.pool = kv_shadows[gi].as<std::uint8_t>();
+    tables.tail.layout = kv_layer_layout(tail->layout(), kv.layer_in_group(layer));
+    tables.tail.tail_blocks = static_cast<int>(tail->tail_blocks());
+  }
   const KvLayerLayout layout = kv_layer_layout(kv.layout(g), kv.layer_in_group(layer));
   launch_kv_append(layout, tables, k, v, T, stream, error_sums.as<KvErrorSums>() + layer);
 

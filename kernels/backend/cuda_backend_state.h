@@ -48,8 +48,12 @@ struct CudaBackend::State {
 
   std::vector<cuda::DeviceBuffer> kv_pools;  // [n_groups] [n_blocks][block_bytes]
   std::vector<std::int64_t> kv_block_bytes;  // [n_groups]
-  std::vector<std::string> attention_lines;  // [n_groups] attention_report()
-  cuda::DeviceBuffer rope_cos, rope_sin;     // [max_positions][rope_dim / 2]
+  // [n_groups] the exact tail's fp16 copies (kv/exact_tail.h), [n_shadows][copy block_bytes];
+  // empty for a group that keeps none
+  std::vector<cuda::DeviceBuffer> kv_shadows;
+  std::vector<std::int64_t> kv_shadow_block_bytes;  // [n_groups] bytes of one copy (0: none)
+  std::vector<std::string> attention_lines;         // [n_groups] attention_report()
+  cuda::DeviceBuffer rope_cos, rope_sin;            // [max_positions][rope_dim / 2]
   std::int64_t rope_positions = 0;
 
   // Activations of one step, grown to the largest step seen. qkv holds q [T][q_dim], then

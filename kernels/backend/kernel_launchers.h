@@ -84,6 +84,17 @@ struct KvLayerLayout {
 
 KvLayerLayout kv_layer_layout(const KvBlockLayout& layout, std::int64_t layer_in_group);
 
+// A layer group's exact tail (kv/exact_tail.h) on the device: fp16 copies of the newest
+// blocks. A token at pos reads its table's entry b from copy shadows[b] (laid out by
+// `layout`, F16 K and V) when that is >= 0 and b > pos / block_size - tail_blocks; kv_append
+// writes a token into its block's copy too. shadows == nullptr: the group keeps none.
+struct KvTailTables {
+  const int* shadows = nullptr;  // parallel to KvStepTables::blocks: shadow index or -1
+  std::uint8_t* pool = nullptr;  // [n_shadows][layout.block_bytes]
+  KvLayerLayout layout;
+  int tail_blocks = 0;
+};
+
 // Where each token of a step reads and writes its layer group's KV.
 struct KvStepTables {
   const int* pos = nullptr;          // [n_tokens] position of each token
@@ -91,6 +102,7 @@ struct KvStepTables {
   const int* table_start = nullptr;  // [n_tokens] offset of the token's sequence in `blocks`
   const int* blocks = nullptr;       // the sequences' block tables, concatenated
   std::uint8_t* pool = nullptr;      // [n_blocks][block_bytes]
+  KvTailTables tail;
 };
 
 // --- Launchers -------------------------------------------------------------------------
@@ -169,7 +181,8 @@ struct KvErrorSums {
 
 // Quantizes each token's K and V ([n_tokens][n_kv_heads][head_dim]) into its slot of the
 // paged pool, producing exactly the bytes the CPU writes (kv_slot_writer.h: data, padding,
-// scales, and for Int4 K the offsets a block's slot-0 token sets). The tokens of one call
+// scales, and for Int4 K the offsets a block's slot-0 token sets), and into its block's
+// exact-tail copy in fp16 when the block has one (tables.tail). The tokens of one call
 // may include a block's slot 0 and later slots of the same block. With `errors` (device
 // memory), each vector is then read back through the element functions attention uses and
 // sum (x - stored)^2 and sum x^2 are added to *errors with atomic adds, as

@@ -39,9 +39,29 @@ std::int64_t blocks_capacity(std::span<const SequenceChunk> chunks, const KvCach
   return to_int(std::max(min_capacity, pow2), "block table capacity");
 }
 
+// Appends a group's shadow section when it keeps an exact tail: the shadow index of each
+// entry of its blocks section (-1: none, a dropped block, padding). The indices change as
+// sequences grow, the layout does not.
+void pack_shadows(std::span<const SequenceChunk> chunks, const KvCacheManager& kv, std::int64_t g,
+                  StepPlan& p) {
+  const ExactTail* tail = kv.exact_tail(g);
+  if (tail == nullptr) {
+    p.shadows_at.push_back(-1);
+    return;
+  }
+  p.shadows_at.push_back(static_cast<std::int64_t>(p.ints.size()));
+  for (const auto& c : chunks) {
+    for (const BlockId b : kv.block_table(c.seq, g).blocks()) {
+      p.ints.push_back(b == kNoBlock ? -1 : tail->shadow_index(b));
+    }
+  }
+  p.ints.resize(static_cast<std::size_t>(p.shadows_at.back() + p.blocks_capacity), -1);
+}
+
 // Appends one layer group's arrays: first visible key and table offset per token, then the
 // block tables of the chunks' sequences (kNoBlock where a window dropped a block; never read)
-// padded with kNoBlock to p.blocks_capacity, so the next group starts at a fixed offset.
+// padded with kNoBlock to p.blocks_capacity, so the next group starts at a fixed offset;
+// then its shadow section, if any.
 void pack_group(std::span<const SequenceChunk> chunks, const KvCacheManager& kv, std::int64_t g,
                 StepPlan& p) {
   p.first_at.push_back(static_cast<std::int64_t>(p.ints.size()));
@@ -66,6 +86,7 @@ void pack_group(std::span<const SequenceChunk> chunks, const KvCacheManager& kv,
     for (const BlockId b : kv.block_table(c.seq, g).blocks()) p.ints.push_back(b);
   }
   p.ints.resize(static_cast<std::size_t>(p.blocks_at.back() + p.blocks_capacity), kNoBlock);
+  pack_shadows(chunks, kv, g, p);
 }
 
 // Token ids, positions and logit rows: the first 2 * n_tokens + n_rows ints.

@@ -34,10 +34,13 @@ struct StepPlan {
   // Packed ints, offsets into it below:
   //   tokens [n_tokens], pos [n_tokens], logit_rows [n_rows] (token index of each row),
   //   then per layer group g: first [n_tokens], table_start [n_tokens],
-  //   blocks [blocks_capacity] (the chunks' tables concatenated, then kNoBlock).
+  //   blocks [blocks_capacity] (the chunks' tables concatenated, then kNoBlock),
+  //   and for a group with an exact tail (kv/exact_tail.h) shadows [blocks_capacity]: each
+  //   entry of blocks' exact-tail shadow index, or -1 (no copy, padding).
   std::vector<int> ints;
   std::int64_t tokens_at = 0, pos_at = 0, rows_at = 0;
   std::vector<std::int64_t> first_at, table_start_at, blocks_at;  // [n_groups]
+  std::vector<std::int64_t> shadows_at;  // [n_groups], -1 for a group without an exact tail
 };
 
 // A decode step: at least one chunk, each appending exactly one token. Their shape repeats

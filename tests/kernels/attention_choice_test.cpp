@@ -108,6 +108,19 @@ TEST(AttentionChoice, SupportedLayoutsRunTheFastKernelUnlessTheEnvironmentSaysGe
   }
 }
 
+// A group keeping an exact tail (kv/exact_tail.h) runs the generic kernel, which reads the
+// fp16 copies, and the line says why.
+TEST(AttentionChoice, AGroupWithAnExactTailRunsTheGenericKernel) {
+  for (const KvDtype d : {KvDtype::Int8, KvDtype::Int4}) {
+    const cuda::KvLayerLayout L = layout(d, d, 64, 2, 16);
+    EXPECT_EQ(cuda::attention_choice(L, 6, 99 * kKiB).kernel, AttentionKernel::Fast);
+    const auto c = cuda::attention_choice(L, 6, 99 * kKiB, false, /*exact_tail=*/true);
+    EXPECT_EQ(c.kernel, AttentionKernel::Generic);
+    const std::string line = cuda::describe_attention_choice(c, 99 * kKiB);
+    EXPECT_TRUE(line.starts_with("generic kernel (the exact tail's fp16 copies are read)")) << line;
+  }
+}
+
 TEST(AttentionChoice, AGroupOverTheLimitIsTiledAndOneThatCannotFitSaysSo) {
   const cuda::KvLayerLayout L = layout(KvDtype::F16, KvDtype::F16, 80, 1, 16);
   const auto c = cuda::attention_choice(L, 128, 48 * kKiB);  // 716 bytes a head: 68 fit

@@ -326,6 +326,45 @@ TEST(CudaGraphs, RandomModelMixedKvGroupsDecodeIsBitIdenticalWithAndWithoutGraph
                               {1100, 300, 20});
 }
 
+// The exact tail on CUDA (kv/exact_tail.h): off by default (the fast kernel does not read
+// it); asked for, the append kernel writes the fp16 copies and the generic kernel reads
+// them, so an int4 cache's logits follow the CPU's, which reads its copies too; decode with
+// its copies moving block to block keeps its bits with and without graphs.
+TEST(CudaBackend, Int4WithTheExactTailAgreesWithTheCpuAndKeepsItsBitsUnderGraphs) {
+  KVSCOPE_REQUIRE_CUDA();
+  const ModelSpec spec = test::random_llama_spec("cuda-tail-random", {3, 8, 2, 512, 320, 512});
+  const std::string path = (test::scratch_dir() / "tail-random.gguf").string();
+  write_synthetic_gguf(path, spec, TensorType::F32, 13);
+  std::vector<TokenId> prompt;
+  for (int i = 0; i < 40; ++i) prompt.push_back(1 + (i * 37) % 300);
+  const auto int4 = [](EngineOptions o, std::int64_t tail) {
+    o.k_dtype = o.v_dtype = KvDtype::Int4;
+    o.kv_exact_tail_blocks = tail;
+    return o;
+  };
+  EXPECT_EQ(Engine(path, int4(cuda_options(false, 16, 0), -1)).kv_cache().exact_tail(0), nullptr);
+  EngineOptions cpu = int4(cuda_options(false), 2);
+  cpu.backend = "cpu";
+  cpu.q8_activations = false;
+  const std::vector<float> want = Engine(path, cpu).evaluate(prompt);
+  Engine gpu(path, int4(cuda_options(false, 16, 0), 2));
+  ASSERT_NE(gpu.kv_cache().exact_tail(0), nullptr);
+  test::expect_close(gpu.evaluate(prompt), want, 2e-3f, 1e-2f, "int4 + exact tail logits");
+
+  const std::unique_ptr<Model> model = load_model(path);
+  KvCacheConfig c;
+  c.groups = uniform_layer_groups(spec.n_layers, KvDtype::Int4);
+  c.n_kv_heads = spec.n_kv_heads;
+  c.head_dim = spec.head_dim;
+  c.block_size = 4;  // the copies move every 4 steps
+  c.max_context = 500;
+  c.n_blocks = 300;
+  c.host_storage = false;
+  c.exact_tail_blocks = 2;
+  c.exact_tail_shadows = 12;
+  expect_graphs_change_no_bit(*model, c, {prompt, {3, 4, 5}}, {200, 60});
+}
+
 // 8-bit activations are on by default; the option or KVSCOPE_Q8_ACTIVATIONS=0 turns them off,
 // and name() says so.
 // The device workspace after a prompt of a full chunk and a 7-token one (8-bit codes for 7

@@ -75,8 +75,34 @@ void expect_same_bytes(const KvCacheManager& kv, const std::vector<std::uint8_t>
   }
 }
 
+// The exact tail's copies (kv/exact_tail.h): every written position whose block has a copy
+// holds the same fp16 bytes on both sides.
+void expect_same_copies(const KvCacheManager& kv, const std::vector<std::uint8_t>& device,
+                        const KvCase& c, std::int64_t layer, const std::string& what) {
+  const ExactTail& tail = *kv.exact_tail(0);
+  const KvBlockLayout& S = tail.layout();
+  std::int64_t checked = 0;
+  for (std::int64_t pos = 0; pos < c.length; ++pos) {
+    const KvSlot s = kv.slot(kTestSeq, 0, pos);
+    const std::int32_t shadow = tail.shadow_index(s.block);
+    if (shadow < 0) continue;
+    const std::uint8_t* host = tail.shadow(s.block);
+    const std::uint8_t* dev = device.data() + shadow * S.block_bytes();
+    for (const KvSide side : {KvSide::K, KvSide::V}) {
+      for (std::int64_t h = 0; h < c.n_kv_heads; ++h) {
+        const auto d = S.data_offset(side, layer, h, s.slot);
+        EXPECT_EQ(std::memcmp(host + d, dev + d, static_cast<std::size_t>(S.data_stride(side))), 0)
+            << what << ": pos " << pos << " head " << h << (side == KvSide::K ? " K" : " V")
+            << " exact copy differs";
+      }
+    }
+    ++checked;
+  }
+  EXPECT_GT(checked, 0) << what << ": no position has an exact copy";
+}
+
 // Appends tokens [0, split) in one launch and [split, length) in a second (split 0: all in
-// one), after the CPU wrote them all.
+// one), after the CPU wrote them all; with an exact tail also into its copies.
 void check_append(const KvCase& c, std::int64_t split = 0) {
   KvCacheManager kv = test::make_shuffled_kv(c);
   const std::int64_t layer = c.n_layers - 1;
@@ -88,6 +114,10 @@ void check_append(const KvCase& c, std::int64_t split = 0) {
   const KvBlockLayout& L = kv.layout(0);
   const auto pool_bytes = static_cast<std::size_t>(kv.pool(0).n_blocks() * L.block_bytes());
   auto pool = test::device_zeros<std::uint8_t>(pool_bytes);
+  const ExactTail* tail = kv.exact_tail(0);
+  const auto copy_bytes =
+      static_cast<std::size_t>(tail ? tail->n_shadows() * tail->layout().block_bytes() : 0);
+  auto copies = test::device_zeros<std::uint8_t>(copy_bytes);
   auto dk = test::to_device(k), dv = test::to_device(v);
   const std::int64_t length = c.length;
   for (const auto& [start, end] : {std::pair{std::int64_t{0}, split}, std::pair{split, length}}) {
@@ -95,16 +125,20 @@ void check_append(const KvCase& c, std::int64_t split = 0) {
     test::TestStep step;
     test::make_step(kv, start, end - start, step);
     cuda::launch_kv_append(cuda::kv_layer_layout(L, layer),
-                           test::step_tables(step, pool.as<std::uint8_t>()),
+                           test::step_tables(step, pool.as<std::uint8_t>(), &kv, layer,
+                                             tail ? copies.as<std::uint8_t>() : nullptr),
                            dk.as<float>() + start * kv_dim, dv.as<float>() + start * kv_dim,
                            static_cast<int>(end - start), nullptr);
   }
   const auto device = test::from_device<std::uint8_t>(pool, pool_bytes);
-  expect_same_bytes(kv, device, c, layer,
-                    std::string(kv_dtype_name(c.k_dtype)) + "/" +
-                        std::string(kv_dtype_name(c.v_dtype)) + " head_dim " +
-                        std::to_string(c.head_dim) + " block " + std::to_string(c.block_size) +
-                        " split " + std::to_string(split));
+  const std::string what = std::string(kv_dtype_name(c.k_dtype)) + "/" +
+                           std::string(kv_dtype_name(c.v_dtype)) + " head_dim " +
+                           std::to_string(c.head_dim) + " block " + std::to_string(c.block_size) +
+                           " split " + std::to_string(split);
+  expect_same_bytes(kv, device, c, layer, what);
+  if (tail) {
+    expect_same_copies(kv, test::from_device<std::uint8_t>(copies, copy_bytes), c, layer, what);
+  }
 }
 
 TEST(CudaKvAppend, WritesTheSameBytesAsTheCpuQuantizerForEveryDtypeAndShape) {
@@ -143,6 +177,28 @@ TEST(CudaKvAppend, Int4KeysOfALaterChunkUseTheOffsetsAnEarlierLaunchSet) {
       c.length = 3 * block_size + 2;
       for (const std::int64_t split : {std::int64_t{1}, std::int64_t{block_size} + 1}) {
         check_append(c, split);
+      }
+    }
+  }
+}
+
+// With an exact tail the append also writes each token into its block's fp16 copy when the
+// block has one, and leaves the quantized bytes as they were.
+TEST(CudaKvAppend, TokensOfBlocksWithAnExactCopyAreWrittenThereInFp16Too) {
+  KVSCOPE_REQUIRE_CUDA();
+  for (const auto& [kd, vd] :
+       {std::pair{KvDtype::Int4, KvDtype::Int4}, std::pair{KvDtype::Int8, KvDtype::F16}}) {
+    for (const int head_dim : {8, 64, 100}) {
+      for (const int block_size : {3, 16}) {
+        KvCase c;
+        c.k_dtype = kd;
+        c.v_dtype = vd;
+        c.head_dim = head_dim;
+        c.block_size = block_size;
+        c.length = 3 * block_size + 2;
+        c.exact_tail = 2;
+        check_append(c);
+        check_append(c, block_size + 1);
       }
     }
   }

@@ -7,6 +7,7 @@
 #include <random>
 #include <vector>
 
+#include "backend/kernel_launchers.h"
 #include "backend/step_plan.h"
 #include "kernel_test_support.h"
 #include "kv/kv_cache_manager.h"
@@ -21,8 +22,9 @@ struct KvCase {
   int n_kv_heads = 2;
   int head_dim = 64;
   int block_size = 16;
-  int length = 40;  // tokens of the test sequence
-  int window = 0;   // sliding window of the group (0: full)
+  int length = 40;     // tokens of the test sequence
+  int window = 0;      // sliding window of the group (0: full)
+  int exact_tail = 0;  // blocks of exact tail (kv/exact_tail.h; 0: none), with 16 copies
 };
 
 inline constexpr SeqId kTestSeq = 1;
@@ -38,6 +40,10 @@ inline KvCacheManager make_shuffled_kv(const KvCase& c) {
   config.block_size = c.block_size;
   config.max_context = 4096;
   config.n_blocks = 2 * ((c.length + c.block_size - 1) / c.block_size) + 8;
+  if (c.exact_tail > 0) {
+    config.exact_tail_blocks = c.exact_tail;
+    config.exact_tail_shadows = 16;
+  }
   KvCacheManager kv(config);
   kv.add_sequence(kTestSeq);
   kv.add_sequence(2);
@@ -67,14 +73,34 @@ inline void make_step(const KvCacheManager& kv, std::int64_t start, std::int64_t
   s.ints = to_device(s.plan.ints);
 }
 
-inline cuda::KvStepTables step_tables(const TestStep& s, std::uint8_t* pool) {
+// The step's tables of group 0 over the device pool; with `copies` (the device copy of the
+// group's exact-tail shadows) also the exact tail, as the backend passes it for `layer`.
+inline cuda::KvStepTables step_tables(const TestStep& s, std::uint8_t* pool,
+                                      const KvCacheManager* kv = nullptr, std::int64_t layer = 0,
+                                      std::uint8_t* copies = nullptr) {
   cuda::KvStepTables t;
   t.pos = s.ints.as<const int>() + s.plan.pos_at;
   t.first = s.ints.as<const int>() + s.plan.first_at[0];
   t.table_start = s.ints.as<const int>() + s.plan.table_start_at[0];
   t.blocks = s.ints.as<const int>() + s.plan.blocks_at[0];
   t.pool = pool;
+  if (const ExactTail* tail = kv && copies ? kv->exact_tail(0) : nullptr) {
+    t.tail.shadows = s.ints.as<const int>() + s.plan.shadows_at[0];
+    t.tail.pool = copies;
+    t.tail.layout = cuda::kv_layer_layout(tail->layout(), layer);
+    t.tail.tail_blocks = static_cast<int>(tail->tail_blocks());
+  }
   return t;
+}
+
+// The device copy of group 0's exact-tail shadows as the CPU wrote them (empty without one).
+inline cuda::DeviceBuffer device_copies(const KvCacheManager& kv) {
+  const ExactTail* tail = kv.exact_tail(0);
+  if (tail == nullptr) return {};
+  const auto bytes = static_cast<std::size_t>(tail->n_shadows() * tail->layout().block_bytes());
+  cuda::DeviceBuffer d = device_zeros<std::uint8_t>(bytes);
+  d.upload(tail->shadow_bytes(), bytes);
+  return d;
 }
 
 }  // namespace kvscope::test

@@ -45,11 +45,11 @@ std::string describe(const KvCase& c, int group, int n_splits) {
          std::to_string(c.window);
 }
 
-// One step's attention on the device: the pool of group 0, the step's ints as plan_step
-// packs them for `chunks`, the query and the outputs.
+// One step's attention on the device: the pool of group 0 (and its exact-tail copies, if
+// any), the step's ints as plan_step packs them for `chunks`, the query and the outputs.
 struct DeviceAttention {
   test::TestStep step;  // its plan and ints (chunks given by the caller)
-  cuda::DeviceBuffer pool, q, out, partial;
+  cuda::DeviceBuffer pool, copies, q, out, partial;
   cuda::AttentionArgs args;
   std::size_t n_out = 0;
 
@@ -66,7 +66,9 @@ struct DeviceAttention {
     args.n_splits = n_splits;
     args.scale = 1.0f / std::sqrt(static_cast<float>(L.head_dim));
     args.layout = cuda::kv_layer_layout(L, layer);
-    args.tables = test::step_tables(step, pool.as<std::uint8_t>());
+    copies = test::device_copies(kv);
+    args.tables =
+        test::step_tables(step, pool.as<std::uint8_t>(), &kv, layer, copies.as<std::uint8_t>());
     q = test::to_device(host_q);
     n_out = host_q.size();
     partial = test::device_zeros<float>(static_cast<std::size_t>(cuda::attention_partial_floats(
@@ -255,6 +257,40 @@ TEST(CudaPagedAttention, PromptChunksAreCausalAndMixedDtypesWork) {
           c.block_size = 16;
           c.length = 75;
           check_one_sequence(c, group, 20, n_splits, true);  // tokens 55..74, own prefix only
+        }
+      }
+    }
+  }
+}
+
+// A group with an exact tail (kv/exact_tail.h): the generic kernel reads the blocks a token
+// reads exactly from their fp16 copies, as the CPU does, for decode tokens and prompt chunks
+// that cross blocks (tokens of one chunk reading a block from either side), split or not;
+// the fast kernel leaves such a group to it.
+TEST(CudaPagedAttention, TheGenericKernelReadsTheExactTailAsTheCpuDoes) {
+  KVSCOPE_REQUIRE_CUDA();
+  const std::pair<KvDtype, KvDtype> dtypes[] = {{KvDtype::Int4, KvDtype::Int4},
+                                                {KvDtype::Int8, KvDtype::Int8},
+                                                {KvDtype::Int4, KvDtype::F16}};
+  for (const auto& [kd, vd] : dtypes) {
+    for (const int tail : {1, 2}) {
+      for (const int block_size : {4, 16}) {
+        for (const int n_query : {1, 20}) {
+          for (const int n_splits : {1, 3}) {
+            KvCase c;
+            c.k_dtype = kd;
+            c.v_dtype = vd;
+            c.head_dim = 64;
+            c.block_size = block_size;
+            c.length = 75;
+            c.exact_tail = tail;
+            const OneSequence s(c, n_query);
+            ASSERT_NE(s.kv.exact_tail(0), nullptr);
+            check_kernels(s.kv, {&s.chunk, 1}, c.n_layers - 1, c.n_kv_heads * 3, n_splits,
+                          /*expect_fast=*/false,
+                          describe(c, 3, n_splits) + " exact tail " + std::to_string(tail) +
+                              " queries " + std::to_string(n_query));
+          }
         }
       }
     }

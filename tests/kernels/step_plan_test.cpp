@@ -88,6 +88,47 @@ TEST(CudaStepPlan, TheTablesTakeTheIntsThePlannersWorkspaceCounts) {
   }
 }
 
+// A group keeping an exact tail (kv/exact_tail.h) gets a shadow section parallel to its
+// blocks: each entry's fp16 copy index (-1: none), padded with -1 to the capacity; a group
+// without one gets none, and the planner's count of the ints includes the section.
+TEST(CudaStepPlan, GroupsWithAnExactTailCarryTheirBlocksShadowIndices) {
+  KvCacheConfig c;
+  c.groups = {{{0}, KvDtype::F16, KvDtype::F16, 0}, {{1}, KvDtype::Int4, KvDtype::Int4, 0}};
+  c.n_kv_heads = 2;
+  c.head_dim = 8;
+  c.block_size = 4;
+  c.max_context = 64;
+  c.n_blocks = 32;
+  c.host_storage = false;
+  c.exact_tail_blocks = 1;
+  c.exact_tail_shadows = 8;
+  KvCacheManager kv(c);
+  kv.add_sequence(10);
+  kv.grow(10, 9);  // blocks 0-2, each with a copy
+  kv.grow(10, 1);  // position 9 reads only its own block (2) exactly: 0 and 1 lose theirs
+  const std::vector<TokenId> one = {1};
+  const SequenceChunk chunks[] = {{10, one, 9, false}};
+  const cuda::StepPlan p = cuda::plan_step(chunks, kv, 100, 64);
+  ASSERT_EQ(p.shadows_at.size(), 2u);
+  EXPECT_EQ(p.shadows_at[0], -1);
+  ASSERT_GE(p.shadows_at[1], 0);
+  const ExactTail& tail = *kv.exact_tail(1);
+  const BlockTable& t = kv.block_table(10, 1);
+  ASSERT_EQ(t.n_blocks(), 3);
+  std::vector<int> expected(static_cast<std::size_t>(p.blocks_capacity), -1);
+  expected[2] = tail.shadow_index(t.block(2));
+  EXPECT_GE(expected[2], 0);
+  const auto at = p.ints.begin() + p.shadows_at[1];
+  EXPECT_EQ(std::vector<int>(at, at + p.blocks_capacity), expected);
+  CudaStepShape shape;
+  shape.n_tokens = p.n_tokens;
+  shape.n_rows = p.n_rows;
+  shape.n_groups = kv.n_groups();
+  shape.blocks_capacity = p.blocks_capacity;
+  shape.n_tail_groups = 1;
+  EXPECT_EQ(static_cast<std::int64_t>(p.ints.size()), cuda_step_table_ints(shape));
+}
+
 TEST(CudaStepPlan, LastTokenOnlyGivesOneLogitRowPerChunk) {
   const KvCacheManager kv = two_sequence_kv();
   const std::vector<TokenId> a = {1, 2, 3};

@@ -34,7 +34,7 @@ std::string copies(const KvCacheManager& m, SeqId seq) {
   std::string s;
   const BlockTable& t = m.block_table(seq, 0);
   for (std::int64_t b = 0; b < t.n_blocks(); ++b)
-    s += m.exact_tail(0)->shadow(t.block(b)) ? '1' : '0';
+    s += m.exact_tail(0)->shadow_index(t.block(b)) >= 0 ? '1' : '0';
   return s;
 }
 
@@ -174,14 +174,34 @@ TEST(ExactTail, TheSnapshotCountsTheCopiesAndTheirBytes) {
 TEST(ExactTail, InconsistentSettingsAreUsageErrors) {
   KvCacheConfig c = tail_config(/*shadows=*/0);
   EXPECT_THROW(validate(c), UsageError);
-  c = tail_config();
+  c = tail_config(/*shadows=*/4, /*tail=*/0);
+  EXPECT_THROW(validate(c), UsageError);
+}
+
+// Without host storage (a device backend holds the bytes) the tail keeps the same
+// bookkeeping, holds no bytes, and a copy-on-write names both blocks' shadows so the device
+// can copy the fp16 copy as well.
+TEST(ExactTail, WithoutHostStorageOnlyTheShadowIndicesAreKept) {
+  KvCacheConfig c = tail_config();
   c.host_storage = false;
-  try {
-    validate(c);
-    FAIL() << "no error";
-  } catch (const UsageError& e) {
-    EXPECT_NE(std::string(e.what()).find("host storage"), std::string::npos) << e.what();
-  }
+  KvCacheManager m(c);
+  m.add_sequence(1);
+  m.grow(1, 6);  // blocks 0 and 1, block 1 half full
+  const ExactTail& tail = *m.exact_tail(0);
+  EXPECT_EQ(tail.shadow_bytes(), nullptr);
+  EXPECT_EQ(tail.shadow(m.block_table(1, 0).block(1)), nullptr);
+  EXPECT_EQ(copies(m, 1), "11");
+  m.fork(1, 2);
+  std::vector<BlockCopy> copied;
+  m.grow(2, 1, &copied);
+  ASSERT_EQ(copied.size(), 1u);
+  EXPECT_EQ(copied[0].src, m.block_table(1, 0).block(1));
+  EXPECT_EQ(copied[0].dst, m.block_table(2, 0).block(1));
+  EXPECT_EQ(copied[0].src_shadow, tail.shadow_index(copied[0].src));
+  EXPECT_EQ(copied[0].dst_shadow, tail.shadow_index(copied[0].dst));
+  EXPECT_GE(copied[0].src_shadow, 0);
+  EXPECT_GE(copied[0].dst_shadow, 0);
+  EXPECT_NE(copied[0].src_shadow, copied[0].dst_shadow);
 }
 
 }  // namespace
