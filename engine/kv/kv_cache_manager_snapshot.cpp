@@ -20,7 +20,8 @@ LayerGroupSnapshot KvCacheManager::group_snapshot(
   for (std::size_t i = 0; i < gs.blocks.size(); ++i) {
     gs.blocks[i].id = static_cast<BlockId>(i);
     gs.blocks[i].refcount = g.pool.refcount(static_cast<BlockId>(i));
-    gs.blocks[i].exact_copy = g.tail && g.tail->shadow(static_cast<BlockId>(i)) != nullptr;
+    // the shadow index, not its bytes: a device backend holds those
+    gs.blocks[i].exact_copy = g.tail && g.tail->shadow_index(static_cast<BlockId>(i)) >= 0;
   }
   if (g.tail) {
     gs.exact_copies = g.tail->n_shadows();

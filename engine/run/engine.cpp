@@ -97,15 +97,20 @@ KvCacheConfig Engine::make_kv_config() const {
         kv_budget_within({static_cast<std::int64_t>(device->total), options_.memory_utilisation,
                           static_cast<std::int64_t>(device->used_by_others)});
     // A bigger pool than max_running full contexts serves no one and lengthens every
-    // snapshot: cap it there (by block count, the allocator's other way to be sized).
-    // (A block size below 1 is left to the cache's own validation, which names it.)
+    // snapshot: cap it there (by block count, the allocator's other way to be sized). The
+    // exact tail's copies are taken from the budget first, so the capped pool and the
+    // copies stay within it. (A block size below 1 is left to the cache's own validation,
+    // which names it.)
     if (c.block_size >= 1) {
+      set_exact_tail(c);
       const std::int64_t per_seq = (c.max_context + c.block_size - 1) / c.block_size;
       const std::int64_t cap = options_.scheduler.max_running * per_seq;
       if (kv_blocks_per_group(c) > cap) {
         c.budget_bytes = 0;
         c.n_blocks = cap;
+        c.exact_tail_shadows = std::min(c.exact_tail_shadows, cap);  // one copy a block at most
       }
+      return c;
     }
   } else {
     if (options_.block_size < 1) {

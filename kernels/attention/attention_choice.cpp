@@ -106,8 +106,8 @@ std::string describe_attention_rules(const CudaDeviceInfo& info) {
            generic;
   }
   return "attention: the fast kernel for head_dim 64, 96, 128 and 256 (f16, int8, int4 KV); "
-         "other head dims (80, 112, 160, ...) and unaligned KV sections run the generic "
-         "kernel; " +
+         "other head dims (80, 112, 160, ...), unaligned KV sections and groups keeping an "
+         "exact tail (--kv-exact-tail) run the generic kernel; " +
          generic;
 }
 

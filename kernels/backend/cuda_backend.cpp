@@ -141,7 +141,9 @@ bool CudaBackend::State::ensure_kv_pools(const KvCacheManager& kv) {
     kv_shadow_block_bytes[g] = tail ? tail->layout().block_bytes() : 0;
     const auto copy_bytes =
         static_cast<std::size_t>(tail ? tail->n_shadows() * kv_shadow_block_bytes[g] : 0);
-    if (copy_bytes > 0 && kv_shadows[g].size() != copy_bytes) {
+    if (copy_bytes == 0 && kv_shadows[g].get()) {
+      kv_shadows[g] = DeviceBuffer();  // a later cache without a tail: no stale copies held
+    } else if (copy_bytes > 0 && kv_shadows[g].size() != copy_bytes) {
       kv_shadows[g] =
           DeviceBuffer(alloc, copy_bytes, DeviceMemoryCategory::KvPool, "KV exact-tail copies");
       kv_shadows[g].fill_zero();

@@ -191,6 +191,10 @@ TEST(ExactTail, WithoutHostStorageOnlyTheShadowIndicesAreKept) {
   EXPECT_EQ(tail.shadow_bytes(), nullptr);
   EXPECT_EQ(tail.shadow(m.block_table(1, 0).block(1)), nullptr);
   EXPECT_EQ(copies(m, 1), "11");
+  const CacheSnapshot snap = m.snapshot();  // the panel shows the copies all the same
+  EXPECT_EQ(snap.groups[0].exact_copies_used, 2);
+  EXPECT_TRUE(
+      snap.groups[0].blocks[static_cast<std::size_t>(m.block_table(1, 0).block(1))].exact_copy);
   m.fork(1, 2);
   std::vector<BlockCopy> copied;
   m.grow(2, 1, &copied);

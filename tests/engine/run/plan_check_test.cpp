@@ -71,7 +71,7 @@ TEST(PlanCheck, APlanForTheCpuAsTheCliMakesItHasTheEnginesTail) {
   ASSERT_GT(kv_exact_tail_bytes(kv.config()), 0);
   EXPECT_EQ(plan.kv_blocks_per_group, kv.pool(0).n_blocks());
   EXPECT_EQ(plan.kv_pool_bytes, static_cast<std::int64_t>(engine.memory_info().kv_pool));
-  r.backend = PlanBackend::Cuda;  // no tail there (its kernels do not read one yet)
+  r.backend = PlanBackend::Cuda;  // no tail there unless asked (its fast kernel reads none)
   const MemoryPlan cuda = plan_memory(r);
   EXPECT_EQ(cuda.kv_pool_bytes, cuda.kv_blocks_per_group * cuda.kv_block_set_bytes);
 }
