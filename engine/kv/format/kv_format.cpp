@@ -7,6 +7,8 @@
 #include <string>
 
 #include "kv/format/code_round.h"
+#include "kv/format/group_scales.h"
+#include "kv/format/kv_quantize_sse2.h"
 #include "util/error.h"
 #include "util/half.h"
 
@@ -16,8 +18,7 @@ namespace {
 constexpr std::int64_t kMaxGroupSize = 32;
 constexpr float kInt8Max = 127.0f;
 constexpr float kInt4Max = 7.0f;
-constexpr int kInt4Offset = 8;        // nibble = q + 8
-constexpr float kMaxFp16 = 65504.0f;  // largest finite fp16: scales are clamped to it
+constexpr int kInt4Offset = 8;  // nibble = q + 8
 
 float load_f16(const std::uint8_t* data, std::int64_t i) {
   std::uint16_t h = 0;
@@ -84,7 +85,7 @@ void quantize_groups(const float* x, std::int64_t head_dim, float qmax, std::uin
       const float a = std::fabs(x[i]);
       if (a > amax) amax = a;
     }
-    scales[g] = float_to_fp16(std::min(amax / qmax, kMaxFp16));
+    scales[g] = kv_symmetric_scale(amax, qmax);
     const float s = fp16_to_float(scales[g]);
     const float inv = s > 0.0f ? 1.0f / s : 0.0f;
     for (std::int64_t i = begin; i < end; ++i) {
@@ -117,6 +118,15 @@ std::string lower(std::string_view text) {
 }
 
 }  // namespace
+
+double kv_sq_error_of(const float* x, const float* stored, std::int64_t n) {
+  double sum = 0.0;
+  for (std::int64_t i = 0; i < n; ++i) {
+    const double d = static_cast<double>(x[i]) - static_cast<double>(stored[i]);
+    sum += d * d;
+  }
+  return sum;
+}
 
 std::string_view kv_dtype_name(KvDtype dtype) {
   switch (dtype) {
@@ -215,6 +225,14 @@ double kv_bytes_per_token_per_layer(KvDtype k_dtype, KvDtype v_dtype, std::int64
 
 void kv_quantize(KvDtype dtype, const float* x, std::int64_t head_dim, std::uint8_t* data,
                  std::uint16_t* scales) {
+  const bool done = dtype == KvDtype::F16
+                        ? kv_sse2::store_f16(x, head_dim, data)
+                        : kv_sse2::quantize_symmetric(dtype, x, head_dim, data, scales);
+  if (!done) kv_quantize_portable(dtype, x, head_dim, data, scales);
+}
+
+void kv_quantize_portable(KvDtype dtype, const float* x, std::int64_t head_dim, std::uint8_t* data,
+                          std::uint16_t* scales) {
   switch (dtype) {
     case KvDtype::F16:
       for (std::int64_t i = 0; i < head_dim; ++i) store_f16(data, i, x[i]);
@@ -256,6 +274,11 @@ void kv_axpy(KvDtype dtype, float w, const std::uint8_t* data, const std::uint16
 
 double kv_quant_sq_error(KvDtype dtype, const float* x, const std::uint8_t* data,
                          const std::uint16_t* scales, std::int64_t head_dim) {
+  float stored[kv_sse2::kMaxHeadDim];
+  if (head_dim <= kv_sse2::kMaxHeadDim &&
+      kv_sse2::dequantize(dtype, data, scales, head_dim, stored)) {
+    return kv_sq_error_of(x, stored, head_dim);
+  }
   double sum = 0.0;
   visit_dequantized(dtype, data, scales, head_dim, [x, &sum](std::int64_t i, float v) {
     const double d = static_cast<double>(x[i]) - static_cast<double>(v);

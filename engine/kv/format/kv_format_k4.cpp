@@ -8,15 +8,16 @@
 #include <limits>
 
 #include "kv/format/code_round.h"
+#include "kv/format/group_scales.h"
 #include "kv/format/kv_format.h"
+#include "kv/format/kv_quantize_sse2.h"
 #include "util/half.h"
 
 namespace kvscope {
 namespace {
 
 constexpr std::int64_t kMaxGroupSize = 16;
-constexpr float kLevels = 15.0f;      // codes 0..15
-constexpr float kMaxFp16 = 65504.0f;  // largest finite fp16: s and m are clamped to it
+constexpr float kLevels = 15.0f;  // codes 0..15
 
 // fp16_to_float with one predictable branch: a finite half's bits shifted into a float's
 // exponent and mantissa, times 2^112 to rebias, is exact for normal and subnormal values
@@ -101,11 +102,19 @@ std::int64_t kv_k4_group_size(std::int64_t head_dim) {
 }
 
 void kv_k4_set_offsets(const float* x, std::int64_t head_dim, std::uint16_t* offsets) {
+  if (kv_sse2::store_f16(x, head_dim, reinterpret_cast<std::uint8_t*>(offsets))) return;
   for (std::int64_t i = 0; i < head_dim; ++i) offsets[i] = float_to_fp16(x[i]);
 }
 
 void kv_k4_quantize(const float* x, const std::uint16_t* offsets, std::int64_t head_dim,
                     std::uint8_t* data, std::uint16_t* scales) {
+  if (!kv_sse2::k4_quantize(x, offsets, head_dim, data, scales)) {
+    kv_k4_quantize_portable(x, offsets, head_dim, data, scales);
+  }
+}
+
+void kv_k4_quantize_portable(const float* x, const std::uint16_t* offsets, std::int64_t head_dim,
+                             std::uint8_t* data, std::uint16_t* scales) {
   std::memset(data, 0, static_cast<std::size_t>(kv_data_bytes_per_vector(KvDtype::Int4, head_dim)));
   for_each_group(head_dim, [&](std::int64_t g, std::int64_t begin, std::int64_t end) {
     // the residuals' range; NaN compares false and is skipped
@@ -116,10 +125,7 @@ void kv_k4_quantize(const float* x, const std::uint16_t* offsets, std::int64_t h
       if (r < lo) lo = r;
       if (r > hi) hi = r;
     }
-    if (lo > hi) lo = hi = 0.0f;  // no residual that is a number
-    // fmin, not std::min: inf - inf is NaN, and fmin turns it into the clamp
-    scales[2 * g] = float_to_fp16(std::fmin((hi - lo) / kLevels, kMaxFp16));
-    scales[2 * g + 1] = float_to_fp16(std::fmax(std::fmin(lo, kMaxFp16), -kMaxFp16));
+    kv_k4_group_scales(lo, hi, &scales[2 * g], &scales[2 * g + 1]);
     // codes use the stored (fp16) s and m, so the grid is the one dequantize sees
     const float s = fp16_to_float(scales[2 * g]);
     const float m = fp16_to_float(scales[2 * g + 1]);
@@ -199,6 +205,11 @@ float kv_k4_dot(const float* q, const float* q_terms, const std::uint8_t* data,
 
 double kv_k4_sq_error(const float* x, const std::uint8_t* data, const std::uint16_t* scales,
                       const std::uint16_t* offsets, std::int64_t head_dim) {
+  float stored[kv_sse2::kMaxHeadDim];
+  if (head_dim <= kv_sse2::kMaxHeadDim &&
+      kv_sse2::k4_dequantize(data, scales, offsets, head_dim, stored)) {
+    return kv_sq_error_of(x, stored, head_dim);
+  }
   double sum = 0.0;
   visit_k4(data, scales, offsets, head_dim, [x, &sum](std::int64_t i, float v) {
     const double d = static_cast<double>(x[i]) - static_cast<double>(v);
