@@ -135,6 +135,14 @@ KVSCOPE_X86_INLINE void scores_of(const float* qh, const float* k, std::int64_t 
   const float bias = dot<kRow>(qh, terms->offsets, row);
   const std::int64_t width = terms->width;
   const float* query = terms->query + h * width;
+  if (width == kLanes) {  // up to 4 groups (head_dim 64): the query's lanes load once
+    const __m256 qv = _mm256_loadu_ps(query);
+    for (std::int64_t j = 0; j < n_keys; ++j) {
+      const __m256 start = _mm256_mul_ps(_mm256_loadu_ps(terms->key + j * kLanes), qv);
+      w[j] = dot<kRow>(qh, k + j * row, row, start) + bias;
+    }
+    return;
+  }
   for (std::int64_t j = 0; j < n_keys; ++j) {
     const __m256 start = terms_lanes(terms->key + j * width, query, width);
     w[j] = dot<kRow>(qh, k + j * row, row, start) + bias;
