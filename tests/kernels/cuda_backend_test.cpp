@@ -9,6 +9,7 @@
 #include <fstream>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -258,6 +259,22 @@ DecodeRun greedy_decode(const Model& model, const KvCacheConfig& config, bool gr
 
 // Decodes with graphs off and on and expects the same logits, bit for bit, at every step,
 // and that the graphs were used (captured more than once as the step's key changed).
+// A cache of the model's KV shape held on the device (no host storage), as greedy_decode
+// hands a CudaBackend: the groups, block size, context and pool given.
+KvCacheConfig device_cache(const ModelSpec& spec, std::vector<LayerGroupConfig> groups,
+                           std::int64_t block_size, std::int64_t max_context,
+                           std::int64_t n_blocks) {
+  KvCacheConfig c;
+  c.groups = std::move(groups);
+  c.n_kv_heads = spec.n_kv_heads;
+  c.head_dim = spec.head_dim;
+  c.block_size = block_size;
+  c.max_context = max_context;
+  c.n_blocks = n_blocks;
+  c.host_storage = false;
+  return c;
+}
+
 void expect_graphs_change_no_bit(const Model& model, const KvCacheConfig& config,
                                  const std::vector<std::vector<TokenId>>& prompts,
                                  const std::vector<int>& steps) {
@@ -291,14 +308,9 @@ TEST(CudaGraphs, StoriesGreedyDecodeLogitsAreBitIdenticalWithAndWithoutGraphs) {
   KVSCOPE_REQUIRE_SHARED(path, "models/stories260K.gguf");
   const std::unique_ptr<Model> model = load_model(path);
   const ModelSpec& spec = model->spec();
-  KvCacheConfig c;
-  c.groups = uniform_layer_groups(spec.n_layers, KvDtype::F16);
-  c.n_kv_heads = spec.n_kv_heads;
-  c.head_dim = spec.head_dim;
-  c.block_size = 4;  // a block boundary every 4 steps
-  c.max_context = 1200;
-  c.n_blocks = 400;
-  c.host_storage = false;
+  // a block boundary every 4 steps
+  const KvCacheConfig c =
+      device_cache(spec, uniform_layer_groups(spec.n_layers, KvDtype::F16), 4, 1200, 400);
   // from 128 keys on the attention split count grows every 64 keys (attention_splits), each
   // change a new graph key; the second sequence leaving after 150 steps changes the batch
   // from 2 tokens to 1
@@ -311,15 +323,10 @@ TEST(CudaGraphs, RandomModelMixedKvGroupsDecodeIsBitIdenticalWithAndWithoutGraph
   const std::string path = (test::scratch_dir() / "graph-random.gguf").string();
   write_synthetic_gguf(path, spec, TensorType::Q8_0, 5);
   const std::unique_ptr<Model> model = load_model(path);
-  KvCacheConfig c;
   // two layer groups: offset-int4 keys over the full context, and a 300-token fp16 window
-  c.groups = {{{0, 2}, KvDtype::Int4, KvDtype::Int8, 0}, {{1}, KvDtype::F16, KvDtype::F16, 300}};
-  c.n_kv_heads = spec.n_kv_heads;
-  c.head_dim = spec.head_dim;
-  c.block_size = 16;
-  c.max_context = 1200;
-  c.n_blocks = 200;
-  c.host_storage = false;
+  const KvCacheConfig c = device_cache(
+      spec, {{{0, 2}, KvDtype::Int4, KvDtype::Int8, 0}, {{1}, KvDtype::F16, KvDtype::F16, 300}}, 16,
+      1200, 200);
   std::vector<TokenId> long_prompt;
   for (int i = 0; i < 40; ++i) long_prompt.push_back(1 + (i * 37) % 190);
   expect_graphs_change_no_bit(*model, c, {long_prompt, {3, 4, 5, 6, 7, 8, 9}, {9}},
@@ -352,14 +359,9 @@ TEST(CudaBackend, Int4WithTheExactTailAgreesWithTheCpuAndKeepsItsBitsUnderGraphs
   test::expect_close(gpu.evaluate(prompt), want, 2e-3f, 1e-2f, "int4 + exact tail logits");
 
   const std::unique_ptr<Model> model = load_model(path);
-  KvCacheConfig c;
-  c.groups = uniform_layer_groups(spec.n_layers, KvDtype::Int4);
-  c.n_kv_heads = spec.n_kv_heads;
-  c.head_dim = spec.head_dim;
-  c.block_size = 4;  // the copies move every 4 steps
-  c.max_context = 500;
-  c.n_blocks = 300;
-  c.host_storage = false;
+  // the copies move every 4 steps
+  KvCacheConfig c =
+      device_cache(spec, uniform_layer_groups(spec.n_layers, KvDtype::Int4), 4, 500, 300);
   c.exact_tail_blocks = 2;
   c.exact_tail_shadows = 12;
   expect_graphs_change_no_bit(*model, c, {prompt, {3, 4, 5}}, {200, 60});

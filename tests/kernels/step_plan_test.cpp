@@ -3,6 +3,7 @@
 // of one shape share one layout (what lets a captured CUDA graph be replayed).
 #include <algorithm>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -15,20 +16,28 @@
 namespace kvscope {
 namespace {
 
-// two_groups: layer 0 full attention in f16, layer 1 a window of `window` in int8.
-KvCacheManager two_sequence_kv(std::int64_t window = 0, bool two_groups = false) {
+// A device backend's cache (no host storage) of `groups`: 2 KV heads, head_dim 8, 4-token
+// blocks.
+KvCacheConfig device_config(std::vector<LayerGroupConfig> groups, std::int64_t max_context,
+                            std::int64_t n_blocks) {
   KvCacheConfig c;
-  c.groups = uniform_layer_groups(2, KvDtype::Int8, window);
-  if (two_groups) {
-    c.groups = {{{0}, KvDtype::F16, KvDtype::F16, 0}, {{1}, KvDtype::Int8, KvDtype::Int8, window}};
-  }
+  c.groups = std::move(groups);
   c.n_kv_heads = 2;
   c.head_dim = 8;
   c.block_size = 4;
-  c.max_context = 64;
-  c.n_blocks = 32;
+  c.max_context = max_context;
+  c.n_blocks = n_blocks;
   c.host_storage = false;
-  KvCacheManager kv(c);
+  return c;
+}
+
+// two_groups: layer 0 full attention in f16, layer 1 a window of `window` in int8.
+KvCacheManager two_sequence_kv(std::int64_t window = 0, bool two_groups = false) {
+  KvCacheManager kv(device_config(
+      two_groups ? std::vector<LayerGroupConfig>{{{0}, KvDtype::F16, KvDtype::F16, 0},
+                                                 {{1}, KvDtype::Int8, KvDtype::Int8, window}}
+                 : uniform_layer_groups(2, KvDtype::Int8, window),
+      64, 32));
   kv.add_sequence(10);
   kv.add_sequence(20);
   kv.grow(10, 6);  // blocks 0, 1
@@ -92,14 +101,8 @@ TEST(CudaStepPlan, TheTablesTakeTheIntsThePlannersWorkspaceCounts) {
 // blocks: each entry's fp16 copy index (-1: none), padded with -1 to the capacity; a group
 // without one gets none, and the planner's count of the ints includes the section.
 TEST(CudaStepPlan, GroupsWithAnExactTailCarryTheirBlocksShadowIndices) {
-  KvCacheConfig c;
-  c.groups = {{{0}, KvDtype::F16, KvDtype::F16, 0}, {{1}, KvDtype::Int4, KvDtype::Int4, 0}};
-  c.n_kv_heads = 2;
-  c.head_dim = 8;
-  c.block_size = 4;
-  c.max_context = 64;
-  c.n_blocks = 32;
-  c.host_storage = false;
+  KvCacheConfig c = device_config(
+      {{{0}, KvDtype::F16, KvDtype::F16, 0}, {{1}, KvDtype::Int4, KvDtype::Int4, 0}}, 64, 32);
   c.exact_tail_blocks = 1;
   c.exact_tail_shadows = 8;
   KvCacheManager kv(c);
@@ -182,15 +185,8 @@ TEST(CudaStepPlan, RefusesAStepWithMoreTokensThanAGridDimensionHolds) {
 
 // Two groups (full attention; sliding window of 8) with 4-token blocks, one empty sequence 10.
 KvCacheManager two_group_kv() {
-  KvCacheConfig c;
-  c.groups = {{{0}, KvDtype::Int8, KvDtype::Int8, 0}, {{1}, KvDtype::F16, KvDtype::F16, 8}};
-  c.n_kv_heads = 2;
-  c.head_dim = 8;
-  c.block_size = 4;
-  c.max_context = 256;
-  c.n_blocks = 64;
-  c.host_storage = false;
-  KvCacheManager kv(c);
+  KvCacheManager kv(device_config(
+      {{{0}, KvDtype::Int8, KvDtype::Int8, 0}, {{1}, KvDtype::F16, KvDtype::F16, 8}}, 256, 64));
   kv.add_sequence(10);
   return kv;
 }
