@@ -15,7 +15,13 @@ export KVSCOPE_SHARED_DIR=${KVSCOPE_SHARED_DIR:-$(cd .. && pwd)/shared}
 export QT_QPA_PLATFORM=${QT_QPA_PLATFORM:-offscreen}
 
 bash packaging/build.sh "$preset"
-ctest --preset "$preset" -j "$jobs"
+# The JUnit report feeds the emulation's bar: every CUDA kernel test ran under the emulation,
+# none skipped for want of a GPU (tests/kernels/emulation_bar.py).
+binary_dir=build
+ctest --preset "$preset" -j "$jobs" --output-junit ctest-junit.xml
+if [ -f "$binary_dir/ctest-junit.xml" ] && grep -q 'name="emulated\.' "$binary_dir/ctest-junit.xml"; then
+  python3 tests/kernels/emulation_bar.py "$binary_dir/ctest-junit.xml"
+fi
 
 # The .deb of the tree just built and tested (stripped by CPack; no second build), unpacked
 # and run as installed. A release packages the release preset instead: packaging/package.sh.

@@ -12,6 +12,7 @@
 // Two kernels in stream order: the offsets of every slot-0 token of the step first, then
 // the quantization, so a prompt chunk's keys may read offsets a token of the same chunk set.
 #include "backend/cuda_check.h"
+#include "backend/cuda_launch.cuh"
 #include "ops/device_math.cuh"
 
 namespace kvscope::cuda {
@@ -220,10 +221,10 @@ void launch_kv_append(const KvLayerLayout& layout, const KvStepTables& tables, c
   if (n_tokens <= 0) return;
   const dim3 grid(static_cast<unsigned>(n_tokens), static_cast<unsigned>(layout.n_kv_heads));
   if (layout.k_dtype == KvDtype::Int4) {
-    k4_offsets_kernel<<<grid, kWarp, 0, stream>>>(layout, tables, k);
+    launch_kernel(k4_offsets_kernel, grid, kWarp, 0, stream, layout, tables, k);
     KVSCOPE_CUDA_CHECK_LAUNCH();
   }
-  kv_append_kernel<<<grid, 2 * kWarp, 0, stream>>>(layout, tables, k, v, errors);
+  launch_kernel(kv_append_kernel, grid, 2 * kWarp, 0, stream, layout, tables, k, v, errors);
   KVSCOPE_CUDA_CHECK_LAUNCH();
 }
 

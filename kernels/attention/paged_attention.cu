@@ -25,6 +25,7 @@
 
 #include "attention/paged_attention_choice.cuh"
 #include "backend/cuda_check.h"
+#include "backend/cuda_launch.cuh"
 #include "ops/device_math.cuh"
 
 namespace kvscope::cuda {
@@ -133,7 +134,7 @@ __device__ void block_values(const KvLayerLayout& L, const std::uint8_t* base, i
 // kv_head's group, shared memory carved for tile_heads.
 __global__ void attention_kernel(AttentionArgs a, int tile_heads, int n_tiles, const float* q,
                                  float* partial, float* out) {
-  extern __shared__ float smem[];
+  KVSCOPE_DYNAMIC_SHARED(float, smem);
   const KvLayerLayout& L = a.layout;
   const int kv_head = blockIdx.x / n_tiles, tile = blockIdx.x % n_tiles;
   const int t = blockIdx.y, split = blockIdx.z;
@@ -249,12 +250,13 @@ void launch_generic_paged_attention(const AttentionArgs& a, const float* q, floa
                                           static_cast<int>(tiling.smem_bytes)));
   const dim3 grid(static_cast<unsigned>(L.n_kv_heads * tiling.n_tiles),
                   static_cast<unsigned>(a.n_tokens), static_cast<unsigned>(a.n_splits));
-  attention_kernel<<<grid, kThreads, tiling.smem_bytes, stream>>>(a, tiling.tile_heads,
-                                                                  tiling.n_tiles, q, partial, out);
+  launch_kernel(attention_kernel, grid, kThreads, tiling.smem_bytes, stream, a, tiling.tile_heads,
+                tiling.n_tiles, q, partial, out);
   KVSCOPE_CUDA_CHECK_LAUNCH();
   if (a.n_splits > 1) {
-    merge_kernel<<<dim3(static_cast<unsigned>(a.n_heads), static_cast<unsigned>(a.n_tokens)),
-                   kThreads, 0, stream>>>(a.n_heads, a.n_splits, L.head_dim, partial, out);
+    launch_kernel(merge_kernel,
+                  dim3(static_cast<unsigned>(a.n_heads), static_cast<unsigned>(a.n_tokens)),
+                  kThreads, 0, stream, a.n_heads, a.n_splits, L.head_dim, partial, out);
     KVSCOPE_CUDA_CHECK_LAUNCH();
   }
 }

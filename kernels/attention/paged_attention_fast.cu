@@ -8,6 +8,7 @@
 #include "attention/paged_attention_choice.cuh"
 #include "attention/paged_attention_fast.cuh"
 #include "backend/cuda_check.h"
+#include "backend/cuda_launch.cuh"
 
 namespace kvscope::cuda {
 
@@ -40,7 +41,7 @@ __device__ float block_max(float v, float* scratch) {
 // with the weights computed once per head into shared memory [n_splits].
 __global__ void fast_merge_kernel(int n_heads, int n_splits, int hd, const float* partial,
                                   float* out) {
-  extern __shared__ float weight[];
+  KVSCOPE_DYNAMIC_SHARED(float, weight);
   __shared__ float scratch[kWarp];
   const std::int64_t head = static_cast<std::int64_t>(blockIdx.y) * n_heads + blockIdx.x;
   const float* ml = partial + static_cast<std::int64_t>(gridDim.y) * n_heads * n_splits * hd +
@@ -132,9 +133,10 @@ void launch_fast_paged_attention(const AttentionArgs& a, const float* q, float* 
   KVSCOPE_CUDA_CHECK_LAUNCH();
   if (a.n_splits > 1) {
     const std::size_t smem = sizeof(float) * static_cast<std::size_t>(a.n_splits);
-    fast_merge_kernel<<<dim3(static_cast<unsigned>(a.n_heads), static_cast<unsigned>(a.n_tokens)),
-                        kMergeThreads, smem, stream>>>(a.n_heads, a.n_splits, a.layout.head_dim,
-                                                       partial, out);
+    launch_kernel(fast_merge_kernel,
+                  dim3(static_cast<unsigned>(a.n_heads), static_cast<unsigned>(a.n_tokens)),
+                  kMergeThreads, smem, stream, a.n_heads, a.n_splits, a.layout.head_dim, partial,
+                  out);
     KVSCOPE_CUDA_CHECK_LAUNCH();
   }
 }

@@ -35,6 +35,7 @@
 
 #include "attention/paged_attention_lanes.cuh"
 #include "attention/paged_attention_reduce.cuh"
+#include "backend/cuda_launch.cuh"
 
 namespace kvscope::cuda {
 
@@ -265,7 +266,7 @@ __global__ void __launch_bounds__(kFastThreads, fast_min_ctas(G))
   using T = FastTile<KD, VD, G, HD>;
   __shared__ __align__(16) float rows[kFastWarps][T::KPW][T::N + 4];  // p of each team
   __shared__ float rescale[kFastWarps][G];
-  extern __shared__ __align__(16) float merge_smem[];
+  KVSCOPE_DYNAMIC_SHARED(float, merge_smem);
   const LaneRole<T> role(static_cast<int>(threadIdx.x));
   const KvLayerLayout& L = a.layout;
   const int bs = L.block_size, group = a.n_heads / L.n_kv_heads;
@@ -318,20 +319,20 @@ void launch_fast_attention_hd(const AttentionArgs& a, const FastAttentionLaunch&
   const std::size_t smem = fast_attention_smem_bytes(G, a.layout.head_dim);
   switch (a.layout.head_dim) {
     case 64:
-      fast_attention_kernel<KD, VD, G, 64>
-          <<<grid, kFastThreads, smem, stream>>>(a, f.n_tiles, q, partial, out);
+      launch_kernel(fast_attention_kernel<KD, VD, G, 64>, grid, kFastThreads, smem, stream, a,
+                    f.n_tiles, q, partial, out);
       break;
     case 96:
-      fast_attention_kernel<KD, VD, G, 96>
-          <<<grid, kFastThreads, smem, stream>>>(a, f.n_tiles, q, partial, out);
+      launch_kernel(fast_attention_kernel<KD, VD, G, 96>, grid, kFastThreads, smem, stream, a,
+                    f.n_tiles, q, partial, out);
       break;
     case 128:
-      fast_attention_kernel<KD, VD, G, 128>
-          <<<grid, kFastThreads, smem, stream>>>(a, f.n_tiles, q, partial, out);
+      launch_kernel(fast_attention_kernel<KD, VD, G, 128>, grid, kFastThreads, smem, stream, a,
+                    f.n_tiles, q, partial, out);
       break;
     default:  // 256
-      fast_attention_kernel<KD, VD, G, 256>
-          <<<grid, kFastThreads, smem, stream>>>(a, f.n_tiles, q, partial, out);
+      launch_kernel(fast_attention_kernel<KD, VD, G, 256>, grid, kFastThreads, smem, stream, a,
+                    f.n_tiles, q, partial, out);
       break;
   }
 }

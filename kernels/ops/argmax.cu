@@ -3,6 +3,7 @@
 #include <cfloat>
 
 #include "backend/cuda_check.h"
+#include "backend/cuda_launch.cuh"
 #include "backend/kernel_launchers.h"
 #include "ops/device_math.cuh"
 
@@ -58,7 +59,7 @@ __global__ void argmax_kernel(const float* x, int n, int* out) {
 
 void launch_argmax(const float* x, int n_rows, int n, int* out, cudaStream_t stream) {
   if (n_rows <= 0) return;
-  argmax_kernel<<<n_rows, kThreads, 0, stream>>>(x, n, out);
+  launch_kernel(argmax_kernel, n_rows, kThreads, 0, stream, x, n, out);
   KVSCOPE_CUDA_CHECK_LAUNCH();
 }
 

@@ -2,6 +2,7 @@
 #include <string>
 
 #include "backend/cuda_check.h"
+#include "backend/cuda_launch.cuh"
 #include "backend/kernel_launchers.h"
 #include "quant/quant_activations.cuh"
 
@@ -48,23 +49,26 @@ void launch_swiglu(const float* gate, const float* up, float* out, std::int64_t 
   }
   if (n <= 0) return;
   if (codes.q) {
-    swiglu_kernel<true><<<blocks_for(n, kThreads), kThreads, 0, stream>>>(gate, up, out, n, codes);
+    launch_kernel(swiglu_kernel<true>, blocks_for(n, kThreads), kThreads, 0, stream, gate, up, out,
+                  n, codes);
   } else {
-    swiglu_kernel<false><<<blocks_for(n, kThreads), kThreads, 0, stream>>>(gate, up, out, n, codes);
+    launch_kernel(swiglu_kernel<false>, blocks_for(n, kThreads), kThreads, 0, stream, gate, up, out,
+                  n, codes);
   }
   KVSCOPE_CUDA_CHECK_LAUNCH();
 }
 
 void launch_add_in_place(float* x, const float* y, std::int64_t n, cudaStream_t stream) {
   if (n <= 0) return;
-  add_kernel<<<blocks_for(n, kThreads), kThreads, 0, stream>>>(x, y, n);
+  launch_kernel(add_kernel, blocks_for(n, kThreads), kThreads, 0, stream, x, y, n);
   KVSCOPE_CUDA_CHECK_LAUNCH();
 }
 
 void launch_add_bias(float* y, const float* bias, int n_rows, int n, cudaStream_t stream) {
   const std::int64_t total = static_cast<std::int64_t>(n_rows) * n;
   if (total <= 0) return;
-  add_bias_kernel<<<blocks_for(total, kThreads), kThreads, 0, stream>>>(y, bias, total, n);
+  launch_kernel(add_bias_kernel, blocks_for(total, kThreads), kThreads, 0, stream, y, bias, total,
+                n);
   KVSCOPE_CUDA_CHECK_LAUNCH();
 }
 

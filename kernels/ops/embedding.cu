@@ -1,6 +1,7 @@
 // Token embedding lookup: one CTA per token copies (dequantizes) its row of the table, for
 // every device weight type (weight_element: bit for bit as the CPU's dequantize_row).
 #include "backend/cuda_check.h"
+#include "backend/cuda_launch.cuh"
 #include "ops/device_math.cuh"
 
 namespace kvscope::cuda {
@@ -25,7 +26,7 @@ void launch_embedding(const DeviceWeight& table, const int* tokens, int n_tokens
                       cudaStream_t stream) {
   check_device_weight(table, "launch_embedding");
   if (n_tokens <= 0) return;
-  embedding_kernel<<<n_tokens, kThreads, 0, stream>>>(table, tokens, x);
+  launch_kernel(embedding_kernel, n_tokens, kThreads, 0, stream, table, tokens, x);
   KVSCOPE_CUDA_CHECK_LAUNCH();
 }
 

@@ -1,5 +1,6 @@
 // The fp16 rounding of activations before a cuBLAS GEMM (gemm.h).
 #include "backend/cuda_check.h"
+#include "backend/cuda_launch.cuh"
 #include "ops/device_math.cuh"
 #include "ops/gemm.h"
 
@@ -21,7 +22,7 @@ __global__ void float_to_half_kernel(const float* x, std::int64_t n, std::uint16
 
 void launch_float_to_half(const float* x, std::int64_t n, std::uint16_t* x16, cudaStream_t stream) {
   if (n <= 0) return;
-  float_to_half_kernel<<<blocks_for(n, kThreads), kThreads, 0, stream>>>(x, n, x16);
+  launch_kernel(float_to_half_kernel, blocks_for(n, kThreads), kThreads, 0, stream, x, n, x16);
   KVSCOPE_CUDA_CHECK_LAUNCH();
 }
 

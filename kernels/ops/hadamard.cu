@@ -4,6 +4,7 @@
 #include <string>
 
 #include "backend/cuda_check.h"
+#include "backend/cuda_launch.cuh"
 #include "backend/kernel_launchers.h"
 
 namespace kvscope::cuda {
@@ -16,7 +17,7 @@ constexpr int kThreads = 128;
 // head_dim (largest first), log2(piece) stages of pair sums and differences h apart, then
 // the multiply by 1 / sqrt(piece).
 __global__ void hadamard_rows_kernel(float* x, int head_dim) {
-  extern __shared__ float row[];
+  KVSCOPE_DYNAMIC_SHARED(float, row);
   float* g = x + static_cast<std::int64_t>(blockIdx.x) * head_dim;
   for (int i = threadIdx.x; i < head_dim; i += blockDim.x) row[i] = g[i];
   __syncthreads();
@@ -51,7 +52,8 @@ void launch_hadamard_rows(float* x, std::int64_t n_rows, int head_dim, cudaStrea
   if (n_rows <= 0) return;
   if (n_rows > 0x7fffffff) throw_usage_error("launch_hadamard_rows: too many rows");
   const auto smem = static_cast<std::size_t>(head_dim) * sizeof(float);
-  hadamard_rows_kernel<<<static_cast<unsigned>(n_rows), kThreads, smem, stream>>>(x, head_dim);
+  launch_kernel(hadamard_rows_kernel, static_cast<unsigned>(n_rows), kThreads, smem, stream, x,
+                head_dim);
   KVSCOPE_CUDA_CHECK_LAUNCH();
 }
 

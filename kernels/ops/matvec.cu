@@ -16,6 +16,7 @@
 #include <string>
 
 #include "backend/cuda_check.h"
+#include "backend/cuda_launch.cuh"
 #include "ops/device_math.cuh"
 
 namespace kvscope::cuda {
@@ -158,18 +159,19 @@ void launch_matvec(const DeviceWeight& w, const float* x, int n_tokens, float* y
   if (n_tokens <= 0 || w.rows <= 0) return;
   const unsigned tokens = static_cast<unsigned>(n_tokens);
   const bool launched = with_quant_codec(w.type, [&]<class Codec>() {
-    matvec_quant_kernel<Codec><<<quant_grid(w, n_tokens), kQuantWarps * kWarp, 0, stream>>>(
-        w, qd::FloatActivations<Codec>{x}, y, accumulate);
+    using Acts = qd::FloatActivations<Codec>;
+    launch_kernel(matvec_quant_kernel<Codec, Acts>, quant_grid(w, n_tokens), kQuantWarps * kWarp, 0,
+                  stream, w, Acts{x}, y, accumulate);
   });
   if (!launched) {
     const dim3 grid(blocks_for(w.rows, kWarpsPerBlock), tokens);
     const bool aligned = aligned16(w.data) && aligned16(x);
     if (w.type == DeviceWeightType::F32) {
-      matvec_float_kernel<DeviceWeightType::F32><<<grid, kWarpsPerBlock * kWarp, 0, stream>>>(
-          w, x, y, aligned && w.cols % 4 == 0, accumulate);
+      launch_kernel(matvec_float_kernel<DeviceWeightType::F32>, grid, kWarpsPerBlock * kWarp, 0,
+                    stream, w, x, y, aligned && w.cols % 4 == 0, accumulate);
     } else {
-      matvec_float_kernel<DeviceWeightType::F16><<<grid, kWarpsPerBlock * kWarp, 0, stream>>>(
-          w, x, y, aligned && w.cols % 8 == 0, accumulate);
+      launch_kernel(matvec_float_kernel<DeviceWeightType::F16>, grid, kWarpsPerBlock * kWarp, 0,
+                    stream, w, x, y, aligned && w.cols % 8 == 0, accumulate);
     }
   }
   KVSCOPE_CUDA_CHECK_LAUNCH();
@@ -184,8 +186,9 @@ void launch_matvec_q8(const DeviceWeight& w, const std::int8_t* q, const float* 
   }
   if (n_tokens <= 0 || w.rows <= 0) return;
   const bool launched = with_quant_codec(w.type, [&]<class Codec>() {
-    matvec_quant_kernel<Codec><<<quant_grid(w, n_tokens), kQuantWarps * kWarp, 0, stream>>>(
-        w, qd::Q8Activations<Codec>{q, d}, y, accumulate);
+    using Acts = qd::Q8Activations<Codec>;
+    launch_kernel(matvec_quant_kernel<Codec, Acts>, quant_grid(w, n_tokens), kQuantWarps * kWarp, 0,
+                  stream, w, Acts{q, d}, y, accumulate);
   });
   if (!launched) {
     throw_usage_error(std::string("launch_matvec_q8: ") + device_weight_type_name(w.type) +

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "backend/cuda_check.h"
+#include "backend/cuda_launch.cuh"
 #include "backend/kernel_launchers.h"
 #include "quant/quant_activations.cuh"
 
@@ -47,9 +48,11 @@ void launch_rmsnorm(const float* x, const int* rows, const float* weight, int n_
   }
   if (n_rows <= 0) return;
   if (codes.q) {
-    rmsnorm_kernel<true><<<n_rows, kThreads, 0, stream>>>(x, rows, weight, n, eps, out, codes);
+    launch_kernel(rmsnorm_kernel<true>, n_rows, kThreads, 0, stream, x, rows, weight, n, eps, out,
+                  codes);
   } else {
-    rmsnorm_kernel<false><<<n_rows, kThreads, 0, stream>>>(x, rows, weight, n, eps, out, codes);
+    launch_kernel(rmsnorm_kernel<false>, n_rows, kThreads, 0, stream, x, rows, weight, n, eps, out,
+                  codes);
   }
   KVSCOPE_CUDA_CHECK_LAUNCH();
 }

@@ -1,6 +1,7 @@
 // Rotary position embedding from precomputed per-position cos/sin tables (the CPU Rope's
 // own angles, so every scaling type is served and the angles are the reference's).
 #include "backend/cuda_check.h"
+#include "backend/cuda_launch.cuh"
 #include "ops/device_math.cuh"
 
 namespace kvscope::cuda {
@@ -34,7 +35,7 @@ __global__ void rope_kernel(RopeArgs a, float* q, float* k) {
 
 void launch_rope(const RopeArgs& args, float* q, float* k, cudaStream_t stream) {
   if (args.n_tokens <= 0) return;
-  rope_kernel<<<args.n_tokens, kThreads, 0, stream>>>(args, q, k);
+  launch_kernel(rope_kernel, args.n_tokens, kThreads, 0, stream, args, q, k);
   KVSCOPE_CUDA_CHECK_LAUNCH();
 }
 

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "backend/cuda_check.h"
+#include "backend/cuda_launch.cuh"
 #include "ops/device_math.cuh"
 
 namespace kvscope::cuda {
@@ -123,11 +124,12 @@ void launch_dequantize_f16(const DeviceWeight& w, std::int64_t row0, std::int64_
   const auto blocks =
       static_cast<unsigned>(std::min(kMaxBlocks, (groups + kThreads - 1) / kThreads));
   const bool launched = with_quant_codec(w.type, [&]<class Codec>() {
-    dequantize_f16_kernel<QuantValues<Codec>>
-        <<<blocks, kThreads, 0, stream>>>(w, row0, n_rows, out, vec);
+    launch_kernel(dequantize_f16_kernel<QuantValues<Codec>>, blocks, kThreads, 0, stream, w, row0,
+                  n_rows, out, vec);
   });
   if (!launched) {  // F32
-    dequantize_f16_kernel<F32Values><<<blocks, kThreads, 0, stream>>>(w, row0, n_rows, out, vec);
+    launch_kernel(dequantize_f16_kernel<F32Values>, blocks, kThreads, 0, stream, w, row0, n_rows,
+                  out, vec);
   }
   KVSCOPE_CUDA_CHECK_LAUNCH();
 }

@@ -1,6 +1,7 @@
 // Activations to 8-bit codes (quant_activations.h), the input of the integer-dot matvec
 // kernels: one warp per block of 32 values, each lane one value.
 #include "backend/cuda_check.h"
+#include "backend/cuda_launch.cuh"
 #include "backend/kernel_launchers.h"
 #include "quant/quant_activations.cuh"
 
@@ -30,8 +31,8 @@ void launch_quantize_q8(const float* x, std::int64_t n_values, std::int8_t* q, f
   }
   const std::int64_t n_blocks = n_values / qd::kQ8Block;
   if (n_blocks == 0) return;
-  quantize_q8_kernel<<<blocks_for(n_blocks, kWarpsPerCta), kWarpsPerCta * kWarp, 0, stream>>>(
-      x, n_blocks, q, d);
+  launch_kernel(quantize_q8_kernel, blocks_for(n_blocks, kWarpsPerCta), kWarpsPerCta * kWarp, 0,
+                stream, x, n_blocks, q, d);
   KVSCOPE_CUDA_CHECK_LAUNCH();
 }
 
