@@ -10,7 +10,7 @@
 #include <algorithm>
 #include <array>
 #include <boost/context/fiber.hpp>
-#include <boost/context/protected_fixedsize_stack.hpp>
+#include <boost/context/stack_context.hpp>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -32,12 +32,39 @@ namespace {
 
 namespace ctx = boost::context;
 
-constexpr std::size_t kStackBytes = 256 * 1024;
+// Lane stacks: 64 KiB each (kernels keep small arrays; the deepest frames are the emulation's
+// own), side by side in one mapping the kernel may back with huge pages, so the 32 stacks a
+// warp's context switches walk through share a few TLB entries instead of 64.
+constexpr std::size_t kStackBytes = 64 * 1024;
+constexpr std::size_t kMaxLanes = 1024;
 
-struct DeviceFault {
-  cudaError_t code;
-  std::string what;
+class LaneStacks {
+ public:
+  LaneStacks() {
+    base_ = static_cast<char*>(mmap(nullptr, kStackBytes * kMaxLanes, PROT_READ | PROT_WRITE,
+                                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0));
+    if (base_ == MAP_FAILED) throw std::bad_alloc();
+    madvise(base_, kStackBytes * kMaxLanes, MADV_HUGEPAGE);
+  }
+  ~LaneStacks() { munmap(base_, kStackBytes * kMaxLanes); }
+  char* top(int lane) const { return base_ + kStackBytes * (static_cast<std::size_t>(lane) + 1); }
+
+ private:
+  char* base_ = nullptr;
 };
+
+// boost::context's stack allocator concept over one slice of LaneStacks.
+struct SliceAllocator {
+  char* top;
+  ctx::stack_context allocate() {
+    ctx::stack_context sc;
+    sc.size = kStackBytes;
+    sc.sp = top;
+    return sc;
+  }
+  void deallocate(ctx::stack_context&) {}
+};
+
 struct AbortLane {};  // unwinds a lane's kernel when its block has failed
 
 enum class LaneState : std::uint8_t { Ready, AtBarrier, AtWarp, Done };
@@ -48,18 +75,24 @@ struct Lane {
   LaneState state = LaneState::Done;
   WarpRequest* request = nullptr;
   unsigned vote = 0;
-  ctx::fiber fiber;  // resumes this lane
-  ctx::fiber back;   // returns to the scheduler while the lane runs
+  ctx::fiber fiber;  // resumes this lane (empty while it runs)
 };
 
 // The lanes of one OS thread, kept from launch to launch (creating a fiber maps a stack), side
 // by side in one array: the scheduler reads their states between every two context switches.
 struct LanePool {
-  std::array<Lane, 1024> lanes;
+  LaneStacks stacks;  // first: destroyed after the lanes' fibers
+  std::array<Lane, kMaxLanes> lanes;
   int created = 0;
   const std::function<void()>* body = nullptr;
   bool aborting = false;
   Lane* running = nullptr;
+  ctx::fiber scheduler;  // resumes the scheduler while lanes run
+  Lane* from = nullptr;  // who the switch in progress suspends (null: the scheduler)
+  // A pass: the lanes to run in turn, each switching straight to the next when it stops (one
+  // context switch per lane instead of two through the scheduler), the last to the scheduler.
+  std::array<int, 1024> pass{};
+  int pass_next = 0, pass_count = 0;
   std::string fault;
   cudaError_t fault_code = cudaSuccess;
 };
@@ -69,10 +102,55 @@ std::string dim_text(uint3 d) {
   return "(" + std::to_string(d.x) + "," + std::to_string(d.y) + "," + std::to_string(d.z) + ")";
 }
 
-// Back to the scheduler from inside a kernel; unwinds the kernel when its block is aborted.
+// A switch returns the continuation of whoever switched to us: keep it where it belongs.
+void keep(ctx::fiber&& c) {
+  if (t_pool.from) {
+    t_pool.from->fiber = std::move(c);
+  } else {
+    t_pool.scheduler = std::move(c);
+  }
+}
+
+// Suspends `me` (null: the scheduler) and runs `target` (null: the scheduler) from `slot`.
+void switch_to(ctx::fiber& slot, Lane* me, Lane* target) {
+  t_pool.from = me;
+  t_pool.running = target;
+  t_thread = target ? &target->ctx : nullptr;
+  keep(std::move(slot).resume());
+}
+
+// The pass's next lane that is ready to run, or null when the pass is over.
+Lane* next_in_pass() {
+  while (t_pool.pass_next < t_pool.pass_count) {
+    Lane& l = t_pool.lanes[static_cast<std::size_t>(
+        t_pool.pass[static_cast<std::size_t>(t_pool.pass_next++)])];
+    if (l.state == LaneState::Ready) return &l;
+  }
+  return nullptr;
+}
+
+// From a lane that stops (at a barrier, a collective or its end) to the next of the pass, or
+// back to the scheduler when the pass is over or the block has failed.
+void pass_on(Lane& me) {
+  Lane* next = t_pool.fault_code == cudaSuccess || t_pool.aborting ? next_in_pass() : nullptr;
+  if (next) {
+    switch_to(next->fiber, &me, next);
+  } else {
+    switch_to(t_pool.scheduler, &me, nullptr);
+  }
+}
+
+// Suspends a lane inside its kernel; unwinds the kernel when its block is aborted.
 void yield_from_kernel(Lane& lane) {
-  lane.back = std::move(lane.back).resume();
+  pass_on(lane);
   if (t_pool.aborting) throw AbortLane{};
+}
+
+// Runs the lanes listed in t_pool.pass[0, count) in turn; returns when the pass is over.
+void run_pass(int count) {
+  t_pool.pass_next = 0;
+  t_pool.pass_count = count;
+  if (Lane* first = next_in_pass()) switch_to(first->fiber, nullptr, first);
 }
 
 void run_body(Lane& lane) {
@@ -82,7 +160,7 @@ void run_body(Lane& lane) {
   } catch (const DeviceFault& f) {
     if (t_pool.fault_code == cudaSuccess) {
       t_pool.fault_code = f.code;
-      t_pool.fault = "thread " + dim_text(lane.ctx.thread_idx) + ": " + f.what;
+      t_pool.fault = "thread " + dim_text(lane.ctx.thread_idx) + ": " + f.what();
     }
   } catch (const std::exception& e) {
     if (t_pool.fault_code == cudaSuccess) {
@@ -95,25 +173,18 @@ void run_body(Lane& lane) {
 void make_lane(int index) {
   Lane* l = &t_pool.lanes[static_cast<std::size_t>(index)];
   l->index = index;
-  l->fiber = ctx::fiber(std::allocator_arg, ctx::protected_fixedsize_stack(kStackBytes),
-                        [l](ctx::fiber&& back) {
-                          l->back = std::move(back);
+  l->fiber = ctx::fiber(std::allocator_arg, SliceAllocator{t_pool.stacks.top(index)},
+                        [l](ctx::fiber&& from) {
+                          keep(std::move(from));
                           for (;;) {  // one kernel body per resume from the Done state
                             // a lane of an aborted block that never started stays out
                             if (!t_pool.aborting) run_body(*l);
                             l->state = LaneState::Done;
-                            l->back = std::move(l->back).resume();
+                            pass_on(*l);
                           }
-                          return std::move(l->back);
+                          return ctx::fiber{};
                         });
   t_pool.created = index + 1;
-}
-
-void resume(Lane& lane) {
-  t_thread = &lane.ctx;
-  t_pool.running = &lane;
-  lane.fiber = std::move(lane.fiber).resume();
-  t_pool.running = nullptr;
 }
 
 const char* op_name(WarpOp op) {
@@ -249,17 +320,11 @@ class BlockScheduler {
   // Runs warp w's ready lanes, completing its collectives, until none can move.
   void run_warp(int w) {
     const int base = w * 32, count = std::min(32, n_threads_ - base);
-    int order[32];
     for (;;) {
-      std::iota(order, order + count, 0);
-      if (shuffle_) rng_.shuffle(order, static_cast<std::size_t>(count));
-      for (int k = 0; k < count; ++k) {
-        Lane& l = lane(base + order[k]);
-        if (l.state != LaneState::Ready) continue;
-        resume(l);
-        if (failed()) return;
-      }
-      if (!complete_warp_collectives(base, count)) return;
+      std::iota(t_pool.pass.begin(), t_pool.pass.begin() + count, base);
+      if (shuffle_) rng_.shuffle(t_pool.pass.data(), static_cast<std::size_t>(count));
+      run_pass(count);
+      if (failed() || !complete_warp_collectives(base, count)) return;
     }
   }
 
@@ -392,8 +457,13 @@ class BlockScheduler {
   // Unwinds every lane still inside the kernel; the fault stays recorded.
   bool abort_block() {
     t_pool.aborting = true;
-    for (int i = 0; i < n_threads_; ++i)
-      if (lane(i).state != LaneState::Done) resume(lane(i));
+    int count = 0;
+    for (int i = 0; i < n_threads_; ++i) {
+      if (lane(i).state == LaneState::Done) continue;
+      lane(i).state = LaneState::Ready;
+      t_pool.pass[static_cast<std::size_t>(count++)] = i;
+    }
+    run_pass(count);
     t_pool.aborting = false;
     return false;
   }

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <stdexcept>
 #include <type_traits>
 
 #include "emu_types.h"
@@ -33,7 +34,13 @@ struct BlockContext {
 extern thread_local constinit ThreadContext* t_thread;
 extern thread_local constinit BlockContext* t_block;
 
-// A device-side fault (misaligned load, ...): the launch fails with `what`.
+// A device-side fault (a misaligned load, ...). Inside a kernel the launch fails with it; in
+// host code that calls a device function (a test of the codecs) it is the exception, a
+// std::logic_error as the codecs' host checks throw.
+struct DeviceFault : std::logic_error {
+  DeviceFault(cudaError_t c, const char* what) : std::logic_error(what), code(c) {}
+  cudaError_t code;
+};
 [[noreturn]] void device_fault(cudaError_t code, const char* what);
 
 // Waits at the block's barrier.
