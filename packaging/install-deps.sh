@@ -18,6 +18,8 @@ packages=(
   libcpp-httplib-dev
   # tests and benchmarks; clang + libclang-rt for the libFuzzer harnesses (fuzz preset)
   libgtest-dev libgmock-dev googletest libbenchmark-dev clang libclang-rt-14-dev
+  # the CUDA emulation's threads are fibers (kernels/emulation)
+  libboost-context-dev
   # packaging/get-model.sh: the first-run model comes from PyPI
   python3 python3-pip
   # model downloads over HTTPS (the Models page's Download tab, kvscope-cli pull; Qt Network)

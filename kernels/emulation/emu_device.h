@@ -150,21 +150,24 @@ template <class T>
 T atomicAdd(T* address, T value) {
   return std::atomic_ref<T>(*address).fetch_add(value);
 }
-template <class T>
-T atomicMax(T* address, T value) {
+namespace kvscope::emu {
+// Replaces *address by value while `replaces(old, value)`; returns the old value.
+template <class T, class Replaces>
+T atomic_replace_if(T* address, T value, Replaces replaces) {
   std::atomic_ref<T> a(*address);
   T old = a.load();
-  while (old < value && !a.compare_exchange_weak(old, value)) {
+  while (replaces(old, value) && !a.compare_exchange_weak(old, value)) {
   }
   return old;
 }
+}  // namespace kvscope::emu
+template <class T>
+T atomicMax(T* address, T value) {
+  return kvscope::emu::atomic_replace_if(address, value, [](T old, T v) { return old < v; });
+}
 template <class T>
 T atomicMin(T* address, T value) {
-  std::atomic_ref<T> a(*address);
-  T old = a.load();
-  while (value < old && !a.compare_exchange_weak(old, value)) {
-  }
-  return old;
+  return kvscope::emu::atomic_replace_if(address, value, [](T old, T v) { return v < old; });
 }
 template <class T>
 T atomicCAS(T* address, T compare, T value) {
