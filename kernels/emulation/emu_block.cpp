@@ -22,6 +22,9 @@
 
 #include "emu_device.h"
 #include "emu_internal.h"
+#include "emu_lane_stacks.h"
+#include "emu_order_rng.h"
+#include "emu_shared_window.h"
 
 namespace kvscope::emu {
 
@@ -29,43 +32,6 @@ thread_local constinit ThreadContext* t_thread = nullptr;
 thread_local constinit BlockContext* t_block = nullptr;
 
 namespace {
-
-namespace ctx = boost::context;
-
-// Lane stacks: 64 KiB each (kernels keep small arrays; the deepest frames are the emulation's
-// own), side by side in one mapping the kernel may back with huge pages, so the 32 stacks a
-// warp's context switches walk through share a few TLB entries instead of 64.
-constexpr std::size_t kStackBytes = 64 * 1024;
-constexpr std::size_t kMaxLanes = 1024;
-
-class LaneStacks {
- public:
-  LaneStacks() {
-    base_ = static_cast<char*>(mmap(nullptr, kStackBytes * kMaxLanes, PROT_READ | PROT_WRITE,
-                                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0));
-    if (base_ == MAP_FAILED) throw std::bad_alloc();
-    madvise(base_, kStackBytes * kMaxLanes, MADV_HUGEPAGE);
-  }
-  ~LaneStacks() { munmap(base_, kStackBytes * kMaxLanes); }
-  char* top(int lane) const { return base_ + kStackBytes * (static_cast<std::size_t>(lane) + 1); }
-
- private:
-  char* base_ = nullptr;
-};
-
-// boost::context's stack allocator concept over one slice of LaneStacks.
-struct SliceAllocator {
-  char* top;
-  ctx::stack_context allocate() {
-    ctx::stack_context sc;
-    sc.size = kStackBytes;
-    sc.sp = top;
-    return sc;
-  }
-  void deallocate(ctx::stack_context&) {}
-};
-
-struct AbortLane {};  // unwinds a lane's kernel when its block has failed
 
 enum class LaneState : std::uint8_t { Ready, AtBarrier, AtWarp, Done };
 
@@ -244,30 +210,6 @@ int shuffle_source(const WarpRequest& r, int lane) {
   }
   return in_range ? j : lane;
 }
-
-// A small, fast generator for the orders (a splitmix64 stream): shuffling is done per round,
-// so std::mt19937_64 and uniform_int_distribution would cost more than the lanes' work.
-class OrderRng {
- public:
-  explicit OrderRng(std::uint64_t seed) : state_(seed) {}
-  std::uint64_t next() {
-    std::uint64_t z = (state_ += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  }
-  template <class T>
-  void shuffle(T* v, std::size_t n) {
-    for (std::size_t i = n; i > 1; --i) {
-      // a draw in [0, i) by multiply and shift, without a division
-      const auto j = static_cast<std::size_t>(((next() >> 32) * i) >> 32);
-      std::swap(v[i - 1], v[j]);
-    }
-  }
-
- private:
-  std::uint64_t state_;
-};
 
 // Runs a block: each warp in turn (in a shuffled order) goes as far as it can, its collectives
 // completing as soon as all their lanes have arrived, until every warp waits at the block
@@ -477,36 +419,6 @@ class BlockScheduler {
   std::vector<int> warp_order_;
 };
 
-// Dynamic shared memory of the running block: it ends where a protected page begins, so a
-// read or write past the size the launch asked for faults at once.
-class SharedWindow {
- public:
-  unsigned char* place(std::size_t bytes) {
-    const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
-    const std::size_t need = (bytes + 15) / 16 * 16;
-    if (need > capacity_) {
-      release();
-      capacity_ = (need + page - 1) / page * page;
-      base_ = static_cast<unsigned char*>(mmap(nullptr, capacity_ + page, PROT_READ | PROT_WRITE,
-                                               MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
-      if (base_ == MAP_FAILED) throw std::bad_alloc();
-      mprotect(base_ + capacity_, page, PROT_NONE);
-      guard_ = page;
-    }
-    return base_ + capacity_ - need;
-  }
-  ~SharedWindow() { release(); }
-
- private:
-  void release() {
-    if (base_) munmap(base_, capacity_ + guard_);
-    base_ = nullptr;
-    capacity_ = 0;
-  }
-  unsigned char* base_ = nullptr;
-  std::size_t capacity_ = 0;
-  std::size_t guard_ = 0;
-};
 thread_local SharedWindow t_shared;
 
 std::uint64_t base_seed() {
