@@ -37,7 +37,6 @@ enum class LaneState : std::uint8_t { Ready, AtBarrier, AtWarp, Done };
 
 struct Lane {
   ThreadContext ctx{};
-  int index = 0;  // linear thread index in the block
   LaneState state = LaneState::Done;
   WarpRequest* request = nullptr;
   unsigned vote = 0;
@@ -138,7 +137,6 @@ void run_body(Lane& lane) {
 
 void make_lane(int index) {
   Lane* l = &t_pool.lanes[static_cast<std::size_t>(index)];
-  l->index = index;
   l->fiber = ctx::fiber(std::allocator_arg, SliceAllocator{t_pool.stacks.top(index)},
                         [l](ctx::fiber&& from) {
                           keep(std::move(from));
@@ -225,7 +223,7 @@ class BlockScheduler {
   }
 
   // Runs one block; false with t_pool.fault set when it failed.
-  bool run(uint3 block_idx) {
+  bool run() {
     for (int i = 0; i < n_threads_; ++i) {
       Lane& l = lane(i);
       const auto u = static_cast<unsigned>(i);
@@ -235,7 +233,6 @@ class BlockScheduler {
       l.state = LaneState::Ready;
       l.request = nullptr;
     }
-    block_idx_ = block_idx;
     for (;;) {
       std::iota(warp_order_.begin(), warp_order_.end(), 0);
       if (shuffle_) rng_.shuffle(warp_order_.data(), warp_order_.size());
@@ -415,7 +412,6 @@ class BlockScheduler {
   bool shuffle_ = true;
   int n_threads_ = 0;
   int n_warps_ = 0;
-  uint3 block_idx_{};
   std::vector<int> warp_order_;
 };
 
@@ -480,7 +476,7 @@ cudaError_t run_grid(const LaunchConfig& cfg, const std::function<void()>& body)
                        static_cast<unsigned>(b / (std::uint64_t{cfg.grid.x} * cfg.grid.y))};
     // uninitialised shared memory reads as NaN (0xff bytes), as likely on the device as zeros
     std::memset(block.dynamic_shared, 0xff, cfg.dynamic_shared_bytes);
-    if (!scheduler.run(block.block_idx)) {
+    if (!scheduler.run()) {
       err = t_pool.fault_code;
       set_error(err, "block " + dim_text(block.block_idx) + ", " + t_pool.fault);
       break;
