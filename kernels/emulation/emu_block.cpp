@@ -209,6 +209,17 @@ int shuffle_source(const WarpRequest& r, int lane) {
   return in_range ? j : lane;
 }
 
+// A shuffled value: 4 and 8 bytes (float, int, half2, double) without a call to memcpy.
+void copy_value(void* to, const void* from, unsigned size) {
+  if (size == 4) {
+    std::memcpy(to, from, 4);
+  } else if (size == 8) {
+    std::memcpy(to, from, 8);
+  } else {
+    std::memcpy(to, from, size);
+  }
+}
+
 // Runs a block: each warp in turn (in a shuffled order) goes as far as it can, its collectives
 // completing as soon as all their lanes have arrived, until every warp waits at the block
 // barrier or has finished; then the barrier opens and the next round starts.
@@ -291,23 +302,25 @@ class BlockScheduler {
   // Whether every lane of lane l's mask waits at the same collective (faults on misuse).
   bool group_arrived(int base, int count, int l) {
     const WarpRequest& r = *lane(base + l).request;
-    const std::string where = "warp " + std::to_string(base / 32) + ": ";
+    // built only on a fault: this check runs at every collective
+    const auto where = [&] { return "warp " + std::to_string(base / 32) + ": "; };
     if (!((r.mask >> l) & 1u)) {
-      fail(cudaErrorLaunchFailure, where + "lane " + std::to_string(l) + " calls " + op_name(r.op) +
-                                       " with mask " + hex(r.mask) + ", which does not include it");
+      fail(cudaErrorLaunchFailure, where() + "lane " + std::to_string(l) + " calls " +
+                                       op_name(r.op) + " with mask " + hex(r.mask) +
+                                       ", which does not include it");
       return false;
     }
     for (int m = 0; m < 32; ++m) {
       if (!((r.mask >> m) & 1u)) continue;
       if (m >= count) {
-        fail(cudaErrorLaunchFailure, where + op_name(r.op) + " mask " + hex(r.mask) +
+        fail(cudaErrorLaunchFailure, where() + op_name(r.op) + " mask " + hex(r.mask) +
                                          " names lane " + std::to_string(m) +
                                          ", which the block does not have");
         return false;
       }
       const Lane& other = lane(base + m);
       if (other.state == LaneState::Done) {
-        fail(cudaErrorLaunchFailure, where + "lane " + std::to_string(l) + " waits in " +
+        fail(cudaErrorLaunchFailure, where() + "lane " + std::to_string(l) + " waits in " +
                                          op_name(r.op) + " for lane " + std::to_string(m) +
                                          ", which has exited");
         return false;
@@ -316,7 +329,7 @@ class BlockScheduler {
       const WarpRequest& o = *other.request;
       if (o.op != r.op || o.mask != r.mask || o.size != r.size) {
         fail(cudaErrorLaunchFailure,
-             where + "lanes " + std::to_string(l) + " and " + std::to_string(m) +
+             where() + "lanes " + std::to_string(l) + " and " + std::to_string(m) +
                  " meet at different warp collectives: " + op_name(r.op) + " mask " + hex(r.mask) +
                  " and " + op_name(o.op) + " mask " + hex(o.mask));
         return false;
@@ -355,7 +368,7 @@ class BlockScheduler {
                      ", which is not in the mask " + hex(mask) + " (its value is undefined)");
             return;
           }
-          std::memcpy(r.result, lane(base + j).request->value, r.size);
+          copy_value(r.result, lane(base + j).request->value, r.size);
         }
       }
     }

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <mutex>
 #include <string>
+#include <string_view>
 
 #include "emu_internal.h"
 #include "emu_runtime_api.h"
@@ -179,8 +180,15 @@ const char* cudaGetErrorString(cudaError_t err) {
   return text.c_str();
 }
 
+// KVSCOPE_EMU_NO_DEVICE=1: the machine has no GPU, as the device runtime reports it (read at
+// each call, so a test can turn it on and off around what it checks).
 cudaError_t cudaGetDeviceCount(int* count) {
   if (!count) return result(cudaErrorInvalidValue);
+  const char* none = std::getenv("KVSCOPE_EMU_NO_DEVICE");
+  if (none && std::string_view(none) == "1") {
+    *count = 0;
+    return result(cudaErrorNoDevice);
+  }
   *count = 1;
   return result(cudaSuccess);
 }

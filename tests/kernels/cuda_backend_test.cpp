@@ -53,6 +53,9 @@ EngineOptions cuda_options(bool f32_as_f16, std::int64_t block_size = 16,
 }
 
 TEST(CudaBackend, WithoutADeviceTheFactorySaysWhyAndAutoFallsBackToTheCpu) {
+  // the emulation reports no device while this is set, as a machine without a GPU does (the
+  // real runtime ignores it)
+  const test::ScopedEnv no_device("KVSCOPE_EMU_NO_DEVICE", "1");
   if (probe_cuda_device().available) GTEST_SKIP() << "a CUDA device is present";
   KVSCOPE_REQUIRE_SHARED(model, "models/stories260K.gguf");
   EngineOptions o = cuda_options(false);
@@ -71,21 +74,23 @@ TEST(CudaBackend, StoriesGreedyIdsMatchLlamaCppForEveryReferencePrompt) {
   KVSCOPE_REQUIRE_SHARED(reference, "reference/stories260K-greedy.json");
   std::ifstream in(reference);
   const auto j = nlohmann::json::parse(in);
-  // gemm 1: every prompt chunk through cuBLAS, as a long prompt runs
-  for (const std::int64_t gemm : {std::int64_t{0}, std::int64_t{1}}) {
-    for (const std::int64_t block_size : {1, 16}) {
-      Engine engine(model, cuda_options(false, block_size, gemm));
-      ASSERT_FALSE(engine.backend().uses_host_kv_storage()) << engine.backend_note();
-      for (const auto& c : j.at("cases")) {
-        GenerationRequest r;
-        r.prompt = c.at("prompt_ids").get<std::vector<TokenId>>();
-        r.max_tokens = 64;
-        r.sampling.temperature = 0;
-        const RequestResult got = engine.generate(r);
-        EXPECT_EQ(got.generated, c.at("greedy_ids").get<std::vector<TokenId>>())
-            << "block size " << block_size << ", gemm_min_tokens " << gemm << ", prompt "
-            << c.at("prompt").get<std::string>();
-      }
+  // (gemm_min_tokens, block size); gemm 1: every prompt chunk through cuBLAS, as a long
+  // prompt runs. Under the emulation two of the four, each setting once.
+  using Config = std::vector<std::pair<std::int64_t, std::int64_t>>;
+  const Config configs =
+      test::device_or_emulated(Config{{0, 1}, {0, 16}, {1, 1}, {1, 16}}, Config{{0, 16}, {1, 1}});
+  for (const auto& [gemm, block_size] : configs) {
+    Engine engine(model, cuda_options(false, block_size, gemm));
+    ASSERT_FALSE(engine.backend().uses_host_kv_storage()) << engine.backend_note();
+    for (const auto& c : j.at("cases")) {
+      GenerationRequest r;
+      r.prompt = c.at("prompt_ids").get<std::vector<TokenId>>();
+      r.max_tokens = 64;
+      r.sampling.temperature = 0;
+      const RequestResult got = engine.generate(r);
+      EXPECT_EQ(got.generated, c.at("greedy_ids").get<std::vector<TokenId>>())
+          << "block size " << block_size << ", gemm_min_tokens " << gemm << ", prompt "
+          << c.at("prompt").get<std::string>();
     }
   }
 }
@@ -151,7 +156,8 @@ TEST(CudaBackend, DevicePicksAreTheHostPicksOfTheSameLogits) {
   std::vector<float> logits_a, logits_b;
   std::vector<TokenId> picks;
   const auto vocab = static_cast<std::size_t>(spec.vocab_size);
-  for (int step = 0; step < 120; ++step) {
+  const int steps = test::device_or_emulated(120, 40);
+  for (int step = 0; step < steps; ++step) {
     std::vector<SequenceChunk> chunks;
     for (std::size_t i = 0; i < prompts.size(); ++i) {
       const auto seq = static_cast<SeqId>(i);
@@ -312,9 +318,10 @@ TEST(CudaGraphs, StoriesGreedyDecodeLogitsAreBitIdenticalWithAndWithoutGraphs) {
   const KvCacheConfig c =
       device_cache(spec, uniform_layer_groups(spec.n_layers, KvDtype::F16), 4, 1200, 400);
   // from 128 keys on the attention split count grows every 64 keys (attention_splits), each
-  // change a new graph key; the second sequence leaving after 150 steps changes the batch
-  // from 2 tokens to 1
-  expect_graphs_change_no_bit(*model, c, {{1, 403, 407, 261, 378}, {1, 66}}, {1150, 150});
+  // change a new graph key (to 17 splits on a GPU, to 3 under the emulation); the second
+  // sequence leaving changes the batch from 2 tokens to 1
+  expect_graphs_change_no_bit(*model, c, {{1, 403, 407, 261, 378}, {1, 66}},
+                              test::device_or_emulated(std::vector<int>{1150, 150}, {200, 40}));
 }
 
 TEST(CudaGraphs, RandomModelMixedKvGroupsDecodeIsBitIdenticalWithAndWithoutGraphs) {
@@ -329,8 +336,10 @@ TEST(CudaGraphs, RandomModelMixedKvGroupsDecodeIsBitIdenticalWithAndWithoutGraph
       1200, 200);
   std::vector<TokenId> long_prompt;
   for (int i = 0; i < 40; ++i) long_prompt.push_back(1 + (i * 37) % 190);
-  expect_graphs_change_no_bit(*model, c, {long_prompt, {3, 4, 5, 6, 7, 8, 9}, {9}},
-                              {1100, 300, 20});
+  // the first sequence's keys pass the window's 300 either way
+  expect_graphs_change_no_bit(
+      *model, c, {long_prompt, {3, 4, 5, 6, 7, 8, 9}, {9}},
+      test::device_or_emulated(std::vector<int>{1100, 300, 20}, {320, 60, 10}));
 }
 
 // The exact tail on CUDA (kv/exact_tail.h): off by default (the fast kernel does not read
@@ -359,12 +368,13 @@ TEST(CudaBackend, Int4WithTheExactTailAgreesWithTheCpuAndKeepsItsBitsUnderGraphs
   test::expect_close(gpu.evaluate(prompt), want, 2e-3f, 1e-2f, "int4 + exact tail logits");
 
   const std::unique_ptr<Model> model = load_model(path);
-  // the copies move every 4 steps
+  // the copies move every 4 steps; past 128 keys the attention splits
   KvCacheConfig c =
       device_cache(spec, uniform_layer_groups(spec.n_layers, KvDtype::Int4), 4, 500, 300);
   c.exact_tail_blocks = 2;
   c.exact_tail_shadows = 12;
-  expect_graphs_change_no_bit(*model, c, {prompt, {3, 4, 5}}, {200, 60});
+  expect_graphs_change_no_bit(*model, c, {prompt, {3, 4, 5}},
+                              test::device_or_emulated(std::vector<int>{200, 60}, {100, 30}));
 }
 
 // 8-bit activations are on by default; the option or KVSCOPE_Q8_ACTIVATIONS=0 turns them off,
@@ -430,14 +440,12 @@ TEST(CudaBackend, NameSaysWhenActivationsStayF32) {
   const std::unique_ptr<Backend> a = make_cuda_backend(*model, off, &why);
   ASSERT_TRUE(a) << why;
   EXPECT_NE(a->name().find("f32 activations"), std::string::npos) << a->name();
-  const char* before = std::getenv("KVSCOPE_Q8_ACTIVATIONS");
-  const std::optional<std::string> saved =
-      before ? std::optional<std::string>(before) : std::nullopt;
-  setenv("KVSCOPE_Q8_ACTIVATIONS", "0", 1);
-  const std::unique_ptr<Backend> b = make_cuda_backend(*model, CudaBackendOptions{}, &why);
-  unsetenv("KVSCOPE_Q8_ACTIVATIONS");
+  const std::unique_ptr<Backend> b = [&] {
+    const test::ScopedEnv env("KVSCOPE_Q8_ACTIVATIONS", "0");
+    return make_cuda_backend(*model, CudaBackendOptions{}, &why);
+  }();
+  const test::ScopedEnv unset("KVSCOPE_Q8_ACTIVATIONS", nullptr);
   const std::unique_ptr<Backend> c = make_cuda_backend(*model, CudaBackendOptions{}, &why);
-  if (saved) setenv("KVSCOPE_Q8_ACTIVATIONS", saved->c_str(), 1);
   ASSERT_TRUE(b && c) << why;
   EXPECT_NE(b->name().find("f32 activations"), std::string::npos) << b->name();
   EXPECT_EQ(c->name().find("f32 activations"), std::string::npos) << c->name();
@@ -448,15 +456,13 @@ TEST(CudaGraphs, TheEnvironmentVariableTurnsGraphsOff) {
   KVSCOPE_REQUIRE_CUDA();
   KVSCOPE_REQUIRE_SHARED(path, "models/stories260K.gguf");
   const std::unique_ptr<Model> model = load_model(path);
-  const char* before = std::getenv("KVSCOPE_CUDA_GRAPHS");
-  const std::optional<std::string> saved =
-      before ? std::optional<std::string>(before) : std::nullopt;
-  setenv("KVSCOPE_CUDA_GRAPHS", "0", 1);
   std::string why;
-  const std::unique_ptr<Backend> off = make_cuda_backend(*model, CudaBackendOptions{}, &why);
-  unsetenv("KVSCOPE_CUDA_GRAPHS");
+  const std::unique_ptr<Backend> off = [&] {
+    const test::ScopedEnv env("KVSCOPE_CUDA_GRAPHS", "0");
+    return make_cuda_backend(*model, CudaBackendOptions{}, &why);
+  }();
+  const test::ScopedEnv unset("KVSCOPE_CUDA_GRAPHS", nullptr);
   const std::unique_ptr<Backend> on = make_cuda_backend(*model, CudaBackendOptions{}, &why);
-  if (saved) setenv("KVSCOPE_CUDA_GRAPHS", saved->c_str(), 1);
   ASSERT_TRUE(off && on) << why;
   EXPECT_NE(off->name().find("CUDA graphs off: turned off by KVSCOPE_CUDA_GRAPHS=0"),
             std::string::npos)

@@ -30,7 +30,9 @@ EngineOptions options_for(const std::string& backend, std::int64_t gemm_min_toke
   o.backend = backend;
   o.n_threads = 0;
   o.context_length = 256;
-  o.kv_budget_bytes = std::uint64_t{256} << 20;
+  // 2 layers x 256 tokens need at most 4 MiB; three CUDA engines at once must fit a 2 GiB
+  // emulated device with the Llama-3-8B shapes' weights
+  o.kv_budget_bytes = std::uint64_t{32} << 20;
   o.q8_activations = false;  // the CPU as the float reference
   CudaBackendOptions c;
   c.f32_weights_as_f16 = false;
@@ -80,8 +82,9 @@ TEST_P(CudaRealShapesTest, LogitsCloseAndGreedyIdsIdenticalToTheCpuDecoder) {
   KVSCOPE_REQUIRE_CUDA();
   const auto& [slug, type] = GetParam();
   const std::string path = shaped_model(slug, type);
+  // at least gemm_min_tokens (8), so the cuBLAS run below runs the prompt through GEMMs
   std::vector<TokenId> prompt;
-  for (int i = 0; i < 24; ++i) prompt.push_back(3 + (i * 53) % 500);
+  for (int i = 0; i < test::device_or_emulated(24, 10); ++i) prompt.push_back(3 + (i * 53) % 500);
 
   const std::string what = std::string(slug) + " " + std::string(tensor_type_name(type));
   Engine cpu(path, options_for("cpu"));
@@ -89,7 +92,7 @@ TEST_P(CudaRealShapesTest, LogitsCloseAndGreedyIdsIdenticalToTheCpuDecoder) {
   ASSERT_FALSE(gpu.backend().uses_host_kv_storage()) << gpu.backend_note();
   const std::vector<float> want = cpu.evaluate(prompt);
   test::expect_close(gpu.evaluate(prompt), want, 2e-3f, 1e-2f, what + " logits (matvec)");
-  // the default: the 24-token prompt's projections through cuBLAS, fp16 activations
+  // the default: the prompt's projections through cuBLAS, fp16 activations
   Engine gemm(path, options_for("cuda", CudaBackendOptions{}.gemm_min_tokens));
   test::expect_close(gemm.evaluate(prompt), want, 5e-3f, 2e-2f, what + " logits (cuBLAS)");
   // 8-bit activation codes for the quantized types (the default below gemm_min_tokens)
@@ -98,7 +101,7 @@ TEST_P(CudaRealShapesTest, LogitsCloseAndGreedyIdsIdenticalToTheCpuDecoder) {
 
   GenerationRequest r;
   r.prompt = prompt;
-  r.max_tokens = 12;
+  r.max_tokens = test::device_or_emulated(12, 4);
   r.sampling.temperature = 0;
   EXPECT_EQ(gpu.generate(r).generated, cpu.generate(r).generated) << what << " greedy ids";
 }
@@ -109,7 +112,7 @@ TEST_P(CudaRealShapesTest, DefaultDecodeStepsStayCloseToTheCpuDecoder) {
   const auto& [slug, type] = GetParam();
   const std::unique_ptr<Model> model = load_model(shaped_model(slug, type));
   std::vector<TokenId> tokens;
-  for (int i = 0; i < 40; ++i) tokens.push_back(3 + (i * 71) % 500);
+  for (int i = 0; i < test::device_or_emulated(40, 12); ++i) tokens.push_back(3 + (i * 71) % 500);
   CpuBackendOptions cpu_options;
   cpu_options.context_length = 256;
   cpu_options.q8_activations = false;  // the float reference
@@ -125,11 +128,21 @@ TEST_P(CudaRealShapesTest, DefaultDecodeStepsStayCloseToTheCpuDecoder) {
                                decode_step_logits(cpu, model->spec(), true, tokens), 512, what);
 }
 
-INSTANTIATE_TEST_SUITE_P(Presets, CudaRealShapesTest,
-                         ::testing::Combine(::testing::Values("tinyllama-1.1b", "llama-3-8b"),
-                                            ::testing::Values(TensorType::F16, TensorType::Q8_0,
-                                                              TensorType::Q4_0, TensorType::Q4_K,
-                                                              TensorType::Q6_K)),
+// Both shapes with every type on a GPU; under the emulation (a minute a case on the CPU) each
+// shape once, with a K-quant and a legacy type.
+std::vector<ShapeCase> shape_cases() {
+  std::vector<ShapeCase> all;
+  for (const char* slug : {"tinyllama-1.1b", "llama-3-8b"}) {
+    for (const TensorType t : {TensorType::F16, TensorType::Q8_0, TensorType::Q4_0,
+                               TensorType::Q4_K, TensorType::Q6_K}) {
+      all.emplace_back(slug, t);
+    }
+  }
+  return test::device_or_emulated(
+      all, {{"tinyllama-1.1b", TensorType::Q4_K}, {"llama-3-8b", TensorType::Q8_0}});
+}
+
+INSTANTIATE_TEST_SUITE_P(Presets, CudaRealShapesTest, ::testing::ValuesIn(shape_cases()),
                          [](const auto& p) {
                            std::string name = std::string(std::get<0>(p.param)) + "_" +
                                               std::string(tensor_type_name(std::get<1>(p.param)));

@@ -2,10 +2,28 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <functional>
 #include <sstream>
 
 namespace kvscope::test {
+
+ScopedEnv::ScopedEnv(const char* name, const char* value) : name_(name) {
+  if (const char* before = std::getenv(name)) saved_ = before;
+  if (value) {
+    setenv(name, value, 1);
+  } else {
+    unsetenv(name);
+  }
+}
+
+ScopedEnv::~ScopedEnv() {
+  if (saved_) {
+    setenv(name_.c_str(), saved_->c_str(), 1);
+  } else {
+    unsetenv(name_.c_str());
+  }
+}
 
 cuda::DeviceAllocator& test_allocator() {
   static cuda::DeviceAllocator alloc(0);

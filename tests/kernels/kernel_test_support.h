@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -26,6 +27,32 @@ namespace kvscope::test {
       GTEST_SKIP() << "no CUDA device: " << kvscope_info_.reason;                   \
     }                                                                               \
   } while (0)
+
+// Whether this binary runs the kernels under the CUDA emulation (kernels/emulation): on the
+// CPU, thousands of times slower than a GPU, so the end-to-end tests pick shorter runs there.
+#ifdef KVSCOPE_TEST_UNDER_EMULATION
+inline constexpr bool kEmulated = true;
+#else
+inline constexpr bool kEmulated = false;
+#endif
+// `on_device` on a GPU, `emulated` under the emulation (a step count, a list of cases).
+template <typename T>
+T device_or_emulated(T on_device, T emulated) {
+  return kEmulated ? emulated : on_device;
+}
+
+// Sets (value) or unsets (nullptr) an environment variable for the scope, then restores it.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value);
+  ~ScopedEnv();
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  std::string name_;
+  std::optional<std::string> saved_;
+};
 
 // One allocator per test process (device 0).
 cuda::DeviceAllocator& test_allocator();
