@@ -10,7 +10,7 @@
 #include <random>
 #include <thread>
 
-#include "cpu/cpu_attention.h"
+#include "cpu/attention/paged_attention.h"
 #include "cpu/thread_pool.h"
 
 namespace kvscope::cli {

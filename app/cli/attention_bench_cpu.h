@@ -10,7 +10,7 @@
 #include <span>
 #include <vector>
 
-#include "cpu/cpu_attention.h"
+#include "cpu/attention/paged_attention.h"
 #include "kv/format/kv_format.h"
 #include "kv/kv_cache_manager.h"
 #include "kv/kv_ids.h"

@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "cpu/cpu_attention.h"
+#include "cpu/attention/paged_attention.h"
 #include "cpu/cpu_ops.h"
 #include "cpu/ggml_compat.h"
 #include "kv/format/kv_rotation.h"

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "cpu/cpu_attention.h"
+#include "cpu/attention/paged_attention.h"
 #include "cpu/matmul.h"
 #include "cpu/rope.h"
 #include "cpu/thread_pool.h"

@@ -38,8 +38,8 @@ struct EngineOptions {
   BackendFactory cuda_factory;   // empty: this build has no CUDA backend
   int n_threads = 0;             // CPU threads (0: all cores)
   // CPU: activations encoded per weight type as llama.cpp does (cpu/matmul.h) and float SIMD
-  // attention (cpu/cpu_attention.h); false, or KVSCOPE_Q8_ACTIVATIONS=0: float activations
-  // and llama.cpp's fp16 attention order, the exact reference path.
+  // attention (cpu/attention/paged_attention.h); false, or KVSCOPE_Q8_ACTIVATIONS=0: float
+  // activations and llama.cpp's fp16 attention order, the exact reference path.
   bool q8_activations = true;
   KvDtype k_dtype = KvDtype::F16;
   KvDtype v_dtype = KvDtype::F16;

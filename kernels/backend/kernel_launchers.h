@@ -1,7 +1,7 @@
 // The CUDA kernels of the decoder, one family per .cu file, as host-callable launchers.
 // Every launcher takes the stream it runs on, checks the launch (KVSCOPE_CUDA_CHECK_LAUNCH)
 // and does not synchronise. Pointers are device pointers; shapes are given as in the CPU
-// reference (engine/cpu/cpu_ops.h, cpu_attention.h, rope.h, kv/kv_format.h), which each
+// reference (engine/cpu/cpu_ops.h, attention/paged_attention.h, rope.h, kv/kv_format.h), which each
 // kernel is tested against in tests/kernels/.
 #pragma once
 

@@ -1,10 +1,10 @@
-// Paged GQA attention on the device against the CPU paged_attention (cpu_attention.h) on KV
-// caches the CPU wrote, for both kernels: the generic one (every layout) and the fast decode
-// kernel (the layouts fast_attention_unsupported accepts), which is also held to the generic
-// kernel's result closely. Every KV dtype pair (int4 K read through its block's offsets),
-// head_dim 8..256, GQA groups 1..12 (head tiles), block sizes 1..64, shuffled block tables,
-// sliding windows, long contexts with many splits (the log-sum-exp merge), decode tokens of
-// several sequences in one launch and causal prompt chunks. The eligibility rules and the
+// Paged GQA attention on the device against the CPU paged_attention
+// (cpu/attention/paged_attention.h) on KV caches the CPU wrote, for both kernels: the generic one
+// (every layout) and the fast decode kernel (the layouts fast_attention_unsupported accepts), which
+// is also held to the generic kernel's result closely. Every KV dtype pair (int4 K read through its
+// block's offsets), head_dim 8..256, GQA groups 1..12 (head tiles), block sizes 1..64, shuffled
+// block tables, sliding windows, long contexts with many splits (the log-sum-exp merge), decode
+// tokens of several sequences in one launch and causal prompt chunks. The eligibility rules and the
 // split count are host logic, tested without a device.
 #include <cmath>
 #include <cstdlib>
@@ -17,7 +17,7 @@
 
 #include "attention/paged_attention_choice.cuh"
 #include "backend/kernel_launchers.h"
-#include "cpu/cpu_attention.h"
+#include "cpu/attention/paged_attention.h"
 #include "cpu/thread_pool.h"
 #include "kv_test_fixture.h"
 #include "util/error.h"

@@ -21,7 +21,7 @@
 #include "cli/attention_bench_cpu.h"
 #include "cli/command.h"
 #include "cli/copy_bandwidth.h"
-#include "cpu/cpu_attention.h"
+#include "cpu/attention/paged_attention.h"
 #include "cpu/thread_pool.h"
 #include "util/error.h"
 #include "util/stats.h"

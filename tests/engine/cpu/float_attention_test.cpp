@@ -2,7 +2,7 @@
 // softmax over runs of keys against a direct softmax in double, merging two key ranges, the
 // AVX2 functions against the portable ones bit for bit, and the AVX-only ones (no FMA)
 // against the exact results.
-#include "cpu/float_attention.h"
+#include "cpu/attention/float_attention.h"
 
 #include <cmath>
 #include <cstring>

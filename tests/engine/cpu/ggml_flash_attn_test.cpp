@@ -1,7 +1,7 @@
 // ggml_flash_attn: llama.cpp's CPU flash attention over fp16 K/V, bit for bit. The expected
 // bits were computed by ggml_flash_attn_ext itself (llama.cpp's ggml-cpu, GCC, AVX-512) on
 // the same generated inputs: 4 query heads over 2 KV heads, 37 keys, one query token.
-#include "cpu/ggml_flash_attn.h"
+#include "cpu/attention/ggml_flash_attn.h"
 
 #include <cmath>
 #include <cstdint>

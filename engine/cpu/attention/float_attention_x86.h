@@ -13,8 +13,8 @@
 #include <cstring>
 #include <type_traits>
 
-#include "cpu/float_attention_simd.h"
-#include "cpu/float_attention_x86_rows.h"
+#include "cpu/attention/float_attention_simd.h"
+#include "cpu/attention/float_attention_x86_rows.h"
 #include "cpu/x86_vec.h"
 #include "util/half.h"
 

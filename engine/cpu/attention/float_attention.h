@@ -1,5 +1,5 @@
 // Float softmax attention of one GQA group over runs of keys: the CPU attention's default
-// arithmetic (cpu_attention.h). Keys and values are decoded to float rows once per block for
+// arithmetic (paged_attention.h). Keys and values are decoded to float rows once per block for
 // all the query heads of the group; scores, exponentials and the weighted sum of values run
 // 8 lanes at a time. There is an AVX2 + FMA + F16C version and a portable one that performs
 // the same IEEE operations in the same order, so both give the same bits (tests compare them),

@@ -1,4 +1,4 @@
-#include "cpu/ggml_flash_attn.h"
+#include "cpu/attention/ggml_flash_attn.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "cpu/cpu_attention.h"
+#include "cpu/attention/paged_attention.h"
 
 #include <algorithm>
 #include <cmath>
@@ -6,8 +6,8 @@
 #include <optional>
 #include <vector>
 
-#include "cpu/float_attention.h"
-#include "cpu/ggml_flash_attn.h"
+#include "cpu/attention/float_attention.h"
+#include "cpu/attention/ggml_flash_attn.h"
 #include "cpu/thread_pool.h"
 #include "kv/format/kv_format.h"
 #include "util/error.h"

@@ -2,11 +2,11 @@
 // engine/CMakeLists.txt.
 #define KVSCOPE_X86_VNNI 0
 #define KVSCOPE_X86_AVX1 0
-#include "cpu/float_attention_simd.h"
+#include "cpu/attention/float_attention_simd.h"
 #include "cpu/simd_dispatch.h"
 
 #if KVSCOPE_X86_SIMD
-#include "cpu/float_attention_x86.h"
+#include "cpu/attention/float_attention_x86.h"
 #endif
 
 namespace kvscope::float_attention_detail {

@@ -3,7 +3,7 @@
 // blocks in the pool or the query chunk; in Float math, and on a quantized cache, it is float
 // softmax attention over the dequantized keys and values, to float precision, with the same
 // bits whatever the threads. Sliding windows read only the visible keys.
-#include "cpu/cpu_attention.h"
+#include "cpu/attention/paged_attention.h"
 
 #include <algorithm>
 #include <cmath>
@@ -14,7 +14,7 @@
 
 #include <gtest/gtest.h>
 
-#include "cpu/ggml_flash_attn.h"
+#include "cpu/attention/ggml_flash_attn.h"
 #include "cpu/simd_dispatch.h"
 #include "cpu/thread_pool.h"
 #include "kv/format/kv_format.h"

@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "cpu/float_attention_simd.h"
+#include "cpu/attention/float_attention_simd.h"
 #include "cpu/x86_vec.h"
 #include "kv/format/kv_format.h"
 #include "util/half.h"

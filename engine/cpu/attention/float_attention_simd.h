@@ -8,7 +8,7 @@
 #include <cmath>
 #include <cstdint>
 
-#include "cpu/float_attention.h"
+#include "cpu/attention/float_attention.h"
 #include "kv/format/kv_format.h"
 
 namespace kvscope::float_attention_detail {

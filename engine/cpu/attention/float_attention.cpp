@@ -1,4 +1,4 @@
-#include "cpu/float_attention.h"
+#include "cpu/attention/float_attention.h"
 
 #include <algorithm>
 #include <bit>
@@ -9,7 +9,7 @@
 #include "cpu/simd_dispatch.h"
 #include "util/half.h"
 
-#include "cpu/float_attention_simd.h"
+#include "cpu/attention/float_attention_simd.h"
 
 // The portable functions spell out, lane by lane, the operations the AVX2 ones
 // (float_attention_x86.h) perform (fused where those use FMA, std::fma; nothing else fused:
