@@ -11,7 +11,8 @@
 //   for the panel    the ContiguousPolicy a contiguous cache would follow.
 // The one rule it keeps itself is copy-on-write of a shared partial tail (below).
 //
-// Reading a key in the decoder (layer -> group g, index li inside the group):
+// Reading a key in the decoder (layer -> group g, index li inside the group; the whole loop,
+// values and the exact tail included, is cpu/attention/reference_attention.cpp):
 //   const KvBlockLayout& L = m.layout(g);
 //   const BlockTable& t = m.block_table(seq, g);
 //   for (pos = m.first_visible_position(g, query_pos); pos <= query_pos; ++pos) {

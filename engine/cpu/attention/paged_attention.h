@@ -1,11 +1,13 @@
-// Paged GQA attention on the CPU: the reference the CUDA attention kernels are tested
-// against. For each new token of one sequence and each KV head, the keys and values are
-// read from the sequence's blocks once and serve all query heads of that KV head's group.
+// The CPU decoder's paged GQA attention: tiled, threaded and SIMD, tested against the plain
+// reference_attention.h. For each new token of one sequence and each KV head, the keys and
+// values are read from the sequence's blocks once and serve all query heads of that KV head's
+// group.
 #pragma once
 
 #include <cstdint>
 #include <span>
 
+#include "cpu/attention/attention_shape.h"
 #include "kv/kv_cache_manager.h"
 #include "kv/kv_ids.h"
 
@@ -24,12 +26,6 @@ class ThreadPool;
 //              Closer to exact attention than GgmlOrder, and several times faster at long
 //              contexts; what the engine runs unless asked for the exact reference path.
 enum class AttentionMath { GgmlOrder, Float };
-
-struct AttentionShape {
-  std::int64_t n_heads = 0;
-  std::int64_t n_kv_heads = 0;
-  std::int64_t head_dim = 0;
-};
 
 // out = softmax(q k^T / sqrt(head_dim)) v over the keys each query may see (causal, and the
 // layer group's sliding window), reading K/V from the paged cache of `seq` in `layer`.
