@@ -25,6 +25,7 @@
 #include "emu_lane_stacks.h"
 #include "emu_order_rng.h"
 #include "emu_shared_window.h"
+#include "emu_shuffle.h"
 
 namespace kvscope::emu {
 
@@ -177,47 +178,6 @@ std::string hex(unsigned v) {
   char buf[16];
   std::snprintf(buf, sizeof buf, "0x%08x", v);
   return buf;
-}
-
-// The source lane of a shuffle as PTX's shfl.sync defines it (own lane when out of range).
-int shuffle_source(const WarpRequest& r, int lane) {
-  const int b = r.lane_arg & 0x1f;
-  const int segmask = (r.c >> 8) & 0x1f;
-  const int clamp = r.c & 0x1f;
-  const int max_lane = (lane & segmask) | (clamp & ~segmask);
-  const int min_lane = lane & segmask;
-  int j = lane;
-  bool in_range = true;
-  switch (r.op) {
-    case WarpOp::Up:
-      j = lane - b;
-      in_range = j >= max_lane;
-      break;
-    case WarpOp::Down:
-      j = lane + b;
-      in_range = j <= max_lane;
-      break;
-    case WarpOp::Xor:
-      j = lane ^ b;
-      in_range = j <= max_lane;
-      break;
-    default:  // Idx
-      j = min_lane | (b & ~segmask);
-      in_range = j <= max_lane;
-      break;
-  }
-  return in_range ? j : lane;
-}
-
-// A shuffled value: 4 and 8 bytes (float, int, half2, double) without a call to memcpy.
-void copy_value(void* to, const void* from, unsigned size) {
-  if (size == 4) {
-    std::memcpy(to, from, 4);
-  } else if (size == 8) {
-    std::memcpy(to, from, 8);
-  } else {
-    std::memcpy(to, from, size);
-  }
 }
 
 // Runs a block: each warp in turn (in a shuffled order) goes as far as it can, its collectives
