@@ -29,28 +29,6 @@
 namespace kvscope {
 namespace {
 
-// The logits of every step of `tokens` fed one a step through `backend`, [steps][vocab].
-std::vector<std::vector<float>> decode_steps(Backend& backend, const ModelSpec& spec, bool host,
-                                             KvDtype k, KvDtype v,
-                                             const std::vector<TokenId>& tokens) {
-  KvCacheConfig c = default_kv_config(spec, k, v, 16);
-  c.max_context = 256;
-  c.n_blocks = 32;
-  c.host_storage = host;
-  KvCacheManager kv(c);
-  kv.add_sequence(0);
-  std::vector<std::vector<float>> steps;
-  std::vector<float> logits;
-  for (std::size_t i = 0; i < tokens.size(); ++i) {
-    kv.grow(0, 1);
-    const SequenceChunk chunk{0, std::span<const TokenId>(&tokens[i], 1),
-                              static_cast<std::int64_t>(i), false};
-    backend.forward({&chunk, 1}, kv, logits);
-    steps.push_back(logits);
-  }
-  return steps;
-}
-
 // Three layers of random Q8_0 weights: no outliers, so nothing lies near a code boundary
 // often enough to flip; float activations on both sides, matvec kernels on CUDA.
 TEST(CudaCacheFormats, QuantizedCachesGiveTheCpuLogitsStepByStepOnARandomModel) {
@@ -73,8 +51,8 @@ TEST(CudaCacheFormats, QuantizedCachesGiveTheCpuLogitsStepByStepOnARandomModel) 
   const std::unique_ptr<Backend> gpu = make_cuda_backend(*model, cuda_options, &why);
   ASSERT_TRUE(gpu) << why;
   for (const KvDtype dtype : {KvDtype::Int8, KvDtype::Int4}) {
-    const auto want = decode_steps(cpu, spec, true, dtype, dtype, tokens);
-    const auto got = decode_steps(*gpu, spec, false, dtype, dtype, tokens);
+    const auto want = test::decode_step_logits(cpu, spec, true, dtype, dtype, tokens);
+    const auto got = test::decode_step_logits(*gpu, spec, false, dtype, dtype, tokens);
     ASSERT_EQ(got.size(), want.size());
     for (std::size_t s = 0; s < want.size(); ++s) {
       test::expect_close(got[s], want[s], 1e-5f, 1e-5f,

@@ -56,22 +56,14 @@ std::string shaped_model(const std::string& slug, TensorType type) {
 }
 
 // The logits of every step of `tokens` fed one a step (decode steps: on CUDA the stacked
-// projections, CUDA graphs and, by default, 8-bit activation codes), [steps][vocab].
+// projections, CUDA graphs and, by default, 8-bit activation codes) on an fp16 cache, one
+// row after another.
 std::vector<float> decode_step_logits(Backend& backend, const ModelSpec& spec, bool host,
                                       const std::vector<TokenId>& tokens) {
-  KvCacheConfig c = default_kv_config(spec, KvDtype::F16, KvDtype::F16, 16);
-  c.max_context = 256;
-  c.n_blocks = 32;
-  c.host_storage = host;
-  KvCacheManager kv(c);
-  kv.add_sequence(0);
-  std::vector<float> all, logits;
-  for (std::size_t i = 0; i < tokens.size(); ++i) {
-    kv.grow(0, 1);
-    const SequenceChunk chunk{0, std::span<const TokenId>(&tokens[i], 1),
-                              static_cast<std::int64_t>(i), false};
-    backend.forward({&chunk, 1}, kv, logits);
-    all.insert(all.end(), logits.begin(), logits.end());
+  std::vector<float> all;
+  for (const auto& step :
+       test::decode_step_logits(backend, spec, host, KvDtype::F16, KvDtype::F16, tokens)) {
+    all.insert(all.end(), step.begin(), step.end());
   }
   return all;
 }

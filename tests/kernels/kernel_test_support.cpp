@@ -6,6 +6,9 @@
 #include <functional>
 #include <sstream>
 
+#include "kv/kv_cache_manager.h"
+#include "plan/kv_footprint.h"
+
 namespace kvscope::test {
 
 ScopedEnv::ScopedEnv(const char* name, const char* value) : name_(name) {
@@ -23,6 +26,27 @@ ScopedEnv::~ScopedEnv() {
   } else {
     unsetenv(name_.c_str());
   }
+}
+
+std::vector<std::vector<float>> decode_step_logits(Backend& backend, const ModelSpec& spec,
+                                                   bool host, KvDtype k, KvDtype v,
+                                                   const std::vector<TokenId>& tokens) {
+  KvCacheConfig c = default_kv_config(spec, k, v, 16);
+  c.max_context = 256;
+  c.n_blocks = 32;
+  c.host_storage = host;
+  KvCacheManager kv(c);
+  kv.add_sequence(0);
+  std::vector<std::vector<float>> steps;
+  std::vector<float> logits;
+  for (std::size_t i = 0; i < tokens.size(); ++i) {
+    kv.grow(0, 1);
+    const SequenceChunk chunk{0, std::span<const TokenId>(&tokens[i], 1),
+                              static_cast<std::int64_t>(i), false};
+    backend.forward({&chunk, 1}, kv, logits);
+    steps.push_back(logits);
+  }
+  return steps;
 }
 
 cuda::DeviceAllocator& test_allocator() {

@@ -16,6 +16,7 @@
 #include "backend/kernel_launchers.h"
 #include "model/model_spec.h"
 #include "quant/tensor_type.h"
+#include "run/backend.h"
 
 namespace kvscope::test {
 
@@ -108,6 +109,12 @@ std::vector<float> random_floats(std::size_t n, std::uint32_t seed, float scale 
 // reporting the count and the first few mismatches with `what`.
 void expect_close(const std::vector<float>& got, const std::vector<float>& ref, float abs,
                   float rel, const std::string& what);
+
+// The logits of every step of `tokens` fed one a step through `backend` (decode steps) into
+// a fresh cache of k/v dtypes (host bytes or device-held), [steps][vocab].
+std::vector<std::vector<float>> decode_step_logits(Backend& backend, const ModelSpec& spec,
+                                                   bool host, KvDtype k, KvDtype v,
+                                                   const std::vector<TokenId>& tokens);
 
 // Logits of a decoder whose projections read 8-bit activation codes (CudaBackendOptions::
 // q8_activations) against exact ones, rows of `vocab`: the RMS difference within 3% of the
