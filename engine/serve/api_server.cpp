@@ -1,5 +1,7 @@
 #include "serve/api_server.h"
 
+#include <thread>
+
 #include <httplib.h>
 
 #include <nlohmann/json.hpp>
@@ -81,11 +83,25 @@ int ApiServer::bind() {
 }
 
 void ApiServer::run() {
+  {
+    std::lock_guard lock(run_mutex_);
+    if (stop_requested_) return;
+    listening_ = true;
+  }
   http_->listen_after_bind();
+  listening_ = false;
 }
 
 void ApiServer::stop() {
-  if (http_) http_->stop();
+  {
+    std::lock_guard lock(run_mutex_);
+    stop_requested_ = true;
+    if (!listening_) return;  // run() has not begun: it sees the request and returns
+  }
+  // run() is entering listen_after_bind(), which marks the server running within a few
+  // instructions; httplib's stop() before that would be lost.
+  while (listening_ && !http_->is_running()) std::this_thread::yield();
+  http_->stop();
 }
 
 void ApiServer::answer_error(httplib::Response& res, const ApiError& error) {

@@ -65,7 +65,8 @@ class ApiServer {
   // Binds the socket; returns the port (the chosen one for port 0). Throws UsageError when
   // the address cannot be bound.
   int bind();
-  // Serves until stop() (from another thread or a signal handler's helper thread).
+  // Serves until stop() (from another thread or a signal handler's helper thread). A stop
+  // requested before run() makes run() return at once.
   void run();
   void stop();
 
@@ -95,6 +96,11 @@ class ApiServer {
   ServerOptions options_;
   ServerMetrics metrics_;
   std::unique_ptr<httplib::Server> http_;
+  // httplib's own stop() does nothing until listening has begun: a stop asked for before
+  // that is remembered here, for run() to see.
+  std::mutex run_mutex_;
+  bool stop_requested_ = false;         // guarded by run_mutex_
+  std::atomic<bool> listening_{false};  // run() is in (or entering) httplib's listen
   std::atomic<std::int64_t> next_id_{1};
   std::mutex active_mutex_;
   std::map<std::int64_t, std::weak_ptr<RequestStream>> active_;
