@@ -21,7 +21,7 @@
 #include "plan/memory_model.h"
 #include "run/backend.h"
 #include "run/request.h"
-#include "run/scheduler.h"
+#include "run/scheduler/scheduler.h"
 #include "text/chat_template.h"
 #include "text/tokenizer.h"
 

@@ -2,7 +2,7 @@
 // that step with FinishReason::Error and the backend's message (their blocks released), and
 // a NaN logit ends only the request it belongs to; the scheduler goes on with the others and
 // with new requests, and nothing escapes step().
-#include "run/scheduler.h"
+#include "run/scheduler/scheduler.h"
 
 #include <limits>
 #include <memory>

@@ -1,7 +1,7 @@
 // The scheduler asks the backend for greedy picks instead of logits exactly when every
 // request of the step picks greedily and wants no log-probabilities; either way a request
 // gets the same tokens.
-#include "run/scheduler.h"
+#include "run/scheduler/scheduler.h"
 
 #include <memory>
 #include <string>

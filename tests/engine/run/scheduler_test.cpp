@@ -2,7 +2,7 @@
 // sequences joining and leaving, its prompt cut into chunks, being preempted and recomputed
 // because the KV pool is too small for everyone), it produces exactly the ids it produces
 // when it runs alone.
-#include "run/scheduler.h"
+#include "run/scheduler/scheduler.h"
 
 #include <algorithm>
 #include <string>

@@ -15,7 +15,7 @@
 #include "model/model.h"
 #include "plan/kv_footprint.h"
 #include "run/cpu_backend.h"
-#include "run/scheduler.h"
+#include "run/scheduler/scheduler.h"
 #include "support/generation_fixtures.h"
 #include "support/test_data.h"
 

@@ -1,6 +1,6 @@
-#include "run/scheduler.h"
+#include "run/scheduler/scheduler.h"
 
-#include "run/scheduler_active.h"
+#include "run/scheduler/scheduler_active.h"
 
 #include <algorithm>
 #include <atomic>

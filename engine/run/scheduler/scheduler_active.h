@@ -6,7 +6,7 @@
 
 #include "run/request.h"
 #include "run/sampler.h"
-#include "run/scheduler.h"
+#include "run/scheduler/scheduler.h"
 #include "text/utf8_stream.h"
 
 namespace kvscope {

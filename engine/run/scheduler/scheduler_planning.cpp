@@ -12,8 +12,8 @@
 #include <algorithm>
 #include <utility>
 
-#include "run/scheduler.h"
-#include "run/scheduler_active.h"
+#include "run/scheduler/scheduler.h"
+#include "run/scheduler/scheduler_active.h"
 #include "util/error.h"
 
 namespace kvscope {

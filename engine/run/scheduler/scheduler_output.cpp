@@ -3,8 +3,8 @@
 
 #include "cpu/cpu_ops.h"
 #include "run/greedy.h"
-#include "run/scheduler.h"
-#include "run/scheduler_active.h"
+#include "run/scheduler/scheduler.h"
+#include "run/scheduler/scheduler_active.h"
 #include "util/error.h"
 
 namespace kvscope {

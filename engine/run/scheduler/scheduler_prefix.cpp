@@ -4,8 +4,8 @@
 // stored twice (regenerating a reply, the next turn of a chat).
 #include <algorithm>
 
-#include "run/scheduler.h"
-#include "run/scheduler_active.h"
+#include "run/scheduler/scheduler.h"
+#include "run/scheduler/scheduler_active.h"
 
 namespace kvscope {
 
