@@ -3,7 +3,6 @@
 #include <QMetaObject>
 
 #include <atomic>
-#include <chrono>
 #include <exception>
 #include <thread>
 #include <utility>
@@ -16,29 +15,19 @@ struct ApiServeController::Run {
   std::shared_ptr<serve::ApiServer> server;  // shared with the panel's labeller (weakly)
   std::thread thread;
   std::atomic<bool> stopping{false};
-  std::atomic<bool> ended{false};
   QString host;
 };
 
 ApiServeController::ApiServeController(EngineController* engine)
-    : QObject(engine), engine_(engine), host_(engine->host()) {
-  stop_retry_.setInterval(100);
-  connect(&stop_retry_, &QTimer::timeout, this, [this] {
-    if (run_) run_->server->stop();
-  });
-}
+    : QObject(engine), engine_(engine), host_(engine->host()) {}
 
-// The engine worker is gone by now (see the constructor): only the server is stopped.
+// The engine worker is gone by now (see the constructor): only the server is stopped. A stop
+// that comes before the server listens makes its run() return at once, so the join ends.
 ApiServeController::~ApiServeController() {
   if (!run_) return;
   run_->stopping = true;
   host_.close();
   run_->server->stop();
-  // A stop that came before listen() began is lost: repeat it until the thread ends.
-  while (!run_->ended) {
-    run_->server->stop();
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
   run_->thread.join();
 }
 
@@ -63,7 +52,6 @@ void ApiServeController::start(const serve::ServedModel& model,
           this, [this, port] { on_bound(port); }, Qt::QueuedConnection);
       if (!r->stopping) r->server->run();
     }
-    r->ended = true;
     QMetaObject::invokeMethod(
         this, [this, error] { on_ended(error); }, Qt::QueuedConnection);
   });
@@ -75,7 +63,6 @@ void ApiServeController::stop() {
   run_->stopping = true;
   host_.close();  // waiting HTTP threads give up now; their cancels still reach the engine
   run_->server->stop();
-  stop_retry_.start();
 }
 
 std::int64_t ApiServeController::clients() const {
@@ -107,7 +94,6 @@ void ApiServeController::on_ended(const QString& error) {
 }
 
 void ApiServeController::join() {
-  stop_retry_.stop();
   engine_->setApiRequests({});
   if (run_ && run_->thread.joinable()) run_->thread.join();
   run_.reset();

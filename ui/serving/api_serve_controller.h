@@ -8,7 +8,6 @@
 
 #include <QObject>
 #include <QString>
-#include <QTimer>
 
 #include <cstdint>
 #include <memory>
@@ -54,7 +53,6 @@ class ApiServeController : public QObject {
   ClosableHost host_;
   std::shared_ptr<Run> run_;
   QString url_;
-  QTimer stop_retry_;  // a stop that came before the server listened is repeated
 };
 
 }  // namespace kvscope::ui
