@@ -8,7 +8,10 @@
 #include <QSignalSpy>
 #include <QtTest>
 
+#include <stdexcept>
+
 #include "chat/session.h"
+#include "run/engine.h"
 #include "ui_test_support.h"
 #include "worker/engine_worker.h"
 
@@ -244,6 +247,40 @@ class EngineWorkerTest : public QObject {
     rig.worker.submitChat(rig.session.beginUserTurn(QStringLiteral("again")));
     QCOMPARE(finished.count(), 2);  // answered at once: no model is loaded
     QCOMPARE(finished.back().front().value<ReplyFinished>().reason, FinishReason::Error);
+  }
+
+  // A step that throws (here a request's own callback) leaves the scheduler's state unknown:
+  // the engine is dropped as on a model switch (the replies end with the message, the host
+  // takes no tasks), the worker says so, and a model loaded again replies.
+  void aStepThatThrowsDropsTheEngineAndAReloadWorks() {
+    KVSCOPE_QT_REQUIRE_SHARED(model, "models/stories260K.gguf");
+    Rig rig(model);
+    QVERIFY(rig.loaded_ok);
+    QSignalSpy finished(&rig.worker, &EngineWorker::replyFinished);
+    QSignalSpy failed(&rig.worker, &EngineWorker::modelFailed);
+    rig.worker.submitChat(rig.session.beginUserTurn(QStringLiteral("Once upon a time")));
+    QVERIFY(rig.worker.post([](Engine& e) {
+      GenerationRequest r;
+      r.prompt = e.tokenize("Once", true);
+      r.max_tokens = 4;
+      e.submit(std::move(r),
+               {[](const TokenEvent&) { throw std::runtime_error("callback broke"); }, {}});
+    }));
+    QVERIFY(failed.wait(60000));
+    QVERIFY2(failed.front().front().toString().contains(QStringLiteral("callback broke")),
+             qPrintable(failed.front().front().toString()));
+    QCOMPARE(finished.count(), 1);
+    QCOMPARE(finished.front().front().value<ReplyFinished>().reason, FinishReason::Error);
+    QVERIFY(!rig.worker.alive());
+    QVERIFY(!rig.worker.post([](Engine&) {}));
+
+    QSignalSpy loaded(&rig.worker, &EngineWorker::modelLoaded);
+    rig.worker.loadModel({model, test::test_engine_options()});
+    QCOMPARE(loaded.count(), 1);
+    rig.worker.submitChat(rig.session.beginUserTurn(QStringLiteral("again")));
+    QVERIFY(finished.wait(60000));
+    QVERIFY(finished.back().front().value<ReplyFinished>().reason != FinishReason::Error);
+    QVERIFY(!rig.session.items().back().text.isEmpty());
   }
 };
 

@@ -25,11 +25,8 @@ EngineWorker::~EngineWorker() {
 }
 
 void EngineWorker::loadModel(const LoadRequest& request) {
-  abandon_all(FinishReason::Cancelled, tr("the model was unloaded"));
-  kept_.clear();
-  release_after_step_.clear();
-  open_host(false);
-  engine_.reset();  // first, so two models never hold memory at once
+  // First, so two models never hold memory at once.
+  drop_engine(FinishReason::Cancelled, tr("the model was unloaded"));
   // Cancelled: a newer load is queued, or the app is quitting; either way nothing to restore.
   if (load(request) != LoadResult::Failed) return;
   if (last_good_) {
@@ -236,12 +233,7 @@ bool EngineWorker::model_files_unchanged() {
   const std::string change = files_.changed();
   if (change.empty()) return true;
   files_changed_ = QString::fromStdString(change);
-  abandon_all(FinishReason::Error, files_changed_);
-  kept_.clear();
-  release_after_step_.clear();
-  open_host(false);
-  engine_.reset();
-  set_busy(false);
+  drop_engine(FinishReason::Error, files_changed_);
   emit modelFailed(
       tr("The model was unloaded: %1. Open it again to go on; the chats' text is kept.")
           .arg(files_changed_));
@@ -264,10 +256,7 @@ void EngineWorker::run_step() {
     // A failed forward step leaves the scheduler's state unknown: drop the engine rather
     // than run on it, and say so; the app keeps running and a model can be loaded again.
     const QString why = QString::fromUtf8(e.what());
-    abandon_all(FinishReason::Error, why);
-    open_host(false);
-    engine_.reset();
-    set_busy(false);
+    drop_engine(FinishReason::Error, why);
     emit modelFailed(tr("The engine stopped: %1\nLoad a model again.").arg(why));
     return;
   }
@@ -345,8 +334,20 @@ void EngineWorker::finish_reply(ChatId chat, const Reply& reply) {
   emit replyFinished(done);
 }
 
-// Ends every reply in flight with `reason` (model switch, engine failure). The engine is
-// about to go, so its own cancellation would never be delivered.
+// The engine goes (a model switch, its files changed, a failed step): the replies in flight
+// end with `reason` and `why`, the caches the chats kept and the host's queued tasks go
+// with it.
+void EngineWorker::drop_engine(FinishReason reason, const QString& why) {
+  abandon_all(reason, why);
+  kept_.clear();
+  release_after_step_.clear();
+  open_host(false);
+  engine_.reset();
+  set_busy(false);
+}
+
+// Ends every reply in flight with `reason`. The engine is about to go, so its own
+// cancellation would never be delivered.
 void EngineWorker::abandon_all(FinishReason reason, const QString& why) {
   auto replies = std::move(replies_);
   replies_.clear();

@@ -120,6 +120,7 @@ class EngineWorker : public QObject, public serve::EngineHost {
   void report_progress(ChatId chat, Reply& reply);
   void finish_reply(ChatId chat, const Reply& reply);
   void drop_reply(std::map<ChatId, Reply>::iterator it);
+  void drop_engine(FinishReason reason, const QString& why);
   void abandon_all(FinishReason reason, const QString& why);
   void emit_frame(bool force);
   void label_api_sequences(PanelFrame& frame);
