@@ -31,6 +31,7 @@
 #include "window/sampling_dialog.h"
 #include "worker/builtin_model.h"
 #include "worker/engine_controller.h"
+#include "worker/engine_worker.h"
 
 namespace kvscope::ui {
 
@@ -191,23 +192,24 @@ void MainWindow::build_layout() {
 }
 
 void MainWindow::connect_engine() {
-  connect(engine_, &EngineController::modelLoading, this, &MainWindow::on_model_loading);
-  connect(engine_, &EngineController::modelLoaded, this, &MainWindow::on_model_loaded);
-  connect(engine_, &EngineController::modelFailed, this, &MainWindow::on_model_failed);
-  connect(engine_, &EngineController::frameReady, this, &MainWindow::on_frame);
-  connect(engine_, &EngineController::replyStarted, this, [this](ChatId chat, qint64 prompt) {
+  const EngineWorker* worker = engine_->worker();
+  connect(worker, &EngineWorker::modelLoading, this, &MainWindow::on_model_loading);
+  connect(worker, &EngineWorker::modelLoaded, this, &MainWindow::on_model_loaded);
+  connect(worker, &EngineWorker::modelFailed, this, &MainWindow::on_model_failed);
+  connect(worker, &EngineWorker::frameReady, this, &MainWindow::on_frame);
+  connect(worker, &EngineWorker::replyStarted, this, [this](ChatId chat, qint64 prompt) {
     if (ChatSession* s = session(chat)) s->replyStarted(prompt);
   });
-  connect(engine_, &EngineController::replyText, this,
+  connect(worker, &EngineWorker::replyText, this,
           [this](ChatId chat, const QString& text, qint64 generated) {
             if (ChatSession* s = session(chat)) s->appendReplyText(text, generated);
             emit replyText(chat, generated);
           });
-  connect(engine_, &EngineController::promptProgress, this,
+  connect(worker, &EngineWorker::promptProgress, this,
           [this](ChatId chat, qint64 done, qint64 total) {
             if (chat == current_) chat_panel_->setPromptProgress(done, total);
           });
-  connect(engine_, &EngineController::replyFinished, this, [this](const ReplyFinished& r) {
+  connect(worker, &EngineWorker::replyFinished, this, [this](const ReplyFinished& r) {
     if (ChatSession* s = session(r.chat)) s->finishReply(r);
     if (r.reused_tokens > 0) {
       statusBar()->showMessage(
@@ -218,7 +220,7 @@ void MainWindow::connect_engine() {
     }
     emit replyFinished(r);
   });
-  connect(engine_, &EngineController::speedMeasured, this, [this](const SpeedSample& s) {
+  connect(worker, &EngineWorker::speedMeasured, this, [this](const SpeedSample& s) {
     speed_label_->setText(tr("%1 tokens/s").arg(s.decode_tokens_per_s, 0, 'f', 1));
     emit speedMeasured(s);
   });

@@ -15,6 +15,7 @@
 #include "remote/remote_page.h"
 #include "window/main_window.h"
 #include "worker/engine_controller.h"
+#include "worker/engine_worker.h"
 
 namespace kvscope::ui {
 
@@ -33,8 +34,8 @@ QWidget* MainWindow::build_pages(QWidget* chat) {
   fits_ = new FitsPage(pages_);
   pages_->addTab(fits_, tr("What fits"));
   connect(fits_, &FitsPage::checkRequested, engine_, &EngineController::checkPlan);
-  connect(engine_, &EngineController::planCheckDone, fits_, &FitsPage::showPlanCheck);
-  connect(engine_, &EngineController::planCheckFailed, fits_, &FitsPage::showPlanCheckError);
+  connect(engine_->worker(), &EngineWorker::planCheckDone, fits_, &FitsPage::showPlanCheck);
+  connect(engine_->worker(), &EngineWorker::planCheckFailed, fits_, &FitsPage::showPlanCheckError);
 
   pages_->addTab(new RemotePage(pages_), tr("Remote"));  // a serving engine's /metrics, live
 

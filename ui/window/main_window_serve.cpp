@@ -11,6 +11,7 @@
 #include "window/main_window.h"
 #include "window/notice_bar.h"
 #include "worker/engine_controller.h"
+#include "worker/engine_worker.h"
 
 namespace kvscope::ui {
 
@@ -39,7 +40,7 @@ void MainWindow::build_serving() {
   });
   // A model switch ends the API requests (the engine they ran on goes); the server, whose
   // model name and context were the old model's, stops with them.
-  connect(engine_, &EngineController::modelLoading, this, [this] {
+  connect(engine_->worker(), &EngineWorker::modelLoading, this, [this] {
     if (!serving_->serving()) return;
     serving_->stop();
     notice_->showInfo(

@@ -22,19 +22,6 @@ EngineController::EngineController(const QString& demo_folder, QObject* parent) 
   connect(this, &EngineController::releaseKeptCachesRequested, worker_,
           &EngineWorker::releaseKeptCaches, queued);
 
-  connect(worker_, &EngineWorker::modelLoading, this, &EngineController::modelLoading, queued);
-  connect(worker_, &EngineWorker::modelLoaded, this, &EngineController::modelLoaded, queued);
-  connect(worker_, &EngineWorker::modelFailed, this, &EngineController::modelFailed, queued);
-  connect(worker_, &EngineWorker::replyStarted, this, &EngineController::replyStarted, queued);
-  connect(worker_, &EngineWorker::replyText, this, &EngineController::replyText, queued);
-  connect(worker_, &EngineWorker::promptProgress, this, &EngineController::promptProgress, queued);
-  connect(worker_, &EngineWorker::replyFinished, this, &EngineController::replyFinished, queued);
-  connect(worker_, &EngineWorker::frameReady, this, &EngineController::frameReady, queued);
-  connect(worker_, &EngineWorker::speedMeasured, this, &EngineController::speedMeasured, queued);
-  connect(worker_, &EngineWorker::busyChanged, this, &EngineController::busyChanged, queued);
-  connect(worker_, &EngineWorker::planCheckDone, this, &EngineController::planCheckDone, queued);
-  connect(worker_, &EngineWorker::planCheckFailed, this, &EngineController::planCheckFailed,
-          queued);
   thread_.start();
 }
 

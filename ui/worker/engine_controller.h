@@ -1,9 +1,9 @@
 // EngineController: the GUI thread's handle on the EngineWorker. It starts the worker's
-// QThread, forwards requests to it and its results back, all over explicit queued
-// connections, and never waits on it, except once when it is destroyed: then the thread
-// is asked to quit and joined, and the worker (with the engine and any generation in
-// flight) is deleted on its own thread. Closing the window mid-generation is therefore a
-// cancel and a join, never a crash or a leak.
+// QThread and forwards requests to it over explicit queued connections; receivers connect
+// to the worker's results directly (worker()). It never waits on the worker, except once
+// when it is destroyed: then the thread is asked to quit and joined, and the worker (with
+// the engine and any generation in flight) is deleted on its own thread. Closing the window
+// mid-generation is therefore a cancel and a join, never a crash or a leak.
 #pragma once
 
 #include <QObject>
@@ -44,22 +44,11 @@ class EngineController : public QObject {
   serve::EngineHost& host();
   // See EngineWorker::setApiRequests (thread-safe, applies from the next panel frame).
   void setApiRequests(std::function<std::vector<std::pair<std::int64_t, RequestId>>()> source);
+  // The worker, for connecting to its results (EngineWorker's signals): they come on its
+  // thread, so a receiver on the GUI thread gets them queued. Not for calling it.
+  const EngineWorker* worker() const { return worker_; }
 
  signals:
-  // Results, emitted on the GUI thread (see EngineWorker for their meaning).
-  void modelLoading(const QString& what);
-  void modelLoaded(const kvscope::ui::ModelInfo& info);
-  void modelFailed(const QString& error);
-  void replyStarted(kvscope::ui::ChatId chat, qint64 prompt_tokens);
-  void replyText(kvscope::ui::ChatId chat, const QString& text, qint64 generated_tokens);
-  void promptProgress(kvscope::ui::ChatId chat, qint64 done, qint64 total);
-  void replyFinished(const kvscope::ui::ReplyFinished& result);
-  void frameReady(const kvscope::ui::PanelFrame& frame);
-  void speedMeasured(const kvscope::ui::SpeedSample& speed);
-  void busyChanged(bool busy);
-  void planCheckDone(const kvscope::PlanCheck& check);
-  void planCheckFailed(const QString& error);
-
   // Requests, delivered to the worker's thread.
   void loadRequested(const kvscope::ui::LoadRequest& request);
   void submitRequested(const kvscope::ui::ChatRequest& request);
