@@ -1977,6 +1977,10 @@ Cannot be read: %2</source>
         <source>Open model…</source>
         <translation>打开模型…</translation>
     </message>
+    <message>
+        <source>An API request failed on the engine: %1</source>
+        <translation>一个 API 请求在引擎上失败：%1</translation>
+    </message>
 </context>
 <context>
     <name>kvscope::ui::MemoryChart</name>

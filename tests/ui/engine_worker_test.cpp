@@ -282,6 +282,22 @@ class EngineWorkerTest : public QObject {
     QVERIFY(finished.back().front().value<ReplyFinished>().reason != FinishReason::Error);
     QVERIFY(!rig.session.items().back().text.isEmpty());
   }
+
+  // A task posted through the host that throws instead of answering its caller is reported
+  // (the window shows it), and the tasks after it still run.
+  void aTaskThatThrowsIsReportedAndTheNextTasksRun() {
+    KVSCOPE_QT_REQUIRE_SHARED(model, "models/stories260K.gguf");
+    Rig rig(model);
+    QVERIFY(rig.loaded_ok);
+    QSignalSpy task_failed(&rig.worker, &EngineWorker::taskFailed);
+    bool next_ran = false;
+    QVERIFY(rig.worker.post([](Engine&) { throw std::runtime_error("task broke"); }));
+    QVERIFY(rig.worker.post([&next_ran](Engine&) { next_ran = true; }));
+    QTRY_VERIFY_WITH_TIMEOUT(next_ran, 10000);
+    QCOMPARE(task_failed.count(), 1);
+    QVERIFY2(task_failed.front().front().toString().contains(QStringLiteral("task broke")),
+             qPrintable(task_failed.front().front().toString()));
+  }
 };
 
 }  // namespace kvscope::ui

@@ -47,6 +47,10 @@ void MainWindow::build_serving() {
         tr("The API server stopped: the model is being replaced. Start it again "
            "from File > Serve this model."));
   });
+  // A task of the server's that threw on the engine instead of answering its request.
+  connect(engine_->worker(), &EngineWorker::taskFailed, this, [this](const QString& error) {
+    notice_->showError(tr("An API request failed on the engine: %1").arg(error));
+  });
   // Clients come and go between panel frames (which stop while the panel is hidden).
   auto* clients = new QTimer(this);
   clients->setInterval(1000);

@@ -213,11 +213,12 @@ void EngineWorker::run_tasks() {
   }
   if (!engine_) return;
   // Tasks answer their own errors (RequestStream, promises); one that throws anyway has not
-  // touched the scheduler mid-step, so the rest go on.
+  // touched the scheduler mid-step, so the rest go on, and the user is told.
   for (serve::EngineTask& task : batch) {
     try {
       task(*engine_);
-    } catch (const std::exception&) {
+    } catch (const std::exception& e) {
+      emit taskFailed(QString::fromUtf8(e.what()));
     }
   }
   if (!engine_->idle()) post_step();

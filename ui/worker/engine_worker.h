@@ -93,6 +93,8 @@ class EngineWorker : public QObject, public serve::EngineHost {
   void busyChanged(bool busy);
   void planCheckDone(const kvscope::PlanCheck& check);
   void planCheckFailed(const QString& error);
+  // A task posted through the host (the API server's) threw instead of answering its caller.
+  void taskFailed(const QString& error);
 
  private:
   struct Reply {
