@@ -27,6 +27,7 @@
 #include "window/app_style.h"
 #include "window/language.h"
 #include "window/main_window.h"
+#include "window/settings_keys.h"
 
 #ifdef KVSCOPE_HAVE_CUDA
 #include "backend/cuda_device.h"
@@ -56,7 +57,7 @@ kvscope::ui::AppConfig app_config() {
 // The command line's model, else the last one used (when it still exists), else the demo.
 QString startup_model(const QStringList& args) {
   if (!args.isEmpty()) return QFileInfo(args.front()).absoluteFilePath();
-  const QString last = QSettings().value("lastModel").toString();
+  const QString last = QSettings().value(kvscope::ui::kLastModelKey).toString();
   return !last.isEmpty() && QFileInfo::exists(last) ? last : QString();
 }
 
@@ -110,9 +111,10 @@ int main(int argc, char** argv) {
                     "text"});
   parser.process(app);
 
-  const QString theme = parser.isSet("palette")
-                            ? parser.value("palette")
-                            : (QSettings().value("darkTheme").toBool() ? "dark" : "light");
+  const QString theme =
+      parser.isSet("palette")
+          ? parser.value("palette")
+          : (QSettings().value(kvscope::ui::kDarkThemeKey).toBool() ? "dark" : "light");
   QApplication::setPalette(theme == QLatin1String("dark") ? kvscope::ui::dark_palette()
                                                           : kvscope::ui::light_palette());
 

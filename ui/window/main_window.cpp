@@ -29,6 +29,7 @@
 #include "window/language.h"
 #include "window/notice_bar.h"
 #include "window/sampling_dialog.h"
+#include "window/settings_keys.h"
 #include "worker/builtin_model.h"
 #include "worker/engine_controller.h"
 #include "worker/engine_worker.h"
@@ -107,7 +108,7 @@ void MainWindow::build_menus() {
   dark->setChecked(is_dark(QApplication::palette()));
   connect(dark, &QAction::toggled, this, [](bool on) {
     QApplication::setPalette(on ? dark_palette() : light_palette());
-    QSettings().setValue("darkTheme", on);
+    QSettings().setValue(kDarkThemeKey, on);
   });
   language_menu_ = new LanguageMenu(this);
   view->addMenu(language_menu_);
@@ -276,7 +277,7 @@ void MainWindow::on_model_loaded(const ModelInfo& info) {
   if (!info.backend_note.isEmpty())
     statusBar()->showMessage(backend_note_label(info.backend_note), 15000);
   QSettings settings;
-  settings.setValue("lastModel", info.demo ? QString() : info.path);
+  settings.setValue(kLastModelKey, info.demo ? QString() : info.path);
   if (!info.demo) remember_recent(info.path);
   set_model_ready(true);
   update_context_label();
@@ -368,17 +369,17 @@ void MainWindow::setPanelVisible(bool visible) {
 
 void MainWindow::remember_recent(const QString& path) {
   QSettings settings;
-  QStringList recent = settings.value("recentModels").toStringList();
+  QStringList recent = settings.value(kRecentModelsKey).toStringList();
   recent.removeAll(path);
   recent.prepend(path);
   while (recent.size() > 8) recent.removeLast();
-  settings.setValue("recentModels", recent);
+  settings.setValue(kRecentModelsKey, recent);
   rebuild_recent_menu();
 }
 
 void MainWindow::rebuild_recent_menu() {
   recent_menu_->clear();
-  const QStringList recent = QSettings().value("recentModels").toStringList();
+  const QStringList recent = QSettings().value(kRecentModelsKey).toStringList();
   for (const QString& path : recent) {
     recent_menu_->addAction(QFileInfo(path).fileName(), this, [this, path] { openModel(path); })
         ->setToolTip(path);

@@ -17,6 +17,7 @@
 #include "window/main_window.h"
 #include "window/notice_bar.h"
 #include "window/sampling_dialog.h"
+#include "window/settings_keys.h"
 #include "worker/engine_controller.h"
 
 namespace kvscope::ui {
@@ -195,7 +196,7 @@ void MainWindow::stopCurrent() {
 }
 
 void MainWindow::show_open_dialog() {
-  const QString last = QSettings().value("lastModel").toString();
+  const QString last = QSettings().value(kLastModelKey).toString();
   LoadDialog dialog(loading_path_.isEmpty() ? last : loading_path_, load_settings_, gpus_,
                     config_.cuda_available, config_.cuda_status, this);
   if (dialog.exec() != QDialog::Accepted) return;
