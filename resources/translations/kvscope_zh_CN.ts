@@ -589,6 +589,37 @@ sha256 %1</translation>
     </message>
 </context>
 <context>
+    <name>kvscope::ui::ChatController</name>
+    <message>
+        <source>Chat %1</source>
+        <translation>对话 %1</translation>
+    </message>
+    <message>
+        <source>Chats are not being saved: %1</source>
+        <translation>对话未被保存：%1</translation>
+    </message>
+    <message>
+        <source>The chat could not be saved: %1</source>
+        <translation>无法保存对话：%1</translation>
+    </message>
+    <message>
+        <source>This chat was written with %1; no model is loaded now.</source>
+        <translation>此对话由 %1 生成；当前未加载模型。</translation>
+    </message>
+    <message>
+        <source>%1 has changed on disk since this chat was written; replies now come from the file as it is.</source>
+        <translation>自此对话生成以来，%1 在磁盘上已被修改；现在的回复来自文件的当前版本。</translation>
+    </message>
+    <message>
+        <source>This chat was written with %1. Replies now come from %2, which reads the whole conversation again.</source>
+        <translation>此对话由 %1 生成。现在的回复来自 %2，它会重新读取整个对话。</translation>
+    </message>
+    <message>
+        <source>The chat could not be deleted from the saved chats: %1</source>
+        <translation>无法从已保存的对话中删除此对话：%1</translation>
+    </message>
+</context>
+<context>
     <name>kvscope::ui::ChatInput</name>
     <message>
         <source>Message — Enter sends, Shift+Enter adds a line, Esc stops</source>
@@ -1844,34 +1875,6 @@ Cannot be read: %2</source>
     <message>
         <source>Quit now? %1; it will be stopped and what it has not finished is lost.</source>
         <translation>现在退出吗？%1；它将被停止，未完成的内容会丢失。</translation>
-    </message>
-    <message>
-        <source>Chat %1</source>
-        <translation>对话 %1</translation>
-    </message>
-    <message>
-        <source>Chats are not being saved: %1</source>
-        <translation>对话未被保存：%1</translation>
-    </message>
-    <message>
-        <source>The chat could not be saved: %1</source>
-        <translation>无法保存对话：%1</translation>
-    </message>
-    <message>
-        <source>This chat was written with %1; no model is loaded now.</source>
-        <translation>此对话由 %1 生成；当前未加载模型。</translation>
-    </message>
-    <message>
-        <source>%1 has changed on disk since this chat was written; replies now come from the file as it is.</source>
-        <translation>自此对话生成以来，%1 在磁盘上已被修改；现在的回复来自文件的当前版本。</translation>
-    </message>
-    <message>
-        <source>This chat was written with %1. Replies now come from %2, which reads the whole conversation again.</source>
-        <translation>此对话由 %1 生成。现在的回复来自 %2，它会重新读取整个对话。</translation>
-    </message>
-    <message>
-        <source>The chat could not be deleted from the saved chats: %1</source>
-        <translation>无法从已保存的对话中删除此对话：%1</translation>
     </message>
     <message>
         <source>context %1 / %2</source>

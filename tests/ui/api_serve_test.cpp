@@ -21,6 +21,7 @@
 #include <memory>
 #include <vector>
 
+#include "chat/chat_controller.h"
 #include "chat/session.h"
 #include "panel/block_map_widget.h"
 #include "panel/live_panel.h"
@@ -109,11 +110,11 @@ class ApiServeTest : public QObject {
     for (int i = 0; i < 6; ++i)
       long_ones.emplace_back(chat(net, url, "Tell me a story.", 460, true));
     // The window's chat runs at the same time.
-    SamplingSettings s = w.currentSession()->sampling();
+    SamplingSettings s = w.chats()->currentSession()->sampling();
     s.max_tokens = 300;
-    w.currentSession()->setSampling(s);
-    w.sendMessage(QStringLiteral("Once upon a time"));
-    QVERIFY(w.currentSession()->generating());
+    w.chats()->currentSession()->setSampling(s);
+    w.chats()->sendMessage(QStringLiteral("Once upon a time"));
+    QVERIFY(w.chats()->currentSession()->generating());
 
     BlockMapWidget* map = w.livePanel()->blockMap();
     const auto shows_first = [map] {
@@ -153,7 +154,7 @@ class ApiServeTest : public QObject {
     }
 
     // Stopping while a request streams: it ends, and every API block goes.
-    QTRY_VERIFY_WITH_TIMEOUT(!w.currentSession()->generating(), 20000);
+    QTRY_VERIFY_WITH_TIMEOUT(!w.chats()->currentSession()->generating(), 20000);
     std::unique_ptr<QNetworkReply> cut(chat(net, url, "Tell me a long story.", 460, true));
     QTRY_VERIFY_WITH_TIMEOUT(!map->apiSequences().empty() || cut->isFinished(), 10000);
     QSignalSpy stopped(w.apiServer(), &ApiServeController::stopped);
@@ -164,11 +165,11 @@ class ApiServeTest : public QObject {
     QTRY_VERIFY_WITH_TIMEOUT(map->apiSequences().empty() && map->usedBlocks() == 0, 5000);
 
     // The chat goes on on the same engine.
-    const int items = static_cast<int>(w.currentSession()->items().size());
-    w.sendMessage(QStringLiteral("And then?"));
-    QTRY_VERIFY_WITH_TIMEOUT(!w.currentSession()->generating(), 20000);
-    QCOMPARE(w.currentSession()->items().size(), items + 2);
-    QVERIFY(!w.currentSession()->items().back().text.isEmpty());
+    const int items = static_cast<int>(w.chats()->currentSession()->items().size());
+    w.chats()->sendMessage(QStringLiteral("And then?"));
+    QTRY_VERIFY_WITH_TIMEOUT(!w.chats()->currentSession()->generating(), 20000);
+    QCOMPARE(w.chats()->currentSession()->items().size(), items + 2);
+    QVERIFY(!w.chats()->currentSession()->items().back().text.isEmpty());
   }
 
   // Eight clients streaming at once: each running one a labelled sequence in the panel, the

@@ -10,6 +10,7 @@
 #include <QSignalSpy>
 #include <QtTest>
 
+#include "chat/chat_controller.h"
 #include "chat/chat_panel.h"
 #include "chat/chat_store.h"
 #include "chat/session.h"
@@ -84,14 +85,14 @@ class ChatRestartTest : public QObject {
     config.chats_path = db;
     MainWindow w(config);
     w.show();
-    QVERIFY2(w.chatStore(), qPrintable(w.noticeText()));
+    QVERIFY2(w.chats()->store(), qPrintable(w.noticeText()));
     QVERIFY2(w.noticeText().isEmpty(), qPrintable(w.noticeText()));
     ChatSession* saved = nullptr;
-    for (ChatSession* s : w.sessions()) {
+    for (ChatSession* s : w.chats()->sessions()) {
       if (!s->items().isEmpty()) saved = s;
     }
     QVERIFY(saved);
-    QCOMPARE(w.sessions().size(), 2);  // the saved chat and a new empty one
+    QCOMPARE(w.chats()->sessions().size(), 2);  // the saved chat and a new empty one
     const QVector<ChatItem>& items = saved->items();
     QCOMPARE(items.size(), second_finished ? 4 : 3);
     QCOMPARE(items[0].text, QStringLiteral("What is the capital of France? One word."));
@@ -109,11 +110,11 @@ class ChatRestartTest : public QObject {
     QSignalSpy ready(&w, &MainWindow::modelReady);
     w.openModel(stories);
     QVERIFY(ready.wait(60000));
-    w.selectChat(saved->id());
+    w.chats()->selectChat(saved->id());
     QVERIFY2(w.chatPanel()->chatNote().contains(QFileInfo(smol).fileName()),
              qPrintable(w.chatPanel()->chatNote()));
-    QSignalSpy finished(&w, &MainWindow::replyFinished);
-    w.sendMessage(QStringLiteral("Go on."));
+    QSignalSpy finished(w.chats(), &ChatController::replyFinished);
+    w.chats()->sendMessage(QStringLiteral("Go on."));
     QVERIFY(finished.wait(60000));
     const auto r = finished.front().front().value<ReplyFinished>();
     QVERIFY2(r.reason != FinishReason::Error, qPrintable(r.error));

@@ -9,6 +9,7 @@
 
 #include <memory>
 
+#include "chat/chat_controller.h"
 #include "chat/chat_store.h"
 #include "chat/session.h"
 #include "chat/sidebar.h"
@@ -42,7 +43,7 @@ class ChatSidebarTest : public QObject {
   }
 
   static ChatSession* by_title(MainWindow& w, const QString& title) {
-    for (ChatSession* s : w.sessions()) {
+    for (ChatSession* s : w.chats()->sessions()) {
       if (s->title() == title) return s;
     }
     return nullptr;
@@ -57,13 +58,15 @@ class ChatSidebarTest : public QObject {
   void chatsAreSavedAndListedByTheNextWindow() {
     {
       auto w = make_window();
-      QVERIFY2(w->chatStore(), qPrintable(w->noticeText()));
-      add_turn(w->currentSession(), QStringLiteral("About foxes"), QStringLiteral("A red fox."));
-      add_turn(w->newChat(), QStringLiteral("About owls"), QStringLiteral("Owls hoot at night."));
-      w->newChat();  // left empty: not saved
+      QVERIFY2(w->chats()->store(), qPrintable(w->noticeText()));
+      add_turn(w->chats()->currentSession(), QStringLiteral("About foxes"),
+               QStringLiteral("A red fox."));
+      add_turn(w->chats()->newChat(), QStringLiteral("About owls"),
+               QStringLiteral("Owls hoot at night."));
+      w->chats()->newChat();  // left empty: not saved
     }
     auto w = make_window();
-    QCOMPARE(w->sessions().size(), 3);  // two saved, one new
+    QCOMPARE(w->chats()->sessions().size(), 3);  // two saved, one new
     ChatSession* owls = by_title(*w, QStringLiteral("About owls"));
     QVERIFY(owls);
     QCOMPARE(owls->items().size(), 2);
@@ -95,7 +98,8 @@ class ChatSidebarTest : public QObject {
     bar->setSearchText(QStringLiteral("HOOT"));  // in a reply, any case
     QVERIFY(bar->visibleChats().contains(owls->id()));
     QVERIFY(!bar->visibleChats().contains(foxes->id()));
-    QVERIFY(bar->visibleChats().contains(w->currentSession()->id()));  // the open one stays
+    QVERIFY(
+        bar->visibleChats().contains(w->chats()->currentSession()->id()));  // the open one stays
     bar->setSearchText(QStringLiteral("fox"));
     QVERIFY(bar->visibleChats().contains(foxes->id()));
     QVERIFY(!bar->visibleChats().contains(owls->id()));
@@ -108,25 +112,25 @@ class ChatSidebarTest : public QObject {
     ChatSession* foxes = by_title(*w, QStringLiteral("About foxes"));
     QVERIFY(foxes);
     const ChatId id = foxes->id();
-    w->selectChat(id);
+    w->chats()->selectChat(id);
     QPushButton* del = nullptr;
     for (QPushButton* b : w->chatSidebar()->findChildren<QPushButton*>()) {
       if (b->text() == QLatin1String("Delete")) del = b;
     }
     QVERIFY(del);
     del->click();
-    QVERIFY(!w->chatStore()->contains(id));
+    QVERIFY(!w->chats()->store()->contains(id));
     QVERIFY(!by_title(*w, QStringLiteral("About foxes")));
     QPushButton* undo = w->chatSidebar()->undoButton();
     QVERIFY(undo->isVisible());
     QVERIFY2(undo->text().contains(QStringLiteral("About foxes")), qPrintable(undo->text()));
     undo->click();
     QVERIFY(!undo->isVisible());
-    QVERIFY(w->chatStore()->contains(id));
-    QCOMPARE(w->currentSession()->id(), id);
-    QCOMPARE(w->currentSession()->items().size(), 2);
+    QVERIFY(w->chats()->store()->contains(id));
+    QCOMPARE(w->chats()->currentSession()->id(), id);
+    QCOMPARE(w->chats()->currentSession()->items().size(), 2);
     // Deleted for good: gone from the next window.
-    w->selectChat(id);
+    w->chats()->selectChat(id);
     del->click();
     w.reset();
     auto again = make_window();

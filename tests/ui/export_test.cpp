@@ -14,6 +14,7 @@
 
 #include <memory>
 
+#include "chat/chat_controller.h"
 #include "chat/session.h"
 #include "panel/block_map_widget.h"
 #include "panel/live_panel.h"
@@ -66,7 +67,7 @@ class ExportTest : public QObject {
 
   void aChatExportsAsMarkdownAndJsonWithItsModelSettingsAndReplyNumbers() {
     auto w = make_window();
-    ChatSession* s = w->currentSession();
+    ChatSession* s = w->chats()->currentSession();
     SamplingSettings sampling;
     sampling.params.temperature = 0.3f;
     sampling.max_tokens = 77;
@@ -145,8 +146,8 @@ class ExportTest : public QObject {
     QSignalSpy ready(w.get(), &MainWindow::modelReady);
     w->openModel(model);
     QVERIFY(ready.wait(60000));
-    QSignalSpy finished(w.get(), &MainWindow::replyFinished);
-    w->sendMessage(QStringLiteral("Once upon a time"));
+    QSignalSpy finished(w->chats(), &ChatController::replyFinished);
+    w->chats()->sendMessage(QStringLiteral("Once upon a time"));
     QVERIFY(finished.wait(60000));
     QTRY_VERIFY_WITH_TIMEOUT(
         w->livePanel()->lastFrame().has_value() && w->livePanel()->lastFrame()->cache.n_used > 0,
@@ -156,7 +157,7 @@ class ExportTest : public QObject {
         QJsonDocument::fromJson(read_all(export_to(w.get(), "exportPanelSnapshot", "panel.json")))
             .object();
     QCOMPARE(j["format"].toString(), QStringLiteral("kvscope-panel-snapshot"));
-    QCOMPARE(j["model"].toString(), w->modelInfo()->name);
+    QCOMPARE(j["model"].toString(), w->chats()->model()->name);
     const QJsonObject totals = j["totals"].toObject();
     QCOMPARE(totals["n_blocks"].toInteger(), cache.n_blocks);
     QCOMPARE(totals["n_used"].toInteger(), cache.n_used);

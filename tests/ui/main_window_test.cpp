@@ -8,6 +8,7 @@
 
 #include <memory>
 
+#include "chat/chat_controller.h"
 #include "chat/session.h"
 #include "panel/live_panel.h"
 #include "ui_test_support.h"
@@ -28,10 +29,10 @@ class MainWindowTest : public QObject {
   }
 
   static void long_replies(MainWindow& w) {
-    SamplingSettings s = w.currentSession()->sampling();
+    SamplingSettings s = w.chats()->currentSession()->sampling();
     s.max_tokens = 400;
     s.params.seed = 3;
-    w.currentSession()->setSampling(s);
+    w.chats()->currentSession()->setSampling(s);
   }
 
  private slots:
@@ -55,13 +56,13 @@ class MainWindowTest : public QObject {
     QVERIFY(error.wait(60000));
     QVERIFY2(w->noticeText().contains(QStringLiteral("Cannot load")), qPrintable(w->noticeText()));
     QVERIFY(w->noticeText().contains(broken));
-    QTRY_VERIFY_WITH_TIMEOUT(w->modelInfo().has_value(), 60000);  // the previous model is back
-    QCOMPARE(w->modelInfo()->path, model);
+    QTRY_VERIFY_WITH_TIMEOUT(w->chats()->model().has_value(), 60000);  // the previous model is back
+    QCOMPARE(w->chats()->model()->path, model);
 
-    QSignalSpy finished(w.get(), &MainWindow::replyFinished);
-    w->sendMessage(QStringLiteral("Once upon a time"));
+    QSignalSpy finished(w->chats(), &ChatController::replyFinished);
+    w->chats()->sendMessage(QStringLiteral("Once upon a time"));
     QVERIFY(finished.wait(60000));
-    QVERIFY(!w->currentSession()->items().back().text.isEmpty());
+    QVERIFY(!w->chats()->currentSession()->items().back().text.isEmpty());
   }
 
   void closingTheWindowWhileGeneratingJoinsTheEngineThread() {
@@ -69,10 +70,10 @@ class MainWindowTest : public QObject {
     auto w = make_window();
     QVERIFY(test::load_model(*w, model));
     long_replies(*w);
-    QSignalSpy text(w.get(), &MainWindow::replyText);
-    w->sendMessage(QStringLiteral("Once upon a time"));
+    QSignalSpy text(w->chats(), &ChatController::replyText);
+    w->chats()->sendMessage(QStringLiteral("Once upon a time"));
     QVERIFY(text.wait(60000));
-    QVERIFY(w->currentSession()->generating());
+    QVERIFY(w->chats()->currentSession()->generating());
     QStringList asked;
     bool answer = false;
     w->setQuitConfirmation([&](const QString& work) { return asked << work, answer; });
@@ -104,18 +105,18 @@ class MainWindowTest : public QObject {
     auto w = make_window();
     QVERIFY(test::load_model(*w, model));
     long_replies(*w);
-    QSignalSpy text(w.get(), &MainWindow::replyText);
-    QSignalSpy finished(w.get(), &MainWindow::replyFinished);
-    w->sendMessage(QStringLiteral("Once upon a time"));
+    QSignalSpy text(w->chats(), &ChatController::replyText);
+    QSignalSpy finished(w->chats(), &ChatController::replyFinished);
+    w->chats()->sendMessage(QStringLiteral("Once upon a time"));
     QVERIFY(text.wait(60000));
     w->openModel({});  // the demo model
     QTRY_VERIFY_WITH_TIMEOUT(finished.count() == 1, 60000);
     QCOMPARE(finished.front().front().value<ReplyFinished>().reason, FinishReason::Cancelled);
-    QCOMPARE(w->currentSession()->items().back().state, ChatItem::State::Stopped);
-    QTRY_VERIFY_WITH_TIMEOUT(w->modelInfo().has_value() && w->modelInfo()->demo, 120000);
+    QCOMPARE(w->chats()->currentSession()->items().back().state, ChatItem::State::Stopped);
+    QTRY_VERIFY_WITH_TIMEOUT(w->chats()->model().has_value() && w->chats()->model()->demo, 120000);
 
     finished.clear();
-    w->sendMessage(QStringLiteral("Hello"));
+    w->chats()->sendMessage(QStringLiteral("Hello"));
     QVERIFY(finished.wait(60000));
     QVERIFY(finished.front().front().value<ReplyFinished>().generated_tokens > 0);
     QTRY_VERIFY_WITH_TIMEOUT(w->livePanel()->framesDrawn() > 0, 10000);

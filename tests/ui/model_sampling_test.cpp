@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <memory>
 
+#include "chat/chat_controller.h"
 #include "chat/session.h"
 #include "support/tiny_hf_folder.h"
 #include "ui_test_support.h"
@@ -51,7 +52,7 @@ class ModelSamplingTest : public QObject {
     QVERIFY(test::load_model(w, QString::fromStdString(folder.string())));
 
     // The chat the window opened with, still empty, took the loaded model's values.
-    const SamplingParams first = w.currentSession()->sampling().params;
+    const SamplingParams first = w.chats()->currentSession()->sampling().params;
     QCOMPARE(first.temperature, 0.6f);
     QCOMPARE(first.top_p, 0.9f);
     QCOMPARE(first.top_k, 11);
@@ -59,11 +60,11 @@ class ModelSamplingTest : public QObject {
 
     // A chat whose settings the user changed keeps them; the next new chat does not copy
     // them but starts from the model's again.
-    SamplingSettings mine = w.currentSession()->sampling();
+    SamplingSettings mine = w.chats()->currentSession()->sampling();
     mine.params.temperature = 1.3f;
     mine.params.top_k = 2;
-    w.currentSession()->setSampling(mine);
-    ChatSession* second = w.newChat();
+    w.chats()->currentSession()->setSampling(mine);
+    ChatSession* second = w.chats()->newChat();
     QCOMPARE(second->sampling().params.temperature, 0.6f);
     QCOMPARE(second->sampling().params.top_k, 11);
     QCOMPARE(second->sampling().max_tokens, SamplingSettings{}.max_tokens);

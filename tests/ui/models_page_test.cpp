@@ -24,6 +24,7 @@
 #include <memory>
 #include <numeric>
 
+#include "chat/chat_controller.h"
 #include "model/gguf/gguf_file.h"
 #include "models/local_models_model.h"
 #include "models/models_page.h"
@@ -354,7 +355,7 @@ class ModelsPageTest : public QObject {
     QSignalSpy ready(&w, &MainWindow::modelReady);
     emit w.modelsPage()->openRequested(model);
     QVERIFY(ready.wait(60000));
-    QCOMPARE(w.modelInfo()->path, model);
+    QCOMPARE(w.chats()->model()->path, model);
     QCOMPARE(pages->currentIndex(), 0);  // back on the chat, which shows the model
   }
 };

@@ -1,58 +1,91 @@
-// MainWindow: the chats (sidebar, current chat, sending, regenerating, stopping, saving,
-// deleting with undo) and the dialogs that change how the next reply or model is made.
+#include "chat/chat_controller.h"
+
 #include <QDateTime>
 #include <QFileInfo>
-#include <QLabel>
-#include <QSettings>
 
 #include <algorithm>
 #include <utility>
 
-#include "chat/chat_panel.h"
 #include "chat/chat_store.h"
 #include "chat/session.h"
-#include "chat/sidebar.h"
-#include "panel/live_panel.h"
-#include "window/load_dialog.h"
-#include "window/main_window.h"
-#include "window/notice_bar.h"
 #include "window/sampling_dialog.h"
-#include "window/settings_keys.h"
 #include "worker/engine_controller.h"
+#include "worker/engine_worker.h"
 
 namespace kvscope::ui {
 
-ChatSession* MainWindow::newChat() {
+ChatController::ChatController(EngineController* engine, QObject* parent)
+    : QObject(parent), engine_(engine) {
+  connect_worker();
+}
+
+ChatController::~ChatController() = default;
+
+// The worker's replies, each to its chat's session (a chat deleted meanwhile gets none).
+void ChatController::connect_worker() {
+  const EngineWorker* worker = engine_->worker();
+  connect(worker, &EngineWorker::replyStarted, this, [this](ChatId chat, qint64 prompt) {
+    if (ChatSession* s = session(chat)) s->replyStarted(prompt);
+  });
+  connect(worker, &EngineWorker::replyText, this,
+          [this](ChatId chat, const QString& text, qint64 generated) {
+            if (ChatSession* s = session(chat)) s->appendReplyText(text, generated);
+            emit replyText(chat, generated);
+          });
+  connect(worker, &EngineWorker::promptProgress, this,
+          [this](ChatId chat, qint64 done, qint64 total) {
+            if (chat == current_) emit promptProgress(done, total);
+          });
+  connect(worker, &EngineWorker::replyFinished, this, [this](const ReplyFinished& r) {
+    if (ChatSession* s = session(r.chat)) s->finishReply(r);
+    emit replyFinished(r);
+  });
+}
+
+void ChatController::setModel(const ModelInfo& info) {
+  const SamplingSettings was =
+      defaultSamplingSettings(model_ ? model_->sampling_defaults : SamplingDefaults{});
+  for (const auto& [id, s] : sessions_) {
+    if (s->items().isEmpty() && sameSampling(s->sampling(), was)) {
+      s->setSampling(defaultSamplingSettings(info.sampling_defaults));
+    }
+  }
+  model_ = info;
+  update_chat_note();
+}
+
+void ChatController::clearModel() {
+  model_.reset();
+}
+
+ChatSession* ChatController::newChat() {
   const ChatId id = next_chat_++;
   auto* s = new ChatSession(id, tr("Chat %1").arg(id), this);
   // Sampling as the loaded model's authors advise (its generation_config.json), else KVScope's.
   s->setSampling(defaultSamplingSettings(model_ ? model_->sampling_defaults : SamplingDefaults{}));
   if (ChatSession* current = currentSession()) s->setSystemPrompt(current->systemPrompt());
   adopt(s);
-  select_chat(id);
+  selectChat(id);
   return s;
 }
 
-// A chat joins the window: the sidebar lists it, and every change is saved.
-void MainWindow::adopt(ChatSession* s) {
+// A chat joins the list: the sidebar shows it, and every change is saved.
+void ChatController::adopt(ChatSession* s) {
   const ChatId id = s->id();
   sessions_[id] = s;
-  sidebar_->addSession(s);
+  emit sessionAdded(s);
   connect(s, &ChatSession::contextUsedChanged, this, [this, id] {
-    if (id == current_) update_context_label();
+    if (id == current_) emit contextUsedChanged();
   });
-  connect(s, &ChatSession::titleChanged, this, &MainWindow::update_chat_names);
+  connect(s, &ChatSession::titleChanged, this, &ChatController::chatNamesChanged);
   connect(s, &ChatSession::contentChanged, this, [this, s] { save_chat(s); });
-  update_chat_names();
+  emit chatNamesChanged();
 }
 
-// The saved chats come back (listed, not loaded into the engine: continuing one reads its
-// conversation into the cache again). A store that cannot be opened leaves the app running
-// with chats that are not saved, and says why.
-void MainWindow::restore_chats(QStringList* problems) {
-  if (config_.chats_path.isEmpty()) return;
+void ChatController::restore(const QString& path, QStringList* problems) {
+  if (path.isEmpty()) return;
   QString error;
-  store_ = ChatStore::open(config_.chats_path, &error);
+  store_ = ChatStore::open(path, &error);
   if (!store_) {
     problems->push_back(tr("Chats are not being saved: %1").arg(error));
     return;
@@ -64,22 +97,33 @@ void MainWindow::restore_chats(QStringList* problems) {
 }
 
 // Chats with nothing in them are not written until they have a message.
-void MainWindow::save_chat(ChatSession* s) {
+void ChatController::save_chat(ChatSession* s) {
   if (!store_ || (s->items().isEmpty() && !store_->contains(s->id()))) return;
   QString error;
-  if (!store_->save(*s, &error))
-    notice_->showError(tr("The chat could not be saved: %1").arg(error));
+  if (!store_->save(*s, &error)) emit problem(tr("The chat could not be saved: %1").arg(error));
 }
 
-QList<ChatSession*> MainWindow::sessions() const {
+QList<ChatSession*> ChatController::sessions() const {
   QList<ChatSession*> all;
   for (const auto& [id, s] : sessions_) all.push_back(s);
   return all;
 }
 
+int ChatController::replyingChats() const {
+  int writing = 0;
+  for (const auto& [id, s] : sessions_) writing += s->generating() ? 1 : 0;
+  return writing;
+}
+
+std::map<ChatId, QString> ChatController::chatNames() const {
+  std::map<ChatId, QString> names;
+  for (const auto& [id, s] : sessions_) names[id] = s->title();
+  return names;
+}
+
 // The loaded model as a chat records it: its file's size and time, so a chat opened later
 // can tell a different or a rewritten file.
-ModelRef MainWindow::model_ref() const {
+ModelRef ChatController::model_ref() const {
   ModelRef ref;
   if (!model_) return ref;
   ref.name = model_->name;
@@ -91,7 +135,7 @@ ModelRef MainWindow::model_ref() const {
   return ref;
 }
 
-void MainWindow::update_chat_note() {
+void ChatController::update_chat_note() {
   const ChatSession* s = currentSession();
   QString note;
   if (s && s->model().isSet() && !s->items().isEmpty()) {
@@ -109,71 +153,69 @@ void MainWindow::update_chat_note() {
                  .arg(was.name, now.name);
     }
   }
-  chat_panel_->setChatNote(note);
+  emit chatNoteChanged(note);
 }
 
-ChatSession* MainWindow::session(ChatId chat) const {
+ChatSession* ChatController::session(ChatId chat) const {
   auto it = sessions_.find(chat);
   return it != sessions_.end() ? it->second : nullptr;
 }
 
-ChatSession* MainWindow::currentSession() const {
-  return session(current_);
-}
-
-void MainWindow::select_chat(ChatId chat) {
+void ChatController::selectChat(ChatId chat) {
   if (chat == current_ || !session(chat)) return;
   current_ = chat;
-  sidebar_->setCurrent(chat);
-  chat_panel_->setSession(session(chat));
-  update_context_label();
+  emit currentChanged(session(chat));
   update_chat_note();
 }
 
 // A chat that is generating is stopped first; its sequence's blocks are freed by the
 // engine when the cancellation lands. The saved copy goes at once; the session itself is
-// kept while the sidebar offers Undo, which saves it again.
-void MainWindow::delete_chat(ChatId chat) {
+// kept while Undo is offered, which saves it again.
+void ChatController::deleteChat(ChatId chat) {
   ChatSession* s = session(chat);
   if (!s) return;
   engine_->forget(chat);  // stops its reply and releases the cache it kept
   disconnect(s, nullptr, this, nullptr);
   if (s->generating()) s->finishReply({chat, FinishReason::Cancelled, {}, 0, 0});
   sessions_.erase(chat);
-  sidebar_->removeSession(chat);
+  emit sessionRemoved(chat);
   QString error;
   if (store_ && store_->contains(chat) && !store_->remove(chat, &error)) {
-    notice_->showError(tr("The chat could not be deleted from the saved chats: %1").arg(error));
+    emit problem(tr("The chat could not be deleted from the saved chats: %1").arg(error));
   }
-  finish_delete();  // the one deleted before can no longer come back
+  finishDelete();  // the one deleted before can no longer come back
   if (!s->items().isEmpty()) {
     deleted_ = s;
-    sidebar_->offerUndo(s->title());
+    emit deleteUndoable(s->title());
   } else {
     s->deleteLater();
   }
   if (chat == current_) current_ = 0;
   if (sessions_.empty()) newChat();
   if (current_ == 0) {
-    select_chat(sessions_.begin()->first);
+    selectChat(sessions_.begin()->first);
   }
-  update_chat_names();
+  emit chatNamesChanged();
 }
 
-void MainWindow::undo_delete() {
+void ChatController::undoDelete() {
   if (!deleted_) return;
   ChatSession* s = std::exchange(deleted_, nullptr);
-  sidebar_->hideUndo();
+  emit deleteUndone();
   adopt(s);
   save_chat(s);
-  select_chat(s->id());
+  selectChat(s->id());
 }
 
-void MainWindow::finish_delete() {
+void ChatController::finishDelete() {
   if (deleted_) std::exchange(deleted_, nullptr)->deleteLater();
 }
 
-void MainWindow::sendMessage(const QString& text) {
+void ChatController::renameChat(ChatId chat, const QString& title) {
+  if (ChatSession* s = session(chat)) s->setTitle(title);
+}
+
+void ChatController::sendMessage(const QString& text) {
   ChatSession* s = currentSession();
   if (!s || s->generating() || !model_) return;
   s->setModel(model_ref());
@@ -183,7 +225,7 @@ void MainWindow::sendMessage(const QString& text) {
 
 // A new reply from the same prompt (with a new seed). See the issue note: sharing the
 // prompt's blocks with the previous reply needs an engine fork-from-prompt.
-void MainWindow::regenerate() {
+void ChatController::regenerate() {
   ChatSession* s = currentSession();
   if (!s || !model_ || s->generating()) return;
   s->setModel(model_ref());
@@ -191,7 +233,7 @@ void MainWindow::regenerate() {
   if (auto request = s->beginRegenerate()) engine_->submit(*request);
 }
 
-void MainWindow::stopCurrent() {
+void ChatController::stopCurrent() {
   if (ChatSession* s = currentSession(); s && s->generating()) engine_->stop(s->id());
 }
 

@@ -1,4 +1,5 @@
 #include "drivers/bench_driver.h"
+#include "chat/chat_controller.h"
 
 #include <QApplication>
 
@@ -33,8 +34,8 @@ BenchDriver::BenchDriver(MainWindow* window, int runs, qint64 tokens)
     std::fprintf(stderr, "bench: %s\n", qPrintable(error));
     QApplication::exit(1);
   });
-  connect(window_, &MainWindow::replyText, this, &BenchDriver::on_text);
-  connect(window_, &MainWindow::replyFinished, this, &BenchDriver::on_finished);
+  connect(window_->chats(), &ChatController::replyText, this, &BenchDriver::on_text);
+  connect(window_->chats(), &ChatController::replyFinished, this, &BenchDriver::on_finished);
   connect(window_, &MainWindow::speedMeasured, this, [this](const SpeedSample& s) {
     step_s_ += s.step_seconds;
     frame_s_ += s.frame_seconds;
@@ -44,14 +45,14 @@ BenchDriver::BenchDriver(MainWindow* window, int runs, qint64 tokens)
 // Even runs with the panel, odd runs without, so drift affects both alike.
 void BenchDriver::start_run() {
   window_->setPanelVisible(run_ % 2 == 0);
-  ChatSession* s = window_->newChat();
+  ChatSession* s = window_->chats()->newChat();
   SamplingSettings sampling = s->sampling();
   sampling.max_tokens = tokens_;
   sampling.params.seed = 11;
   s->setSampling(sampling);
   chat_ = s->id();
   first_tokens_ = -1;
-  window_->sendMessage(QStringLiteral("Once upon a time"));
+  window_->chats()->sendMessage(QStringLiteral("Once upon a time"));
 }
 
 // The clock starts at the first streamed text, so prompt processing is not counted.

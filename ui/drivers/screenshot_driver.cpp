@@ -1,4 +1,5 @@
 #include "drivers/screenshot_driver.h"
+#include "chat/chat_controller.h"
 
 #include <QApplication>
 #include <QBarSet>
@@ -31,27 +32,27 @@ ScreenshotDriver::ScreenshotDriver(MainWindow* window, ScreenshotPlan plan)
     : QObject(window), window_(window), plan_(std::move(plan)) {
   connect(window_, &MainWindow::modelReady, this, &ScreenshotDriver::on_model_ready);
   connect(window_, &MainWindow::modelError, this, &ScreenshotDriver::fail);
-  connect(window_, &MainWindow::replyText, this, &ScreenshotDriver::on_text);
-  connect(window_, &MainWindow::replyFinished, this, &ScreenshotDriver::on_finished);
+  connect(window_->chats(), &ChatController::replyText, this, &ScreenshotDriver::on_text);
+  connect(window_->chats(), &ChatController::replyFinished, this, &ScreenshotDriver::on_finished);
   QTimer::singleShot(plan_.timeout_ms, this, [this] { fail(QStringLiteral("timed out")); });
 }
 
 void ScreenshotDriver::on_model_ready() {
   if (started_) return;
   started_ = true;
-  ChatSession* s = window_->currentSession();
+  ChatSession* s = window_->chats()->currentSession();
   SamplingSettings sampling = s->sampling();
   sampling.max_tokens = plan_.max_tokens;
   sampling.params.seed = 7;
   s->setSampling(sampling);
   first_ = s->id();
-  window_->sendMessage(plan_.first_prompt);
+  window_->chats()->sendMessage(plan_.first_prompt);
 }
 
 void ScreenshotDriver::on_text(ChatId chat, qint64 generated) {
   if (chat == first_ && second_ == 0 && generated >= plan_.second_chat_after) {
-    second_ = window_->newChat()->id();
-    window_->sendMessage(plan_.second_prompt);
+    second_ = window_->chats()->newChat()->id();
+    window_->chats()->sendMessage(plan_.second_prompt);
   } else if (chat == second_ && !grabbed_mid_ && generated >= plan_.grab_after) {
     grabbed_mid_ = true;
     grab(QStringLiteral("mid"));
@@ -91,7 +92,7 @@ void ScreenshotDriver::on_finished(const ReplyFinished& result) {
     grab(QStringLiteral("after"));
     if (!check_panel()) return;
     regenerating_ = true;  // chat 2 is the current chat
-    window_->regenerate();
+    window_->chats()->regenerate();
   });
 }
 
@@ -108,12 +109,12 @@ void ScreenshotDriver::grab(const QString& name) {
 // so it is saved when its scan ends.
 // A chat saved by an earlier run, opened (with its note when another model wrote it).
 void ScreenshotDriver::grab_saved_chat() {
-  for (ChatSession* s : window_->sessions()) {
+  for (ChatSession* s : window_->chats()->sessions()) {
     if (s->id() == first_ || s->id() == second_ || s->items().isEmpty()) continue;
-    window_->selectChat(s->id());
+    window_->chats()->selectChat(s->id());
     QApplication::processEvents();
     grab(QStringLiteral("saved-chat"));
-    window_->selectChat(second_);
+    window_->chats()->selectChat(second_);
     return;
   }
 }

@@ -1,4 +1,5 @@
 #include "drivers/send_driver.h"
+#include "chat/chat_controller.h"
 
 #include <cstdio>
 #include <string>
@@ -21,11 +22,12 @@ SendDriver::SendDriver(MainWindow* window, QStringList messages)
   connect(window_, &MainWindow::modelReady, this, [this] {
     if (started_) return;
     started_ = true;
-    chat_ = window_->currentSession()->id();
+    chat_ = window_->chats()->currentSession()->id();
     send_next();
   });
-  connect(window_, &MainWindow::replyText, this, [this](ChatId chat) { on_text(chat); });
-  connect(window_, &MainWindow::replyFinished, this, &SendDriver::on_finished);
+  connect(window_->chats(), &ChatController::replyText, this,
+          [this](ChatId chat) { on_text(chat); });
+  connect(window_->chats(), &ChatController::replyFinished, this, &SendDriver::on_finished);
 }
 
 void SendDriver::send_next() {
@@ -33,8 +35,8 @@ void SendDriver::send_next() {
     say(QStringLiteral("all sent"));
     return;
   }
-  window_->selectChat(chat_);
-  window_->sendMessage(messages_[sent_++]);
+  window_->chats()->selectChat(chat_);
+  window_->chats()->sendMessage(messages_[sent_++]);
   streaming_ = false;
   say(QStringLiteral("sent %1").arg(sent_));
 }

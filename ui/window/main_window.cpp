@@ -18,9 +18,8 @@
 #include <QToolButton>
 #include <QVBoxLayout>
 
+#include "chat/chat_controller.h"
 #include "chat/chat_panel.h"
-#include "chat/chat_store.h"
-#include "chat/session.h"
 #include "chat/sidebar.h"
 #include "chat/view.h"
 #include "demos/quant/quant_page.h"
@@ -48,7 +47,8 @@ MainWindow::MainWindow(AppConfig config, QWidget* parent)
       model_label_(new QLabel(this)),
       loading_bar_(new QProgressBar(this)),
       speed_label_(new QLabel(this)),
-      context_label_(new QLabel(this)) {
+      context_label_(new QLabel(this)),
+      chats_(new ChatController(engine_, this)) {
   setWindowTitle(QStringLiteral("KVScope"));
   setAcceptDrops(true);
   QSettings settings;
@@ -59,9 +59,10 @@ MainWindow::MainWindow(AppConfig config, QWidget* parent)
   build_menus();
   build_layout();
   connect_engine();
+  connect_chats();
   build_serving();
-  restore_chats(&settings_problems);
-  newChat();
+  chats_->restore(config_.chats_path, &settings_problems);
+  chats_->newChat();
   set_model_ready(false);
   if (!settings_problems.isEmpty()) notice_->showError(settings_problems.join(QLatin1Char('\n')));
   resize(1280, 800);
@@ -87,15 +88,15 @@ void MainWindow::build_menus() {
   rebuild_recent_menu();
 
   QMenu* chat = menuBar()->addMenu(tr("&Chat"));
-  chat->addAction(tr("&New chat"), QKeySequence::New, this, [this] { newChat(); });
+  chat->addAction(tr("&New chat"), QKeySequence::New, this, [this] { chats_->newChat(); });
   chat->addAction(tr("&Regenerate"), QKeySequence(Qt::CTRL | Qt::Key_R), this,
-                  &MainWindow::regenerate);
-  chat->addAction(tr("&Stop"), this, &MainWindow::stopCurrent);
+                  [this] { chats_->regenerate(); });
+  chat->addAction(tr("&Stop"), this, [this] { chats_->stopCurrent(); });
   chat->addAction(tr("S&ampling\u2026"), this, &MainWindow::show_sampling_dialog);
   chat->addSeparator();
   chat->addAction(tr("Re&name chat"), QKeySequence(Qt::Key_F2), this,
-                  [this] { sidebar_->editTitle(current_); });
-  chat->addAction(tr("&Delete chat"), this, [this] { delete_chat(current_); });
+                  [this] { sidebar_->editTitle(chats_->currentChat()); });
+  chat->addAction(tr("&Delete chat"), this, [this] { chats_->deleteChat(chats_->currentChat()); });
 
   QMenu* view = menuBar()->addMenu(tr("&View"));
   panel_action_ = view->addAction(tr("&Live KV panel"));
@@ -172,19 +173,6 @@ void MainWindow::build_layout() {
   statusBar()->addPermanentWidget(speed_label_);
   statusBar()->addPermanentWidget(context_label_);
 
-  connect(sidebar_, &ChatSidebar::currentChanged, this, &MainWindow::select_chat);
-  connect(sidebar_, &ChatSidebar::newChatRequested, this, [this] { newChat(); });
-  connect(sidebar_, &ChatSidebar::deleteChatRequested, this, &MainWindow::delete_chat);
-  connect(sidebar_, &ChatSidebar::undoDeleteRequested, this, &MainWindow::undo_delete);
-  connect(sidebar_, &ChatSidebar::exportRequested, this, &MainWindow::export_chat);
-  connect(sidebar_, &ChatSidebar::undoExpired, this, &MainWindow::finish_delete);
-  connect(sidebar_, &ChatSidebar::renameRequested, this, [this](ChatId chat, const QString& t) {
-    if (ChatSession* s = session(chat)) s->setTitle(t);
-  });
-  connect(chat_panel_, &ChatPanel::sendRequested, this, &MainWindow::sendMessage);
-  connect(chat_panel_, &ChatPanel::stopRequested, this, &MainWindow::stopCurrent);
-  connect(chat_panel_, &ChatPanel::regenerateRequested, this, &MainWindow::regenerate);
-  connect(chat_panel_, &ChatPanel::samplingRequested, this, &MainWindow::show_sampling_dialog);
   connect(chat_panel_->view(), &ChatView::linkRefused, this, [this](const QUrl& url) {
     notice_->showInfo(tr("Links from the chat open only when they are web (http/https) links; "
                          "not followed: %1")
@@ -198,29 +186,6 @@ void MainWindow::connect_engine() {
   connect(worker, &EngineWorker::modelLoaded, this, &MainWindow::on_model_loaded);
   connect(worker, &EngineWorker::modelFailed, this, &MainWindow::on_model_failed);
   connect(worker, &EngineWorker::frameReady, this, &MainWindow::on_frame);
-  connect(worker, &EngineWorker::replyStarted, this, [this](ChatId chat, qint64 prompt) {
-    if (ChatSession* s = session(chat)) s->replyStarted(prompt);
-  });
-  connect(worker, &EngineWorker::replyText, this,
-          [this](ChatId chat, const QString& text, qint64 generated) {
-            if (ChatSession* s = session(chat)) s->appendReplyText(text, generated);
-            emit replyText(chat, generated);
-          });
-  connect(worker, &EngineWorker::promptProgress, this,
-          [this](ChatId chat, qint64 done, qint64 total) {
-            if (chat == current_) chat_panel_->setPromptProgress(done, total);
-          });
-  connect(worker, &EngineWorker::replyFinished, this, [this](const ReplyFinished& r) {
-    if (ChatSession* s = session(r.chat)) s->finishReply(r);
-    if (r.reused_tokens > 0) {
-      statusBar()->showMessage(
-          tr("%1 of the prompt's %2 tokens came from the chat's cached blocks, not recomputed")
-              .arg(r.reused_tokens)
-              .arg(r.prompt_tokens),
-          8000);
-    }
-    emit replyFinished(r);
-  });
   connect(worker, &EngineWorker::speedMeasured, this, [this](const SpeedSample& s) {
     speed_label_->setText(tr("%1 tokens/s").arg(s.decode_tokens_per_s, 0, 'f', 1));
     emit speedMeasured(s);
@@ -248,17 +213,9 @@ void MainWindow::on_model_loading(const QString& what) {
 }
 
 void MainWindow::on_model_loaded(const ModelInfo& info) {
-  // Chats not begun whose sampling is still the previous model's default take this model's.
-  const SamplingSettings was =
-      defaultSamplingSettings(model_ ? model_->sampling_defaults : SamplingDefaults{});
-  for (const auto& [id, s] : sessions_) {
-    if (s->items().isEmpty() && sameSampling(s->sampling(), was)) {
-      s->setSampling(defaultSamplingSettings(info.sampling_defaults));
-    }
-  }
-  model_ = info;
+  chats_->setModel(info);
   loading_ = false;
-  show_model_in_pages(model_);
+  show_model_in_pages(chats_->model());
   loading_bar_->setVisible(false);
   statusBar()->clearMessage();
   live_panel_->reset();
@@ -281,14 +238,13 @@ void MainWindow::on_model_loaded(const ModelInfo& info) {
   if (!info.demo) remember_recent(info.path);
   set_model_ready(true);
   update_context_label();
-  update_chat_note();
   emit modelReady(info);
 }
 
 void MainWindow::on_model_failed(const QString& error) {
-  model_.reset();
+  chats_->clearModel();
   loading_ = false;
-  show_model_in_pages(model_);
+  show_model_in_pages(chats_->model());
   loading_bar_->setVisible(false);
   statusBar()->clearMessage();
   model_label_->setText(
@@ -319,8 +275,7 @@ void MainWindow::showNotice(const QString& text) {
 
 QString MainWindow::workInProgress() const {
   QStringList work;
-  int writing = 0;
-  for (const auto& [id, s] : sessions_) writing += s->generating() ? 1 : 0;
+  const int writing = chats_->replyingChats();
   if (writing > 0) work << tr("a reply is being written in %n chat(s)", nullptr, writing);
   if (loading_) work << tr("a model is loading");
   return work.join(tr(" and "));

@@ -1,7 +1,8 @@
 // The KVScope main window: chats on the left (sidebar and the current conversation), the
 // live KV cache panel on the right, the model in the toolbar, speed and context in the
-// status bar. It owns the EngineController and routes the worker's results to the chat
-// sessions and the panel; it never calls the engine itself.
+// status bar. It owns the EngineController and the ChatController (the chats' logic:
+// sessions, saving, their requests) and lays out the widgets that show them; it never calls
+// the engine itself.
 #pragma once
 
 #include <QMainWindow>
@@ -9,8 +10,6 @@
 
 #include <cstdint>
 #include <functional>
-#include <map>
-#include <memory>
 #include <optional>
 
 #include "window/load_settings.h"
@@ -30,11 +29,9 @@ struct ServerOptions;
 namespace kvscope::ui {
 
 class ApiServeController;
+class ChatController;
 class ChatPanel;
-class ChatSession;
 class ChatSidebar;
-class ChatStore;
-struct ModelRef;
 class EngineController;
 class FitsPage;
 class GqaDemoPage;
@@ -62,27 +59,16 @@ class MainWindow : public QMainWindow {
 
   // Loads `path` (empty: the demo model) with the saved load settings.
   void openModel(const QString& path);
-  // Sends `text` in the current chat, as if typed and sent.
-  void sendMessage(const QString& text);
-  void regenerate();
-  void stopCurrent();
-  // Adds a chat (the current chat's system prompt; the loaded model's sampling defaults) and
-  // makes it the current one.
-  ChatSession* newChat();
   void setPanelVisible(bool visible);
 
-  ChatSession* currentSession() const;
+  // The chats: sending, regenerating, selecting, the sessions, the loaded model they use.
+  ChatController* chats() const { return chats_; }
   ChatPanel* chatPanel() const { return chat_panel_; }
   ChatSidebar* chatSidebar() const { return sidebar_; }
-  ChatStore* chatStore() const { return store_.get(); }  // nullptr: chats are not saved
-  // The chats in the window (the one deleted last, while it can be undone, is not).
-  QList<ChatSession*> sessions() const;
-  void selectChat(ChatId chat) { select_chat(chat); }
   LivePanel* livePanel() const { return live_panel_; }
   QTabWidget* pages() const { return pages_; }  // Chat, Models, What fits, Demos
   ModelsPage* modelsPage() const { return models_; }
   FitsPage* fitsPage() const { return fits_; }
-  const std::optional<ModelInfo>& modelInfo() const { return model_; }
   QString noticeText() const;
   // File > "Serve this model" (main_window_serve.cpp): the dialog, made on first use.
   ServeDialog* showServeDialog();
@@ -106,8 +92,6 @@ class MainWindow : public QMainWindow {
  signals:
   void modelReady(const kvscope::ui::ModelInfo& info);
   void modelError(const QString& error);
-  void replyFinished(const kvscope::ui::ReplyFinished& result);
-  void replyText(kvscope::ui::ChatId chat, qint64 generated_tokens);
   void speedMeasured(const kvscope::ui::SpeedSample& speed);
 
  protected:
@@ -127,20 +111,11 @@ class MainWindow : public QMainWindow {
   QWidget* build_pages(QWidget* chat);  // main_window_pages.cpp
   void show_model_in_pages(const std::optional<ModelInfo>& info);
   void connect_engine();
+  void connect_chats();  // main_window_chats.cpp
   void on_model_loading(const QString& what);
   void on_model_loaded(const ModelInfo& info);
   void on_model_failed(const QString& error);
   void on_frame(const PanelFrame& frame);
-  ChatSession* session(ChatId chat) const;
-  void select_chat(ChatId chat);
-  void delete_chat(ChatId chat);
-  void undo_delete();
-  void finish_delete();
-  void restore_chats(QStringList* problems);
-  void adopt(ChatSession* s);
-  void save_chat(ChatSession* s);
-  ModelRef model_ref() const;
-  void update_chat_note();
   void show_open_dialog();
   void show_sampling_dialog();
   void remember_recent(const QString& path);
@@ -153,15 +128,9 @@ class MainWindow : public QMainWindow {
   EngineController* engine_;
   LoadSettings load_settings_;
   QVector<GpuPreset> gpus_;
-  std::optional<ModelInfo> model_;
   QString loading_path_;
   bool loading_ = false;  // between modelLoading and modelLoaded / modelFailed
   std::function<bool(const QString&)> confirm_quit_;
-  std::map<ChatId, ChatSession*> sessions_;
-  std::unique_ptr<ChatStore> store_;
-  ChatSession* deleted_ = nullptr;  // the chat deleted last, kept while Undo is offered
-  ChatId next_chat_ = 1;
-  ChatId current_ = 0;
 
   NoticeBar* notice_;
   ChatSidebar* sidebar_;
@@ -172,6 +141,8 @@ class MainWindow : public QMainWindow {
   QProgressBar* loading_bar_;
   QLabel* speed_label_;
   QLabel* context_label_;
+  // Made after the widgets, so its sessions outlive them (the chat view shows one).
+  ChatController* chats_;
   QMenu* recent_menu_;
   QAction* panel_action_;
   LanguageMenu* language_menu_ = nullptr;

@@ -5,6 +5,7 @@
 #include <QFileInfo>
 #include <QMenu>
 
+#include "chat/chat_controller.h"
 #include "chat/chat_export.h"
 #include "chat/session.h"
 #include "kv/panel_snapshot_json.h"
@@ -36,8 +37,9 @@ void MainWindow::build_export_menu(QMenu* file) {
     a->setObjectName(QLatin1String(name));
   };
   add("exportChatMarkdown", tr("Chat as &Markdown\u2026"),
-      [this] { export_chat(current_, false); });
-  add("exportChatJson", tr("Chat as &JSON\u2026"), [this] { export_chat(current_, true); });
+      [this] { export_chat(chats_->currentChat(), false); });
+  add("exportChatJson", tr("Chat as &JSON\u2026"),
+      [this] { export_chat(chats_->currentChat(), true); });
   menu->addSeparator();
   add("exportPanelSnapshot", tr("&Panel snapshot (JSON)\u2026"),
       [this] { export_panel_snapshot(); });
@@ -49,7 +51,7 @@ void MainWindow::build_export_menu(QMenu* file) {
 }
 
 void MainWindow::export_chat(ChatId chat, bool json) {
-  const ChatSession* s = session(chat);
+  const ChatSession* s = chats_->session(chat);
   if (!s) return;
   const QString stem = file_stem(s->title());
   if (json) {
@@ -70,7 +72,8 @@ void MainWindow::export_panel_snapshot() {
                      tr("JSON (*.json)"), [this, &frame](const QString& path) {
                        if (!frame) return tr("The panel has no frame yet: load a model first.");
                        PanelSnapshotContext context;
-                       context.model = model_ ? model_->name.toStdString() : std::string();
+                       const std::optional<ModelInfo>& model = chats_->model();
+                       context.model = model ? model->name.toStdString() : std::string();
                        context.device = frame->memory.device;
                        context.memory_bytes = memory_terms(frame->memory);
                        return save_text_file(path, QByteArray::fromStdString(

@@ -5,6 +5,7 @@
 #include <QStatusBar>
 #include <QTimer>
 
+#include "chat/chat_controller.h"
 #include "run/model_sampling.h"
 #include "serving/api_serve_controller.h"
 #include "serving/serve_dialog.h"
@@ -69,16 +70,17 @@ ServeDialog* MainWindow::showServeDialog() {
 }
 
 void MainWindow::start_serving(const serve::ServerOptions& options) {
-  if (!model_ || loading_) {
+  const std::optional<ModelInfo>& loaded = chats_->model();
+  if (!loaded || loading_) {
     notice_->showError(tr("Load a model first: the API server serves the loaded model."));
     return;
   }
   serve::ServedModel model;
-  model.id = served_model_id(*model_).toStdString();
-  model.context_length = model_->context_length;
+  model.id = served_model_id(*loaded).toStdString();
+  model.context_length = loaded->context_length;
   // As kvscope-cli serve and vLLM: what the model publishes over OpenAI's defaults.
   model.sampling_defaults =
-      with_model_defaults(model_->sampling_defaults, serve::openai_sampling_defaults());
+      with_model_defaults(loaded->sampling_defaults, serve::openai_sampling_defaults());
   serving_->start(model, options);
 }
 
