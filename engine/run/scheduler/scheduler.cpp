@@ -8,7 +8,6 @@
 
 #include "cpu/cpu_ops.h"
 #include "run/sampler.h"
-#include "text/utf8_stream.h"
 #include "util/error.h"
 
 namespace kvscope {
@@ -54,7 +53,8 @@ Scheduler::Scheduler(Backend& backend, KvCacheManager& kv, const Tokenizer& toke
       options_(options),
       n_spellable_(tokenizer.vocab_size()),
       n_ids_(logits_per_row > 0 ? std::min(n_spellable_, logits_per_row) : n_spellable_),
-      padded_rows_(logits_per_row > n_spellable_) {
+      padded_rows_(logits_per_row > n_spellable_),
+      prefixes_(kv) {
   if (options_.max_batch_tokens < 1 || options_.max_running < 1) {
     throw_error<UsageError>("scheduler: max_batch_tokens ({}) and max_running ({}) must be >= 1",
                             options_.max_batch_tokens, options_.max_running);
@@ -119,9 +119,7 @@ RequestId Scheduler::fork(RequestId parent_id, RequestCallbacks callbacks) {
   child->n_prompt = parent->n_prompt;
   child->n_cached = parent->n_cached;
   child->sampler = parent->sampler;
-  child->utf8 = parent->utf8;
-  child->text = parent->text;
-  child->n_emitted = parent->n_emitted;
+  child->reply = parent->reply;
   kv_.fork(parent->seq, child->seq);
   child->in_kv = true;
   const RequestId id = child->id;
@@ -142,10 +140,7 @@ SeqId Scheduler::sequence_of(RequestId id) const {
   for (const auto& a : waiting_) {
     if (a->id == id) return a->seq;
   }
-  for (const Kept& k : kept_) {
-    if (k.id == id) return k.seq;
-  }
-  return -1;
+  return prefixes_.sequence_of(id);
 }
 
 Scheduler::Active* Scheduler::find_running(RequestId id) {
@@ -160,27 +155,31 @@ bool Scheduler::step() {
   remove_finished();
   if (idle()) return false;
 
-  std::int64_t budget = options_.max_batch_tokens;
-  std::vector<Planned> plan;
+  // Plan: each chunk is reserved in the cache as it is planned (kept prefixes evicted and
+  // newer sequences preempted to make room), so the step never needs more than the pool.
+  StepPlan plan{.chunks = {}, .budget = options_.max_batch_tokens};
   copies_.clear();
-  plan_decodes(plan, budget);
-  plan_prefills(plan, budget);
-  remove_finished();  // sequences that ended with ContextFull while planning (never planned)
-  if (plan.empty()) return !idle();
+  plan_decodes(plan);   // one token for each decoding sequence, oldest first
+  plan_prefills(plan);  // the next prompt chunks of running sequences
+  admit_waiting(plan);  // new and preempted requests, while blocks and budget last
+  remove_finished();    // sequences that ended with ContextFull while planning
+  if (plan.chunks.empty()) return !idle();
 
-  run_forward(plan);
+  // Run, then emit: sample each finished row, stream its text, finish what is done.
+  const bool greedy = picks_greedily(plan);
+  if (run_forward(plan, greedy)) emit_tokens(plan, greedy);
   remove_finished();
   return true;
 }
 
-// Runs the planned chunks (already reserved in the cache) and consumes their logits, or only
-// their greedy picks. If the backend fails, the step's requests end with its message: their
-// cache no longer matches their tokens, and the other requests must not be stopped by an
-// exception.
-void Scheduler::run_forward(const std::vector<Planned>& plan) {
+// Runs the planned chunks (already reserved in the cache): logits_ [chunks][vocab], or only
+// their greedy picks, picks_ [chunks]. If the backend fails, the step's requests end with its
+// message (their cache no longer matches their tokens) and false is returned; the other
+// requests must not be stopped by an exception.
+bool Scheduler::run_forward(const StepPlan& plan, bool greedy) {
   std::vector<SequenceChunk> chunks;
-  chunks.reserve(plan.size());
-  for (const Planned& p : plan) {
+  chunks.reserve(plan.chunks.size());
+  for (const Planned& p : plan.chunks) {
     const Active& a = *p.active;
     const std::span<const TokenId> all(a.tokens);
     chunks.push_back(
@@ -188,37 +187,32 @@ void Scheduler::run_forward(const std::vector<Planned>& plan) {
          a.n_cached, false, a.n_cached < a.n_prompt ? a.n_prompt : 0});
     (p.n == 1 && a.n_cached >= a.n_prompt ? stats_.decode_tokens : stats_.prompt_tokens) += p.n;
   }
-  const bool greedy = picks_greedily(plan);
   try {
     backend_.copy_blocks(copies_);
     if (greedy) {
       backend_.forward_greedy(chunks, kv_, picks_);
-      if (picks_.size() != plan.size()) {
+      if (picks_.size() != chunks.size()) {
         throw_error<Error>("the backend returned {} greedy picks for {} sequences", picks_.size(),
-                           plan.size());
+                           chunks.size());
       }
     } else {
       backend_.forward(chunks, kv_, logits_);
     }
   } catch (const std::exception& e) {
-    for (const Planned& p : plan) {
+    for (const Planned& p : plan.chunks) {
       finish(*p.active, FinishReason::Error, fmt::format("the forward pass failed: {}", e.what()));
     }
-    return;
+    return false;
   }
   ++stats_.steps;
-  if (greedy) {
-    consume_picks(plan, picks_);
-  } else {
-    consume_logits(plan, logits_);
-  }
+  return true;
 }
 
 // Whether the step needs only each row's greedy pick: every request picks greedily and none
 // wants log-probabilities, and the model has no rows past the tokenizer's vocab (the pick
 // could be one). Then a GPU backend copies one id per row, not the logits.
-bool Scheduler::picks_greedily(const std::vector<Planned>& plan) const {
-  return !padded_rows_ && std::all_of(plan.begin(), plan.end(), [](const Planned& p) {
+bool Scheduler::picks_greedily(const StepPlan& plan) const {
+  return !padded_rows_ && std::all_of(plan.chunks.begin(), plan.chunks.end(), [](const Planned& p) {
     return p.active->sampler.picks_greedily() && p.active->request.top_logprobs == 0;
   });
 }

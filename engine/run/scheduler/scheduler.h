@@ -14,13 +14,16 @@
 // ContextFull. Each chunk is reserved in the cache as it is planned, so a step never plans
 // more than the pool holds.
 //
-// Kept prefixes: a request with keep_cache leaves its cached tokens in the cache when it
-// ends. A request admitted later forks the kept sequence with the longest common prefix
-// of its prompt (all but the prompt's last token at most, which is run for the logits),
-// truncates the fork to that prefix and prefills only the rest; the shared blocks are
-// copy-on-write as always. Kept prefixes give way first, least recently used first,
-// whenever a running or waiting sequence needs blocks. With a sliding window a prefix is
-// shared only while the window still holds the blocks its next token would read.
+// Kept prefixes (prefix_cache.h): a request with keep_cache leaves its cached tokens in the
+// cache when it ends. A request admitted later forks the kept sequence with the longest
+// common prefix of its prompt (all but the prompt's last token at most, which is run for the
+// logits) and prefills only the rest. Kept prefixes give way first whenever a running or
+// waiting sequence needs blocks. With a sliding window a prefix is shared only while the
+// window still holds the blocks its next token would read.
+//
+// A step reads top to bottom in step(): plan (decodes, prompt chunks, admissions, making
+// room as it goes: scheduler_planning.cpp), run (one backend forward), emit (sample, stream
+// through each request's ReplyStream, finish: scheduler_output.cpp).
 //
 // Not thread-safe except cancel(): one thread calls submit/fork/step.
 #pragma once
@@ -35,6 +38,7 @@
 #include "kv/kv_cache_manager.h"
 #include "run/backend.h"
 #include "run/request.h"
+#include "run/scheduler/prefix_cache.h"
 #include "text/tokenizer.h"
 
 namespace kvscope {
@@ -79,10 +83,10 @@ class Scheduler {
   // of that step with FinishReason::Error and its message; the others go on.
   bool step();
   // Releases the prefix the ended request `id` kept (nothing when it kept none).
-  void release_cache(RequestId id);
-  void release_all_caches();
+  void release_cache(RequestId id) { prefixes_.release(id); }
+  void release_all_caches() { prefixes_.release_all(); }
   // Kept prefixes still in the cache.
-  std::int64_t n_kept() const { return static_cast<std::int64_t>(kept_.size()); }
+  std::int64_t n_kept() const { return prefixes_.size(); }
   bool idle() const { return running_.empty() && waiting_.empty(); }
   std::int64_t n_running() const { return static_cast<std::int64_t>(running_.size()); }
   std::int64_t n_waiting() const { return static_cast<std::int64_t>(waiting_.size()); }
@@ -92,44 +96,42 @@ class Scheduler {
 
  private:
   struct Active;
-  struct Kept {
-    RequestId id = 0;
-    SeqId seq = 0;
-    std::vector<TokenId> tokens;  // [cached tokens] what the sequence holds
-    std::uint64_t last_used = 0;
-  };
   struct Planned {
     Active* active;
-    std::int64_t n;
+    std::int64_t n;  // tokens of this sequence run in the step
+  };
+  // What a step runs: chunks already reserved in the cache, in planning order.
+  struct StepPlan {
+    std::vector<Planned> chunks;
+    std::int64_t budget = 0;  // tokens the step may still take
   };
 
+  // Plan (scheduler_planning.cpp).
   void apply_cancellations();
-  void plan_decodes(std::vector<Planned>& plan, std::int64_t& budget);
-  void plan_prefills(std::vector<Planned>& plan, std::int64_t& budget);
-  void admit_waiting(std::vector<Planned>& plan, std::int64_t& budget);
-  void reserve(std::vector<Planned>& plan, Active& a, std::int64_t n);
+  void plan_decodes(StepPlan& plan);
+  void plan_prefills(StepPlan& plan);
+  void admit_waiting(StepPlan& plan);
+  void start_sequence(Active& a);
+  void reserve(StepPlan& plan, Active& a, std::int64_t n);
   bool make_room(Active& a, std::int64_t n);
+  void evict_prefixes_for(const Active& a, std::int64_t n);
   bool is_running(const Active* a) const;
   bool others_running(const Active& a) const;
   void end_full(Active& a);
   std::int64_t fitting_chunk(const Active& a, std::int64_t want) const;
   void preempt(Active& a);
-  void run_forward(const std::vector<Planned>& plan);
-  bool picks_greedily(const std::vector<Planned>& plan) const;
+  void remove_finished();
+  // Run (scheduler.cpp).
+  bool run_forward(const StepPlan& plan, bool greedy);
+  bool picks_greedily(const StepPlan& plan) const;
+  // Emit (scheduler_output.cpp).
+  void emit_tokens(const StepPlan& plan, bool greedy);
   // Counts the step's tokens as cached; true when `a` now has a token to choose.
   bool advance(Active& a, std::int64_t n);
-  void consume_logits(const std::vector<Planned>& plan, const std::vector<float>& logits);
-  void consume_picks(const std::vector<Planned>& plan, const std::vector<TokenId>& picks);
   void accept_token(Active& a, std::span<const float> row);
   void append_token(Active& a, TokenId token, TokenEvent& ev);
-  bool emit_text(Active& a, std::string_view piece, std::string& out);
   void finish(Active& a, FinishReason reason, std::string error = {});
-  void remove_finished();
-  // Kept prefixes (scheduler_prefix.cpp).
-  void start_sequence(Active& a);
   void keep_or_free(Active& a, FinishReason reason);
-  bool evict_kept();
-  void evict_kept_until_fits(const Active& a, std::int64_t n);
   Active* find_running(RequestId id);
 
   Backend& backend_;
@@ -146,8 +148,7 @@ class Scheduler {
   std::vector<float> logits_;
   std::vector<TokenId> picks_;     // [rows] a greedy step's tokens (Backend::forward_greedy)
   std::vector<BlockCopy> copies_;  // copy-on-write copies of the step being planned
-  std::vector<Kept> kept_;
-  std::uint64_t use_clock_ = 0;
+  PrefixCache prefixes_;
 
   std::mutex cancel_mutex_;
   std::vector<RequestId> cancel_requests_;

@@ -1,4 +1,5 @@
-// Scheduler: turning a step's logits into tokens, streamed text and finished requests.
+// Scheduler, emit: turning a step's logits (or greedy picks) into tokens, streamed text
+// (through each request's ReplyStream) and finished requests; kept prefixes handed over.
 #include <algorithm>
 
 #include "cpu/cpu_ops.h"
@@ -10,22 +11,6 @@
 namespace kvscope {
 
 namespace {
-
-// Bytes at the end of `text` that could still grow into one of `stops`: they are held
-// back from the stream until it is clear they are not the start of a stop string.
-std::size_t held_for_stop(std::string_view text, const std::vector<std::string>& stops) {
-  std::size_t held = 0;
-  for (const auto& stop : stops) {
-    if (stop.empty()) continue;
-    for (std::size_t n = std::min(stop.size() - 1, text.size()); n > held; --n) {
-      if (text.substr(text.size() - n) == std::string_view(stop).substr(0, n)) {
-        held = n;
-        break;
-      }
-    }
-  }
-  return held;
-}
 
 void top_logprobs(std::span<const float> logits, TokenId chosen, int k, TokenEvent& ev) {
   std::vector<float> lp(logits.size());
@@ -47,20 +32,18 @@ bool Scheduler::advance(Active& a, std::int64_t n) {
   return a.n_pending() == 0 && a.finished == FinishReason::None;
 }
 
-void Scheduler::consume_logits(const std::vector<Planned>& plan, const std::vector<float>& logits) {
-  const auto vocab = logits.size() / plan.size();
-  for (std::size_t r = 0; r < plan.size(); ++r) {
-    Active& a = *plan[r].active;
-    if (!advance(a, plan[r].n)) continue;  // the prompt continues
-    accept_token(a, std::span<const float>(logits).subspan(r * vocab, vocab));
-  }
-}
-
-void Scheduler::consume_picks(const std::vector<Planned>& plan, const std::vector<TokenId>& picks) {
-  for (std::size_t r = 0; r < plan.size(); ++r) {
-    Active& a = *plan[r].active;
-    if (!advance(a, plan[r].n)) continue;
-    const TokenId pick = picks[r];
+// Each chunk that finished its pending tokens chooses the next one: from its logits row, or
+// the backend's greedy pick.
+void Scheduler::emit_tokens(const StepPlan& plan, bool greedy) {
+  const std::size_t vocab = greedy ? 0 : logits_.size() / plan.chunks.size();
+  for (std::size_t r = 0; r < plan.chunks.size(); ++r) {
+    Active& a = *plan.chunks[r].active;
+    if (!advance(a, plan.chunks[r].n)) continue;  // the prompt continues
+    if (!greedy) {
+      accept_token(a, std::span<const float>(logits_).subspan(r * vocab, vocab));
+      continue;
+    }
+    const TokenId pick = picks_[r];
     if (pick < 0) {  // a NaN / inf row: this request cannot go on
       finish(a, FinishReason::Error, greedy_pick_error(pick));
       continue;
@@ -111,7 +94,7 @@ void Scheduler::append_token(Active& a, TokenId token, TokenEvent& ev) {
     return;
   }
   a.tokens.push_back(token);
-  const bool stopped = emit_text(a, a.utf8.push(tokenizer_.token_bytes(token)), ev.text);
+  const bool stopped = a.reply.push(tokenizer_.token_bytes(token), ev.text);
   if (a.callbacks.on_token) a.callbacks.on_token(ev);
   if (stopped) {
     finish(a, FinishReason::StopString);
@@ -125,39 +108,14 @@ void Scheduler::append_token(Active& a, TokenId token, TokenEvent& ev) {
   }
 }
 
-// Appends decoded text, cuts it at a stop string, and puts in `out` what can be streamed.
-// Returns true when a stop string was found.
-bool Scheduler::emit_text(Active& a, std::string_view piece, std::string& out) {
-  const std::size_t before = a.text.size();
-  a.text.append(piece);
-  const auto& stops = a.request.stop_strings;
-  for (const auto& stop : stops) {
-    if (stop.empty()) continue;
-    const std::size_t from = before >= stop.size() ? before - stop.size() + 1 : 0;
-    if (auto at = a.text.find(stop, from); at != std::string::npos) {
-      a.text.resize(at);
-      out = a.text.substr(std::min(a.n_emitted, a.text.size()));
-      a.n_emitted = a.text.size();
-      return true;
-    }
-  }
-  const std::size_t safe = a.text.size() - held_for_stop(a.text, stops);
-  if (safe > a.n_emitted) {
-    out = a.text.substr(a.n_emitted, safe - a.n_emitted);
-    a.n_emitted = safe;
-  }
-  return false;
-}
-
 void Scheduler::finish(Active& a, FinishReason reason, std::string error) {
-  if (reason != FinishReason::StopString) a.text += a.utf8.flush();
-  if (a.text.size() > a.n_emitted && a.callbacks.on_token) {
+  std::string held = a.reply.finish(reason == FinishReason::StopString);
+  if (!held.empty() && a.callbacks.on_token) {
     TokenEvent tail;  // token -1: text held back (stop-string prefix, partial UTF-8) released
     tail.request = a.id;
-    tail.text = a.text.substr(a.n_emitted);
+    tail.text = std::move(held);
     a.callbacks.on_token(tail);
   }
-  a.n_emitted = a.text.size();
   if (a.in_kv) keep_or_free(a, reason);
   a.in_kv = false;
   a.finished = reason;
@@ -167,12 +125,25 @@ void Scheduler::finish(Active& a, FinishReason reason, std::string error) {
     r.reason = reason;
     r.error = std::move(error);
     r.generated.assign(a.tokens.begin() + a.n_prompt, a.tokens.end());
-    r.text = a.text;
+    r.text = a.reply.text();
     r.prompt_tokens = a.n_prompt;
     r.recomputed_tokens = a.recomputed;
     r.reused_tokens = a.reused;
     a.callbacks.on_finish(r);
   }
+}
+
+// Called when `a` ends while its sequence is in the cache: kept as a prefix when the
+// request asked for it and its cache is whole, else freed.
+void Scheduler::keep_or_free(Active& a, FinishReason reason) {
+  const bool keep = a.request.keep_cache && reason != FinishReason::Error && a.n_cached > 0 &&
+                    !kv_.is_preempted(a.seq);
+  if (!keep) {
+    kv_.free_sequence(a.seq);
+    return;
+  }
+  prefixes_.keep(a.id, a.seq,
+                 std::span<const TokenId>(a.tokens).first(static_cast<std::size_t>(a.n_cached)));
 }
 
 }  // namespace kvscope

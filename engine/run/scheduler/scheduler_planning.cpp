@@ -46,9 +46,15 @@ bool Scheduler::others_running(const Active& a) const {
 }
 
 // Grows `a` by n now and plans the chunk.
-void Scheduler::reserve(std::vector<Planned>& plan, Active& a, std::int64_t n) {
+void Scheduler::reserve(StepPlan& plan, Active& a, std::int64_t n) {
   kv_.grow(a.seq, n, &copies_);
-  plan.push_back({&a, n});
+  plan.chunks.push_back({&a, n});
+  plan.budget -= n;
+}
+
+// Live sequences come before kept prefixes: release prefixes until `a` can grow by n.
+void Scheduler::evict_prefixes_for(const Active& a, std::int64_t n) {
+  stats_.evictions += prefixes_.evict_until_fits(a.seq, n);
 }
 
 // Frees blocks for `a` to grow by n: kept prefixes first, then by preempting the running
@@ -56,7 +62,7 @@ void Scheduler::reserve(std::vector<Planned>& plan, Active& a, std::int64_t n) {
 // left, or the context length is reached).
 bool Scheduler::make_room(Active& a, std::int64_t n) {
   if (a.n_cached + n > kv_.config().max_context) return false;
-  evict_kept_until_fits(a, n);
+  evict_prefixes_for(a, n);
   while (!kv_.can_grow(a.seq, n)) {
     Active* victim = nullptr;
     for (auto it = running_.rbegin(); it != running_.rend() && it->get() != &a; ++it) {
@@ -93,7 +99,7 @@ void Scheduler::end_full(Active& a) {
                      a.n_cached, kv_.pool(0).n_blocks(), layout.block_size));
 }
 
-void Scheduler::plan_decodes(std::vector<Planned>& plan, std::int64_t& budget) {
+void Scheduler::plan_decodes(StepPlan& plan) {
   std::vector<Active*> decoding;  // oldest first
   for (auto& a : running_) {
     if (a->finished == FinishReason::None && a->n_cached > 0 && a->n_pending() == 1) {
@@ -101,7 +107,7 @@ void Scheduler::plan_decodes(std::vector<Planned>& plan, std::int64_t& budget) {
     }
   }
   for (Active* a : decoding) {
-    if (budget < 1) break;
+    if (plan.budget < 1) break;
     if (!is_running(a)) continue;  // preempted to make room for an older sequence
     if (!make_room(*a, 1)) {
       // The blocks are held by older sequences: wait for them to finish or to preempt this
@@ -110,7 +116,6 @@ void Scheduler::plan_decodes(std::vector<Planned>& plan, std::int64_t& budget) {
       continue;
     }
     reserve(plan, *a, 1);
-    --budget;
   }
 }
 
@@ -125,7 +130,7 @@ std::int64_t Scheduler::fitting_chunk(const Active& a, std::int64_t want) const 
   return lo;
 }
 
-void Scheduler::plan_prefills(std::vector<Planned>& plan, std::int64_t& budget) {
+void Scheduler::plan_prefills(StepPlan& plan) {
   // Running sequences part-way through their prompt (or a recompute) continue first.
   std::vector<Active*> prefilling;
   for (auto& a : running_) {
@@ -134,28 +139,26 @@ void Scheduler::plan_prefills(std::vector<Planned>& plan, std::int64_t& budget) 
     }
   }
   for (Active* a : prefilling) {
-    if (budget < 1) return;
+    if (plan.budget < 1) return;
     if (!is_running(a)) continue;
-    evict_kept_until_fits(*a, std::min(a->n_pending(), budget));
-    std::int64_t n = fitting_chunk(*a, std::min(a->n_pending(), budget));
-    if (n == 0 && plan.empty()) {
+    evict_prefixes_for(*a, std::min(a->n_pending(), plan.budget));
+    std::int64_t n = fitting_chunk(*a, std::min(a->n_pending(), plan.budget));
+    if (n == 0 && plan.chunks.empty()) {
       // Nothing else runs in this step: take blocks from newer sequences.
       if (!make_room(*a, 1)) {
         if (!others_running(*a)) end_full(*a);
         continue;
       }
-      n = fitting_chunk(*a, std::min(a->n_pending(), budget));
+      n = fitting_chunk(*a, std::min(a->n_pending(), plan.budget));
     }
     if (n == 0) continue;
     reserve(plan, *a, n);
-    budget -= n;
   }
-  admit_waiting(plan, budget);
 }
 
 // Waiting requests are admitted in order while blocks, step budget and batch room last.
-void Scheduler::admit_waiting(std::vector<Planned>& plan, std::int64_t& budget) {
-  while (budget > 0 && !waiting_.empty() &&
+void Scheduler::admit_waiting(StepPlan& plan) {
+  while (plan.budget > 0 && !waiting_.empty() &&
          static_cast<std::int64_t>(running_.size()) < options_.max_running) {
     Active& a = *waiting_.front();
     if (a.finished != FinishReason::None) {
@@ -171,8 +174,8 @@ void Scheduler::admit_waiting(std::vector<Planned>& plan, std::int64_t& budget) 
       a.in_kv = true;
       from_prefix = a.reused > 0;
     }
-    evict_kept_until_fits(a, std::min(a.n_pending(), budget));
-    const std::int64_t n = fitting_chunk(a, std::min(a.n_pending(), budget));
+    evict_prefixes_for(a, std::min(a.n_pending(), plan.budget));
+    const std::int64_t n = fitting_chunk(a, std::min(a.n_pending(), plan.budget));
     if (n == 0) {
       // Stays queued until blocks are free, holding none. A prefix it started from is let
       // go and looked for again at the next admission.
@@ -187,10 +190,18 @@ void Scheduler::admit_waiting(std::vector<Planned>& plan, std::int64_t& budget) 
       break;
     }
     reserve(plan, a, n);
-    budget -= n;
     running_.push_back(std::move(waiting_.front()));
     waiting_.pop_front();
   }
+}
+
+// Adds a's sequence to the cache: empty, or forked from the kept prefix sharing the most
+// of its prompt. The prompt's last token always runs: its logits give the first token.
+void Scheduler::start_sequence(Active& a) {
+  const std::span<const TokenId> prefix(a.tokens.data(), static_cast<std::size_t>(a.n_prompt - 1));
+  a.reused = prefixes_.start(a.seq, prefix);
+  a.n_cached = a.reused;
+  stats_.reused_tokens += a.reused;
 }
 
 void Scheduler::remove_finished() {
