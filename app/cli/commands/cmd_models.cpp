@@ -21,8 +21,6 @@
 
 namespace kvscope::cli {
 
-int cmd_models(const Args& args);
-
 namespace {
 
 namespace fs = std::filesystem;

@@ -23,8 +23,6 @@
 
 namespace kvscope::cli {
 
-int cmd_plan(const Args& args);
-
 namespace {
 
 namespace fs = std::filesystem;

@@ -40,8 +40,6 @@
 
 namespace kvscope::cli {
 
-int cmd_pull(const Args& args);
-
 namespace {
 
 namespace fs = std::filesystem;

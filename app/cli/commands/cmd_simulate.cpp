@@ -18,8 +18,6 @@
 
 namespace kvscope::cli {
 
-int cmd_simulate(const Args& args);
-
 namespace {
 
 using nlohmann::json;

@@ -23,8 +23,6 @@
 
 namespace kvscope::cli {
 
-int cmd_watch(const Args& args);
-
 namespace {
 
 void declare_watch_options(ArgParser& p) {
