@@ -1,24 +1,30 @@
 // One scrape of a serving engine's /metrics read into the numbers KVScope watches, whatever
-// the engine calls them. Names, by engine (each source's own spelling):
+// the engine calls them. Names, by engine, each source's own spelling less its prefix (vllm:,
+// llamacpp:); vLLM v0 from vllm/engine/metrics.py, v1 from vllm/v1/metrics/loggers.py,
+// llama-server from its tools/server README:
 //
-//   what              vLLM v0 (vllm/engine/metrics.py)   vLLM v1 (vllm/v1/metrics/loggers.py)
-//   llama-server (tools/server README) KV usage 0..1     vllm:gpu_cache_usage_perc
-//   vllm:kv_cache_usage_perc (>= 0.9),      llamacpp:kv_cache_usage_ratio
-//                                                        vllm:gpu_cache_usage_perc (before) (builds
-//                                                        before the unified cache)
-//   running           vllm:num_requests_running          the same llamacpp:requests_processing
-//   waiting           vllm:num_requests_waiting          the same llamacpp:requests_deferred
-//   preemptions       vllm:num_preemptions_total         the same (counter vllm:num_preemptions) -
-//   prefix cache      vllm:gpu_prefix_cache_hit_rate     vllm:prefix_cache_queries_total /
-//   _hits_total
-//                     (a gauge, 0..1)                    (vllm:gpu_prefix_cache_* before 0.9)    -
-//   prompt tokens     vllm:prompt_tokens_total           the same llamacpp:prompt_tokens_total
-//   generated tokens  vllm:generation_tokens_total       the same llamacpp:tokens_predicted_total
-//   TTFT              vllm:time_to_first_token_seconds   the same                               -
-//   inter-token       vllm:time_per_output_token_seconds vllm:inter_token_latency_seconds        -
-//                                                        (vllm:time_per_output_token_seconds)
-//   KV pool           vllm:cache_config_info{num_gpu_blocks, block_size, gpu_memory_utilization}
-//   KV tokens         -                                  - llamacpp:kv_cache_tokens
+// clang-format off
+// what           vLLM v0                        vLLM v1                      llama-server
+// KV usage 0..1  gpu_cache_usage_perc           kv_cache_usage_perc (a)      kv_cache_usage_ratio
+// running        num_requests_running           the same                     requests_processing
+// waiting        num_requests_waiting           the same                     requests_deferred
+// preemptions    num_preemptions_total          the same                     -
+// prefix cache   gpu_prefix_cache_hit_rate (b)  prefix_cache_queries_total,  -
+//                                               prefix_cache_hits_total (c)
+// prompt tokens  prompt_tokens_total            the same                     prompt_tokens_total
+// generated      generation_tokens_total        the same                     tokens_predicted_total
+// TTFT           time_to_first_token_seconds    the same                     -
+// inter-token    time_per_output_token_seconds  inter_token_latency_seconds  -
+//                                               (d)
+// KV pool        cache_config_info{num_gpu_blocks, block_size, gpu_memory_utilization}
+//                                               (v0 and v1)                  -
+// KV tokens      -                              -                            kv_cache_tokens
+// clang-format on
+//
+// (a) from 0.9; vllm:gpu_cache_usage_perc in builds before the unified cache.
+// (b) a gauge, 0..1.
+// (c) vllm:gpu_prefix_cache_queries_total and _hits_total before 0.9.
+// (d) or vllm:time_per_output_token_seconds, the older name.
 //
 // KVScope's own server (engine/serve) answers with the vLLM v1 names and adds kvscope_*
 // metrics, of which kvscope_kv_blocks{group,state} gives the pool's blocks. A counter is read under
