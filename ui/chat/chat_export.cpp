@@ -7,6 +7,7 @@
 #include <QJsonObject>
 #include <QLocale>
 
+#include "chat/sampling_json.h"
 #include "chat/session.h"
 
 namespace kvscope::ui {
@@ -76,7 +77,6 @@ QString chat_markdown(const ChatSession& chat) {
 }
 
 QByteArray chat_json(const ChatSession& chat) {
-  const SamplingParams& p = chat.sampling().params;
   const ModelRef& m = chat.model();
   QJsonArray messages;
   for (const ChatItem& item : chat.items()) {
@@ -104,16 +104,7 @@ QByteArray chat_json(const ChatSession& chat) {
       {"model",
        QJsonObject{
            {"name", m.name}, {"path", m.path}, {"size", m.size}, {"modified", when(m.mtime_ms)}}},
-      {"sampling", QJsonObject{{"temperature", p.temperature},
-                               {"top_k", p.top_k},
-                               {"top_p", p.top_p},
-                               {"min_p", p.min_p},
-                               {"repeat_penalty", p.repeat_penalty},
-                               {"repeat_last_n", p.repeat_last_n},
-                               {"frequency_penalty", p.frequency_penalty},
-                               {"presence_penalty", p.presence_penalty},
-                               {"seed", QString::number(p.seed)},
-                               {"max_tokens", static_cast<qint64>(chat.sampling().max_tokens)}}},
+      {"sampling", samplingSettingsJson(chat.sampling())},
       {"messages", messages}};
   return QJsonDocument(doc).toJson(QJsonDocument::Indented);
 }

@@ -13,6 +13,7 @@
 
 #include <atomic>
 
+#include "chat/sampling_json.h"
 #include "chat/session.h"
 #include "util/error.h"
 
@@ -299,55 +300,11 @@ bool ChatStore::remove(ChatId chat, QString* error) {
 }
 
 QString ChatStore::samplingToJson(const SamplingSettings& s) {
-  const SamplingParams& p = s.params;
-  QJsonObject o{{"temperature", p.temperature},
-                {"top_k", p.top_k},
-                {"top_p", p.top_p},
-                {"min_p", p.min_p},
-                {"repeat_penalty", p.repeat_penalty},
-                {"repeat_last_n", p.repeat_last_n},
-                {"frequency_penalty", p.frequency_penalty},
-                {"presence_penalty", p.presence_penalty},
-                {"seed", QString::number(p.seed)},  // 64 bits: a double would round it
-                {"max_tokens", static_cast<qint64>(s.max_tokens)}};
-  return QString::fromUtf8(QJsonDocument(o).toJson(QJsonDocument::Compact));
+  return QString::fromUtf8(QJsonDocument(samplingSettingsJson(s)).toJson(QJsonDocument::Compact));
 }
 
-// Keys left out keep their defaults (a later version may add some).
 SamplingSettings ChatStore::samplingFromJson(const QString& json) {
-  QJsonParseError parse{};
-  const QJsonDocument doc = QJsonDocument::fromJson(json.toUtf8(), &parse);
-  if (!doc.isObject()) {
-    throw UsageError("not a JSON object (" + parse.errorString().toStdString() + ")");
-  }
-  const QJsonObject o = doc.object();
-  SamplingSettings s;
-  SamplingParams& p = s.params;
-  auto real = [&](const char* key, float& out) {
-    if (o.contains(QLatin1String(key))) out = static_cast<float>(o.value(key).toDouble(out));
-  };
-  auto integer = [&](const char* key, auto& out) {
-    if (o.contains(QLatin1String(key))) {
-      out = static_cast<std::remove_reference_t<decltype(out)>>(o.value(key).toInteger(out));
-    }
-  };
-  real("temperature", p.temperature);
-  integer("top_k", p.top_k);
-  real("top_p", p.top_p);
-  real("min_p", p.min_p);
-  real("repeat_penalty", p.repeat_penalty);
-  integer("repeat_last_n", p.repeat_last_n);
-  real("frequency_penalty", p.frequency_penalty);
-  real("presence_penalty", p.presence_penalty);
-  integer("max_tokens", s.max_tokens);
-  if (o.contains(QLatin1String("seed"))) {
-    bool ok = false;
-    p.seed = o.value("seed").toString().toULongLong(&ok);
-    if (!ok) throw UsageError("seed is not a whole number");
-  }
-  validate(p);
-  if (s.max_tokens < 1) throw UsageError("max_tokens must be at least 1");
-  return s;
+  return samplingSettingsFromJson(json);
 }
 
 }  // namespace kvscope::ui

@@ -17,6 +17,7 @@
 #include "kv/panel_snapshot_json.h"
 #include "run/engine.h"
 #include "run/memory_terms.h"
+#include "serve/sampling_json.h"
 #include "util/error.h"
 
 namespace kvscope::cli {
@@ -34,15 +35,13 @@ GenerationRequest request_from_args(const ArgParser& p, const Engine& engine) {
   return r;
 }
 
-// What the request sampled with (the flags over the model's defaults).
+// What the request sampled with (the flags over the model's defaults): the fields run's flags
+// set (it has none for the OpenAI penalties, which stay 0).
 nlohmann::json sampling_json(const SamplingParams& s) {
-  return {{"temperature", s.temperature},
-          {"top_k", s.top_k},
-          {"top_p", s.top_p},
-          {"min_p", s.min_p},
-          {"repeat_penalty", s.repeat_penalty},
-          {"repeat_last_n", s.repeat_last_n},
-          {"seed", s.seed}};
+  nlohmann::json j = serve::sampling_to_json(s);
+  j.erase("frequency_penalty");
+  j.erase("presence_penalty");
+  return j;
 }
 
 nlohmann::json steps_json(const std::vector<TokenEvent>& events) {
