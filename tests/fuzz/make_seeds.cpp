@@ -12,6 +12,7 @@
 
 #include "model/model_spec.h"
 #include "model/synthetic_model.h"
+#include "support/tiny_llama_spec.h"
 
 namespace {
 
@@ -23,16 +24,12 @@ void write(const fs::path& p, const std::string& bytes) {
 }
 
 kvscope::ModelSpec tiny_spec() {
-  kvscope::ModelSpec s;
-  s.architecture = "llama";
+  kvscope::ModelSpec s = kvscope::test::tiny_llama_spec("", 300);
   s.n_layers = 1;
-  s.dim = 32;
   s.n_heads = 2;
   s.n_kv_heads = 1;
   s.head_dim = 16;
   s.rope_dim = 16;
-  s.ffn_dim = 64;
-  s.vocab_size = 300;
   s.context_length = 64;
   s.rope_theta = 10000.0;
   s.norm_eps = 1e-5;

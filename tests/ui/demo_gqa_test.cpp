@@ -18,6 +18,7 @@
 #include "kv/format/kv_format.h"
 #include "plan/memory_model.h"
 #include "plan/solvers.h"
+#include "support/tiny_llama_spec.h"
 #include "widgets/number_text.h"
 #include "window/app_palette.h"
 
@@ -35,16 +36,13 @@ QString cell(const GqaDemoPage& page, int row, int col) {
 ModelInfo small_model(KvDtype dtype) {
   ModelInfo info;
   info.name = QStringLiteral("stories260K.gguf");
+  info.spec = test::tiny_llama_spec("", 512);
   ModelSpec& s = info.spec;
-  s.architecture = "llama";
   s.n_layers = 5;
   s.dim = 64;
   s.n_heads = 8;
   s.n_kv_heads = 4;
-  s.head_dim = 8;
-  s.rope_dim = 8;
   s.ffn_dim = 172;
-  s.vocab_size = 512;
   s.context_length = 512;
   info.k_dtype = info.v_dtype = dtype;
   return info;

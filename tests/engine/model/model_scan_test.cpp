@@ -22,8 +22,8 @@
 #include "model/gguf/gguf_writer.h"
 #include "model/model.h"
 #include "model/synthetic_model.h"
-#include "support/generation_fixtures.h"
 #include "support/test_data.h"
+#include "support/tiny_llama_spec.h"
 
 namespace kvscope {
 namespace {

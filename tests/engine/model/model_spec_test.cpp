@@ -7,6 +7,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "support/tiny_llama_spec.h"
 #include "util/error.h"
 
 namespace kvscope {
@@ -15,16 +16,11 @@ namespace {
 using ::testing::HasSubstr;
 
 ModelSpec good_spec() {
-  ModelSpec s;
-  s.architecture = "llama";
-  s.n_layers = 2;
+  ModelSpec s = test::tiny_llama_spec("", 512);
   s.dim = 64;
   s.n_heads = 8;
   s.n_kv_heads = 4;
-  s.head_dim = 8;
-  s.rope_dim = 8;
   s.ffn_dim = 172;
-  s.vocab_size = 512;
   s.context_length = 2048;
   return s;
 }

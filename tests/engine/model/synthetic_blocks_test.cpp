@@ -14,6 +14,7 @@
 #include "plan/weight_footprint.h"
 #include "run/engine.h"
 #include "support/test_data.h"
+#include "support/tiny_llama_spec.h"
 #include "util/error.h"
 
 namespace kvscope {
@@ -58,17 +59,11 @@ TEST(SyntheticBlocks, SameSeedSameBytesAndOtherTypesAreLeftToTheQuantizer) {
 }
 
 TEST(SyntheticBlocks, AModelWrittenWithBlocksLoadsAndGenerates) {
-  ModelSpec spec;
-  spec.architecture = "llama";
-  spec.n_layers = 2;
+  ModelSpec spec = test::tiny_llama_spec("", 300);
   spec.dim = 64;
-  spec.n_heads = 4;
-  spec.n_kv_heads = 2;
   spec.head_dim = 16;
   spec.rope_dim = 16;
   spec.ffn_dim = 128;
-  spec.vocab_size = 300;
-  spec.context_length = 128;
   const std::string path = (test::scratch_dir() / "blocks-q4_0.gguf").string();
   write_synthetic_gguf(path, spec, TensorType::Q4_0, 1, nullptr, SyntheticFill::Blocks);
   EngineOptions o;

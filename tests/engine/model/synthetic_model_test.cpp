@@ -15,6 +15,7 @@
 #include "model/gguf/gguf_file.h"
 #include "model/gguf/gguf_model.h"
 #include "support/test_data.h"
+#include "support/tiny_llama_spec.h"
 #include "util/error.h"
 
 namespace kvscope {
@@ -23,17 +24,12 @@ namespace {
 using ::testing::HasSubstr;
 
 ModelSpec small_spec() {
-  ModelSpec s;
-  s.architecture = "llama";
-  s.name = "synthetic-test";
+  ModelSpec s = test::tiny_llama_spec("synthetic-test", 300);
   s.n_layers = 3;
   s.dim = 64;
-  s.n_heads = 4;
-  s.n_kv_heads = 2;
   s.head_dim = 16;
   s.rope_dim = 16;
   s.ffn_dim = 96;
-  s.vocab_size = 300;
   s.context_length = 512;
   s.rope_theta = 500000.0;
   s.norm_eps = 1e-5;
