@@ -44,10 +44,10 @@ struct KvDtypes {
 
 // The most precise K and V dtypes that fit, trying f16, int8, int8 keys with int4 values,
 // then int4. The mixed rung is there because the measured error says it pays: keys lose
-// more than values in 4 bits. On SmolLM2-135M (mean KL from an f16 cache, 29 chunks of 256
-// of the GPL-3 text) int8 costs 0.006 nats, int8 K + int4 V 0.018, int4 K + int8 V 0.025,
-// int4 0.037, for 136, 104, 124 and 92 bytes per token and KV head. nullopt when not even
-// int4 fits.
+// more than values in 4 bits, so int8 K + int4 V costs less than int4 K + int8 V (the
+// README's KV cache table: mean KL from an f16 cache on SmolLM2-135M), and in fewer bytes
+// (on SmolLM2, 136, 104, 124 and 92 bytes per token and KV head for int8, int8 K + int4 V,
+// int4 K + int8 V and int4). nullopt when not even int4 fits.
 std::optional<KvDtypes> best_kv_dtypes(const PlanRequest& request);
 
 // Decoding reads every weight once per step and each sequence's visible keys and values,

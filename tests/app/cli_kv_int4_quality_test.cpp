@@ -3,12 +3,10 @@
 // with an f16 cache (the baseline) and once quantized, compared token by token. Int4 keys
 // and values live in the Hadamard basis (kv_rotation.h), keys are offset int4 in groups of
 // 16 (kv_format.h), and by default a query reads its own block and the one before from fp16
-// copies (the exact tail, kv/exact_tail.h). Measured when the tail came: SmolLM2-135M loses
-// 0.38% of perplexity, 0.0085 nats of KL and 3.7% of top-1 agreement with int4 K and V
-// (3.0%, 0.031 and 9.6% without the tail; 6.2%, 0.051, 13.4% before the rotation), and
-// stories260K 0.27% and 0.0008 on its own samples (3.2%, 0.028 without). The bounds refuse
-// the cache without its tail, and the format without the tail is held to its own bounds.
-// Int8 keys with int4 values, the planner's mixed rung, cost SmolLM2 0.13% and 0.006 nats.
+// copies (the exact tail, kv/exact_tail.h). The tail takes away most of int4's cost (the
+// README's KV cache table has what each choice costs SmolLM2). The bounds refuse the cache
+// without its tail, and the format without the tail is held to its own bounds; int8 keys
+// with int4 values, the planner's mixed rung, are held to bounds of their own.
 #include <filesystem>
 #include <string>
 

@@ -19,7 +19,7 @@ namespace kvscope::test {
 using Bytes = std::vector<std::uint8_t>;
 
 // Replaces the file rather than truncating it: ext4 flushes a truncated-and-rewritten file
-// on close (auto_da_alloc), which made the sweeps below 100x slower.
+// on close (auto_da_alloc), which made the sweeps below far slower.
 inline void write_bytes(const std::string& path, const Bytes& bytes) {
   std::error_code ignored;
   std::filesystem::remove(path, ignored);

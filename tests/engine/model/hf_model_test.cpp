@@ -420,8 +420,9 @@ TEST(HfModel, NestedJsonInAnyFolderFileIsAnErrorNamingTheFile) {
   }
 }
 
-// 48 MB of '[' in the index took 3.9 GB and 23 s to reject; now the size cap refuses it
-// unread, and under the cap the depth limit stops the parse at byte 65.
+// 48 MB of '[' in the index once took gigabytes of memory and many seconds to reject; now
+// the size cap refuses it unread, and under the cap the depth limit stops the parse at
+// byte 65.
 TEST(HfModel, IndexOfOpenBracketsIsRefusedQuickly) {
   const auto dir = fs::path(TinyHfFolder().write());
   const auto index = dir / "model.safetensors.index.json";
