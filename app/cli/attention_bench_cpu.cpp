@@ -58,7 +58,7 @@ KvCacheManager make_shuffled_bench_cache(const AttentionBenchShape& shape, KvDty
   for (std::int64_t pos = 0; pos < context; ++pos) {
     fill_uniform(rng, k);
     fill_uniform(rng, v);
-    kv.write_token(kBenchSeq, 0, pos, k.data(), v.data());
+    kv.bytes().write_token(kBenchSeq, 0, pos, k.data(), v.data());
   }
   return kv;
 }

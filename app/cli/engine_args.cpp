@@ -28,7 +28,7 @@ void declare_engine_options(ArgParser& p) {
 
 EngineOptions engine_options(const ArgParser& p) {
   EngineOptions o;
-  o.backend = p.get_or("--backend", "auto");
+  o.backend = parse_backend_choice(p.get_or("--backend", "auto"));
   o.cuda_factory = cuda_backend_factory();
   o.n_threads = static_cast<int>(p.get_int("-t", 0, 0, 4096));      // 0: all cores
   o.context_length = p.get_int("-c", 0, 0, std::int64_t{1} << 30);  // 0: the model's

@@ -2,7 +2,6 @@
 
 #include <utility>
 
-#include "kv/format/kv_slot_writer.h"
 #include "util/error.h"
 
 namespace kvscope {
@@ -15,10 +14,7 @@ KvCacheConfig validated(KvCacheConfig config) {
 
 }  // namespace
 
-KvCacheManager::KvCacheManager(KvCacheConfig config)
-    : config_(validated(std::move(config))),
-      quant_error_(kv_config_n_layers(config_)),
-      contiguous_(ContiguousPolicy::for_config(config_)) {
+KvCacheManager::KvCacheManager(KvCacheConfig config) : config_(validated(std::move(config))) {
   const std::int64_t n_blocks = kv_blocks_per_group(config_);
   const std::int64_t n_layers = kv_config_n_layers(config_);
   layer_group_.resize(static_cast<std::size_t>(n_layers));
@@ -294,43 +290,6 @@ KvSlot KvCacheManager::slot(SeqId seq, std::int64_t group, std::int64_t pos) con
         seq, group, group_at(group).window.window());
   }
   return {block, pos % t.block_size()};
-}
-
-const std::uint8_t* KvCacheManager::block_data(std::int64_t group, BlockId block) const {
-  const Group& g = group_at(group);
-  if (!g.storage) {
-    throw_error<UsageError>("KV cache: block bytes requested but the cache has no host storage");
-  }
-  return g.storage->block(block);
-}
-
-std::uint8_t* KvCacheManager::block_data(std::int64_t group, BlockId block) {
-  return const_cast<std::uint8_t*>(std::as_const(*this).block_data(group, block));
-}
-
-void KvCacheManager::write_token(SeqId seq, std::int64_t layer, std::int64_t pos, const float* k,
-                                 const float* v, bool measure_error) {
-  const std::int64_t group = group_of_layer(layer);
-  const std::int64_t li = layer_in_group(layer);
-  const KvSlot s = slot(seq, group, pos);
-  const std::int32_t refs = group_at(group).pool.refcount(s.block);
-  if (refs > 1) {
-    throw_error<UsageError>(
-        "KV cache: write of sequence {} position {} into block {} shared by {} sequences", seq, pos,
-        s.block, refs);
-  }
-  const KvBlockLayout& l = layout(group);
-  std::uint8_t* base = block_data(group, s.block);
-  kv_write_slot(l, base, li, s.slot, k, v);
-  if (auto& tail = group_at(group).tail) {
-    if (std::uint8_t* exact = tail->shadow(s.block)) {
-      kv_write_slot(tail->layout(), exact, li, s.slot, k, v);
-    }
-  }
-  if (measure_error) {
-    record_quant_error(layer, kv_slot_quant_error(l, KvSide::K, base, li, s.slot, k),
-                       kv_slot_quant_error(l, KvSide::V, base, li, s.slot, v));
-  }
 }
 
 // --- statistics ----------------------------------------------------------------------

@@ -7,16 +7,17 @@
 //                    with the exact tail on, its ExactTail (fp16 copies of the newest
 //                    blocks, exact_tail.h);
 //   per sequence     one BlockTable per group, and its preempted state;
-//   per layer        the quantization-error sums (QuantErrorLedger);
-//   for the panel    the ContiguousPolicy a contiguous cache would follow.
-// The one rule it keeps itself is copy-on-write of a shared partial tail (below).
+// The one rule it keeps itself is copy-on-write of a shared partial tail (below). The bytes
+// are reached through a view, bytes() (kv_bytes.h: what the backends read and write); what
+// the panel watches (quantization error per layer, snapshots) is a KvCacheObserver
+// (kv_cache_observer.h) the manager reports measured errors to.
 //
 // Reading a key in the decoder (layer -> group g, index li inside the group; the whole loop,
 // values and the exact tail included, is cpu/attention/reference_attention.cpp):
 //   const KvBlockLayout& L = m.layout(g);
 //   const BlockTable& t = m.block_table(seq, g);
 //   for (pos = m.first_visible_position(g, query_pos); pos <= query_pos; ++pos) {
-//     const std::uint8_t* base = m.block_data(g, t.block(pos / L.block_size));
+//     const std::uint8_t* base = m.bytes().block_data(g, t.block(pos / L.block_size));
 //     const std::int64_t slot = pos % L.block_size;
 //     const std::uint8_t* kd = L.data(base, KvSide::K, li, head, slot);
 //     const std::uint16_t* ks = L.scales(base, KvSide::K, li, head, slot);
@@ -30,7 +31,7 @@
 //   }
 // Values have no offsets: kv_axpy(L.v_dtype, ...) reads them in every format.
 // Writing: grow(seq, n) first (it reserves positions n_tokens .. n_tokens + n - 1 and makes
-// their blocks exclusively owned), then write_token() (kv_slot_writer.h) into the slots in
+// their blocks exclusively owned), then bytes().write_token() (kv_bytes.h) into the slots in
 // position order: with Int4 K a block's slot 0 sets the offsets its other keys are stored
 // against.
 //
@@ -38,8 +39,7 @@
 // into a shared, partially filled tail copies the tail to a fresh block and drops its
 // reference; full shared blocks are never written and stay shared.
 //
-// Not thread-safe: one thread (the scheduler's) calls everything; snapshot() returns a
-// value the caller may hand to another thread.
+// Not thread-safe: one thread (the scheduler's) calls everything.
 #pragma once
 
 #include <cstdint>
@@ -50,12 +50,9 @@
 
 #include "kv/block_pool.h"
 #include "kv/block_table.h"
-#include "kv/cache_snapshot.h"
-#include "kv/contiguous_policy.h"
 #include "kv/exact_tail.h"
 #include "kv/format/kv_block_layout.h"
-#include "kv/format/quant_error.h"
-#include "kv/format/quant_error_ledger.h"
+#include "kv/kv_bytes.h"
 #include "kv/kv_cache_config.h"
 #include "kv/kv_ids.h"
 #include "kv/kv_storage.h"
@@ -87,6 +84,8 @@ struct KvUsage {
     return n_blocks > 0 ? static_cast<double>(n_used) / static_cast<double>(n_blocks) : 0.0;
   }
 };
+
+class KvCacheObserver;
 
 class KvCacheManager {
  public:
@@ -139,42 +138,32 @@ class KvCacheManager {
   // Makes a preempted sequence growable again (empty) and returns the length it had.
   std::int64_t resume(SeqId seq);
 
-  // --- addressing and bytes
+  // --- addressing
   const BlockTable& block_table(SeqId seq, std::int64_t group) const;
   // (block, slot) of a reserved position. UsageError past n_tokens or outside the window.
   KvSlot slot(SeqId seq, std::int64_t group, std::int64_t pos) const;
-  bool has_host_storage() const { return config_.host_storage; }
-  // A block's bytes (KvBlockLayout). UsageError without host storage.
-  std::uint8_t* block_data(std::int64_t group, BlockId block);
-  const std::uint8_t* block_data(std::int64_t group, BlockId block) const;
-  // The group's exact tail, or nullptr when it keeps none (exact_tail.h says how a query
-  // reads it).
+  // The group's exact tail (which blocks have an fp16 copy), or nullptr when it keeps none
+  // (exact_tail.h says how a query reads it).
   const ExactTail* exact_tail(std::int64_t group) const {
     const auto& tail = group_at(group).tail;
     return tail ? &*tail : nullptr;
   }
-  // Quantizes one token's K and V of one layer into its slot: k, v are
-  // [n_kv_heads][head_dim]. UsageError if the slot's block is shared (grow first). With
-  // measure_error, the error against k and v is added to the layer's sums. A block with an
-  // exact-tail copy gets the token in fp16 there too.
-  void write_token(SeqId seq, std::int64_t layer, std::int64_t pos, const float* k, const float* v,
-                   bool measure_error = false);
+  // The blocks' bytes (kv_bytes.h).
+  KvBytes bytes() const { return KvBytes(*this); }
+  KvBytesWriter bytes() { return KvBytesWriter(*this); }
 
-  // --- statistics
+  // --- usage
   const BlockPool& pool(std::int64_t group) const { return group_at(group).pool; }
   KvUsage usage() const;
   KvUsage usage(std::int64_t group) const;
-  // Adds a measurement for a layer (from write_token, or a device backend's own sums).
-  void record_quant_error(std::int64_t layer, const QuantErrorSums& k, const QuantErrorSums& v) {
-    quant_error_.record(layer, k, v);
-  }
-  void reset_quant_error() { quant_error_.reset(); }
-  const QuantErrorSums& quant_error_k(std::int64_t layer) const { return quant_error_.k(layer); }
-  const QuantErrorSums& quant_error_v(std::int64_t layer) const { return quant_error_.v(layer); }
-  const ContiguousPolicy& contiguous_policy() const { return contiguous_; }
-  CacheSnapshot snapshot() const;
+
+  // --- the observer measured errors go to (nullptr: none); it must outlive the manager's use
+  void set_observer(KvCacheObserver* observer) { observer_ = observer; }
+  KvCacheObserver* observer() const { return observer_; }
 
  private:
+  friend class KvBytes;
+  friend class KvBytesWriter;
   struct Group {
     KvBlockLayout layout;
     BlockPool pool;
@@ -206,16 +195,13 @@ class KvCacheManager {
   void release_all(Sequence& s);
   // One holder fewer of a group's block; a freed block loses its exact-tail copy.
   void release_block(Group& g, BlockId id);
-  LayerGroupSnapshot group_snapshot(std::int64_t group,
-                                    std::span<const std::int64_t> live_lengths) const;
 
   KvCacheConfig config_;
   std::vector<Group> groups_;
   std::vector<std::int64_t> layer_group_;     // [n_layers] group of each model layer
   std::vector<std::int64_t> layer_in_group_;  // [n_layers] index inside that group
-  std::map<SeqId, Sequence> seqs_;            // ordered: snapshots list sequences by id
-  QuantErrorLedger quant_error_;
-  ContiguousPolicy contiguous_;
+  std::map<SeqId, Sequence> seqs_;            // ordered: sequence_ids() ascend
+  KvCacheObserver* observer_ = nullptr;
 };
 
 }  // namespace kvscope

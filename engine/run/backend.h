@@ -26,11 +26,9 @@ struct SequenceChunk {
   std::int64_t start_pos = 0;
   // Logits for every token of the chunk (perplexity) or only for the last one (generation).
   bool all_logits = false;
-  // The request's prompt length when the chunk's tokens are prompt tokens, 0 when they were
-  // generated. llama.cpp evaluates a prompt of 2+ tokens as one batch, whose projections sum
-  // in another order than a decode step's (ggml_compat.h); the CPU backend follows that per
-  // token whatever the chunking, so a chunked prefill gives llama.cpp's bits too.
-  std::int64_t prompt_length = 0;
+  // The request's prompt length: positions [0, n_prompt) of the sequence hold its prompt
+  // (0: not a request's, e.g. a perplexity run). A backend may treat prompt chunks apart.
+  std::int64_t n_prompt = 0;
 };
 
 // Where the memory of a backend goes, in bytes. The live panel charts exactly these.

@@ -120,21 +120,25 @@ void CpuBackend::forward(std::span<const SequenceChunk> chunks, KvCacheManager& 
     logits.clear();
     return;
   }
-  s_.resize(spec_, n_tokens);
+  scratch_.resize(spec_, n_tokens);
   // llama.cpp evaluates a prompt as one batch (sgemm order); its last layer's FFN and output
   // head see only the rows that need logits: one row (decode order) when generating.
-  s_.sgemm.clear();
-  s_.sgemm_out.clear();
+  scratch_.sgemm.clear();
+  scratch_.sgemm_out.clear();
   for (const auto& c : chunks) {
-    const bool batch = c.prompt_length >= 2;
+    // llama.cpp evaluates a prompt of 2+ tokens as one batch, whose projections sum in another
+    // order than a decode step's (ggml_compat.h); a chunk that starts inside such a prompt
+    // (a recompute after preemption included) follows it whatever the chunking, so a chunked
+    // prefill gives llama.cpp's bits too.
+    const bool batch = c.start_pos < c.n_prompt && c.n_prompt >= 2;
     const bool batch_out = c.all_logits && c.tokens.size() >= 2;
-    s_.sgemm.insert(s_.sgemm.end(), c.tokens.size(), batch ? 1 : 0);
-    s_.sgemm_out.insert(s_.sgemm_out.end(), c.tokens.size(), batch_out ? 1 : 0);
+    scratch_.sgemm.insert(scratch_.sgemm.end(), c.tokens.size(), batch ? 1 : 0);
+    scratch_.sgemm_out.insert(scratch_.sgemm_out.end(), c.tokens.size(), batch_out ? 1 : 0);
   }
-  s_.pos.clear();
+  scratch_.pos.clear();
   for (const auto& c : chunks) {
     for (std::int64_t i = 0; i < static_cast<std::int64_t>(c.tokens.size()); ++i) {
-      s_.pos.push_back(c.start_pos + i);
+      scratch_.pos.push_back(c.start_pos + i);
     }
   }
   embed(chunks);
@@ -154,7 +158,7 @@ void CpuBackend::embed(std::span<const SequenceChunk> chunks) {
       if (id < 0 || id >= emb.rows) {
         throw_error<UsageError>("token id {} outside the vocabulary (size {})", id, emb.rows);
       }
-      dequantize_row(emb.type, emb.row(id), &s_.x[t * spec_.dim], spec_.dim);
+      dequantize_row(emb.type, emb.row(id), &scratch_.x[t * spec_.dim], spec_.dim);
       ++t;
     }
   }
@@ -167,14 +171,17 @@ void CpuBackend::attention_block(std::int64_t layer, std::span<const SequenceChu
   const std::int64_t dim = spec_.dim, q_dim = spec_.q_dim(), kv_dim = spec_.kv_dim();
   const auto eps = static_cast<float>(spec_.norm_eps);
   norm_rows(w.attn_norm, eps, n_tokens);
-  matmul_.set_input(rows(s_.xb, n_tokens, dim), dim);
+  matmul_.set_input(rows(scratch_.xb, n_tokens, dim), dim);
   const GroupedLayer* g = grouped_.empty() ? nullptr : &grouped_[layer];
-  matmul_.project(pool_, w.wq, rows(s_.q, n_tokens, q_dim), s_.sgemm, g ? g->wq.get() : nullptr);
-  matmul_.project(pool_, w.wk, rows(s_.k, n_tokens, kv_dim), s_.sgemm, g ? g->wk.get() : nullptr);
-  matmul_.project(pool_, w.wv, rows(s_.v, n_tokens, kv_dim), s_.sgemm, g ? g->wv.get() : nullptr);
-  if (w.bq) add_bias(rows(s_.q, n_tokens, q_dim), w.bq);
-  if (w.bk) add_bias(rows(s_.k, n_tokens, kv_dim), w.bk);
-  if (w.bv) add_bias(rows(s_.v, n_tokens, kv_dim), w.bv);
+  matmul_.project(pool_, w.wq, rows(scratch_.q, n_tokens, q_dim), scratch_.sgemm,
+                  g ? g->wq.get() : nullptr);
+  matmul_.project(pool_, w.wk, rows(scratch_.k, n_tokens, kv_dim), scratch_.sgemm,
+                  g ? g->wk.get() : nullptr);
+  matmul_.project(pool_, w.wv, rows(scratch_.v, n_tokens, kv_dim), scratch_.sgemm,
+                  g ? g->wv.get() : nullptr);
+  if (w.bq) add_bias(rows(scratch_.q, n_tokens, q_dim), w.bq);
+  if (w.bk) add_bias(rows(scratch_.k, n_tokens, kv_dim), w.bk);
+  if (w.bv) add_bias(rows(scratch_.v, n_tokens, kv_dim), w.bv);
 
   // RoPE token by token (each its own row of angles), then int4 sides into the Hadamard
   // basis (kv_rotation.h), then the cache writes in order
@@ -187,23 +194,24 @@ void CpuBackend::attention_block(std::int64_t layer, std::span<const SequenceChu
       n_tokens,
       [&](std::int64_t begin, std::int64_t end) {
         for (std::int64_t t = begin; t < end; ++t) {
-          std::span<float> cos(&s_.rope_cos[t * half], static_cast<std::size_t>(half));
-          std::span<float> sin(&s_.rope_sin[t * half], static_cast<std::size_t>(half));
-          rope_.angles(s_.pos[t], cos, sin);
-          rope_.rotate({&s_.q[t * q_dim], static_cast<std::size_t>(q_dim)}, cos, sin);
-          rope_.rotate({&s_.k[t * kv_dim], static_cast<std::size_t>(kv_dim)}, cos, sin);
+          std::span<float> cos(&scratch_.rope_cos[t * half], static_cast<std::size_t>(half));
+          std::span<float> sin(&scratch_.rope_sin[t * half], static_cast<std::size_t>(half));
+          rope_.angles(scratch_.pos[t], cos, sin);
+          rope_.rotate({&scratch_.q[t * q_dim], static_cast<std::size_t>(q_dim)}, cos, sin);
+          rope_.rotate({&scratch_.k[t * kv_dim], static_cast<std::size_t>(kv_dim)}, cos, sin);
           if (turn_k) {
-            kv_rotate_rows(&s_.q[t * q_dim], spec_.n_heads, hd);
-            kv_rotate_rows(&s_.k[t * kv_dim], spec_.n_kv_heads, hd);
+            kv_rotate_rows(&scratch_.q[t * q_dim], spec_.n_heads, hd);
+            kv_rotate_rows(&scratch_.k[t * kv_dim], spec_.n_kv_heads, hd);
           }
-          if (turn_v) kv_rotate_rows(&s_.v[t * kv_dim], spec_.n_kv_heads, hd);
+          if (turn_v) kv_rotate_rows(&scratch_.v[t * kv_dim], spec_.n_kv_heads, hd);
         }
       },
       kTokensPerShare);
   std::int64_t t = 0;
   for (const auto& c : chunks) {
     for (std::int64_t i = 0; i < static_cast<std::int64_t>(c.tokens.size()); ++i, ++t) {
-      kv.write_token(c.seq, layer, c.start_pos + i, &s_.k[t * kv_dim], &s_.v[t * kv_dim], true);
+      kv.bytes().write_token(c.seq, layer, c.start_pos + i, &scratch_.k[t * kv_dim],
+                             &scratch_.v[t * kv_dim], true);
     }
   }
   const AttentionShape shape{spec_.n_heads, spec_.n_kv_heads, spec_.head_dim};
@@ -211,21 +219,23 @@ void CpuBackend::attention_block(std::int64_t layer, std::span<const SequenceChu
   for (const auto& c : chunks) {
     const auto n = static_cast<std::int64_t>(c.tokens.size());
     const auto span_len = static_cast<std::size_t>(n * q_dim);
-    paged_attention(pool_, kv, c.seq, layer, shape, c.start_pos, n, {&s_.q[t * q_dim], span_len},
-                    {&s_.att[t * q_dim], span_len}, attention_math());
+    paged_attention(pool_, kv, c.seq, layer, shape, c.start_pos, n,
+                    {&scratch_.q[t * q_dim], span_len}, {&scratch_.att[t * q_dim], span_len},
+                    attention_math());
     t += n;
   }
   if (turn_v) {  // the output back from the Hadamard basis of the values
     pool_.parallel_for(
         n_tokens,
         [&](std::int64_t begin, std::int64_t end) {
-          kv_rotate_rows(&s_.att[begin * q_dim], (end - begin) * spec_.n_heads, hd);
+          kv_rotate_rows(&scratch_.att[begin * q_dim], (end - begin) * spec_.n_heads, hd);
         },
         kTokensPerShare);
   }
-  matmul_.set_input(rows(s_.att, n_tokens, q_dim), q_dim);
-  matmul_.project(pool_, w.wo, rows(s_.proj, n_tokens, dim), s_.sgemm, g ? g->wo.get() : nullptr);
-  add_in_place(rows(s_.x, n_tokens, dim), rows(s_.proj, n_tokens, dim));
+  matmul_.set_input(rows(scratch_.att, n_tokens, q_dim), q_dim);
+  matmul_.project(pool_, w.wo, rows(scratch_.proj, n_tokens, dim), scratch_.sgemm,
+                  g ? g->wo.get() : nullptr);
+  add_in_place(rows(scratch_.x, n_tokens, dim), rows(scratch_.proj, n_tokens, dim));
 }
 
 // xb = rmsnorm(x) * weight, rows split over the threads (a row's arithmetic is its own).
@@ -234,7 +244,8 @@ void CpuBackend::norm_rows(const WeightView& weight, float eps, std::int64_t n_t
   pool_.parallel_for(
       n_tokens,
       [&](std::int64_t begin, std::int64_t end) {
-        rmsnorm(row_range(s_.x, begin, end, dim), weight, eps, row_range(s_.xb, begin, end, dim));
+        rmsnorm(row_range(scratch_.x, begin, end, dim), weight, eps,
+                row_range(scratch_.xb, begin, end, dim));
       },
       kTokensPerShare);
 }
@@ -245,24 +256,27 @@ void CpuBackend::ffn_block(std::int64_t layer, std::int64_t n_tokens) {
   const std::int64_t dim = spec_.dim, ffn = spec_.ffn_dim;
   norm_rows(w.ffn_norm, static_cast<float>(spec_.norm_eps), n_tokens);
   const std::span<const std::uint8_t> order =
-      layer == spec_.n_layers - 1 ? std::span<const std::uint8_t>(s_.sgemm_out) : s_.sgemm;
-  matmul_.set_input(rows(s_.xb, n_tokens, dim), dim);
+      layer == spec_.n_layers - 1 ? std::span<const std::uint8_t>(scratch_.sgemm_out)
+                                  : scratch_.sgemm;
+  matmul_.set_input(rows(scratch_.xb, n_tokens, dim), dim);
   const GroupedLayer* g = grouped_.empty() ? nullptr : &grouped_[layer];
-  matmul_.project(pool_, w.w_gate, rows(s_.gate, n_tokens, ffn), order,
+  matmul_.project(pool_, w.w_gate, rows(scratch_.gate, n_tokens, ffn), order,
                   g ? g->w_gate.get() : nullptr);
-  matmul_.project(pool_, w.w_up, rows(s_.up, n_tokens, ffn), order, g ? g->w_up.get() : nullptr);
+  matmul_.project(pool_, w.w_up, rows(scratch_.up, n_tokens, ffn), order,
+                  g ? g->w_up.get() : nullptr);
   pool_.parallel_for(
       n_tokens,
       [&](std::int64_t begin, std::int64_t end) {
         for (std::int64_t t = begin; t < end; ++t) {  // ggml's silu lanes restart at every row
-          ggml_swiglu_row(&s_.gate[t * ffn], &s_.up[t * ffn], &s_.gate[t * ffn], ffn);
+          ggml_swiglu_row(&scratch_.gate[t * ffn], &scratch_.up[t * ffn], &scratch_.gate[t * ffn],
+                          ffn);
         }
       },
       kTokensPerShare);
-  matmul_.set_input(rows(s_.gate, n_tokens, ffn), ffn);
-  matmul_.project(pool_, w.w_down, rows(s_.proj, n_tokens, dim), order,
+  matmul_.set_input(rows(scratch_.gate, n_tokens, ffn), ffn);
+  matmul_.project(pool_, w.w_down, rows(scratch_.proj, n_tokens, dim), order,
                   g ? g->w_down.get() : nullptr);
-  add_in_place(rows(s_.x, n_tokens, dim), rows(s_.proj, n_tokens, dim));
+  add_in_place(rows(scratch_.x, n_tokens, dim), rows(scratch_.proj, n_tokens, dim));
 }
 
 // logits = output · norm(x) for the rows the chunks ask for
@@ -271,21 +285,22 @@ void CpuBackend::compute_logits(std::span<const SequenceChunk> chunks, std::vect
   std::int64_t n_rows = 0, t = 0;
   for (const auto& c : chunks)
     n_rows += c.all_logits ? static_cast<std::int64_t>(c.tokens.size()) : 1;
-  s_.last.resize(static_cast<std::size_t>(n_rows * dim));
+  scratch_.last.resize(static_cast<std::size_t>(n_rows * dim));
   std::int64_t r = 0;
   std::vector<std::uint8_t> order;  // [n_rows]
   for (const auto& c : chunks) {
     const auto n = static_cast<std::int64_t>(c.tokens.size());
     const std::int64_t first = c.all_logits ? t : t + n - 1;
     for (std::int64_t i = first; i < t + n; ++i, ++r) {
-      std::copy_n(&s_.x[i * dim], dim, &s_.last[r * dim]);
-      order.push_back(s_.sgemm_out[i]);
+      std::copy_n(&scratch_.x[i * dim], dim, &scratch_.last[r * dim]);
+      order.push_back(scratch_.sgemm_out[i]);
     }
     t += n;
   }
-  rmsnorm(s_.last, model_.weights().output_norm, static_cast<float>(spec_.norm_eps), s_.last);
+  rmsnorm(scratch_.last, model_.weights().output_norm, static_cast<float>(spec_.norm_eps),
+          scratch_.last);
   logits.resize(static_cast<std::size_t>(n_rows * model_.weights().output.rows));
-  matmul_.set_input(s_.last, dim);
+  matmul_.set_input(scratch_.last, dim);
   matmul_.project(pool_, model_.weights().output, logits, order, grouped_output_.get());
 }
 
@@ -308,7 +323,7 @@ MemoryInfo CpuBackend::memory_info(const KvCacheManager& kv) const {
   // The 8-row-group copies stand in for the mapped pages of the weights they re-lay (those are
   // given back to the OS), so they count as weights; their padding rows (and Q4_K's larger
   // layout) as workspace.
-  info.workspace = s_.bytes() + matmul_.scratch_bytes() + grouped_padding_bytes_;
+  info.workspace = scratch_.bytes() + matmul_.scratch_bytes() + grouped_padding_bytes_;
   const std::uint64_t used = info.weights + info.kv_pool + info.workspace;
   info.free = info.total > used ? info.total - used : 0;
   return info;

@@ -98,7 +98,7 @@ class CpuBackend final : public Backend {
   Matmul matmul_;
   Rope rope_;
   std::uint64_t memory_total_;
-  Scratch s_;
+  Scratch scratch_;
   std::vector<GroupedLayer> grouped_;  // [n_layers] (empty: none)
   std::unique_ptr<InterleavedMatrix> grouped_output_;
   std::uint64_t grouped_padding_bytes_ = 0;  // rows added to fill the last groups

@@ -31,6 +31,13 @@ void check_cancel(const EngineOptions& o) {
 
 }  // namespace
 
+BackendChoice parse_backend_choice(std::string_view name) {
+  if (name == "auto") return BackendChoice::Auto;
+  if (name == "cpu") return BackendChoice::Cpu;
+  if (name == "cuda") return BackendChoice::Cuda;
+  throw_error<UsageError>("unknown backend '{}' (expected auto, cpu or cuda)", name);
+}
+
 void Engine::init() {
   check_cancel(options_);
   const ModelSpec& spec = model_->spec();
@@ -46,21 +53,20 @@ void Engine::init() {
   backend_ = make_backend();
   check_cancel(options_);
   kv_ = std::make_unique<KvCacheManager>(make_kv_config());
+  kv_observer_ = std::make_unique<KvCacheObserver>(kv_->config());
+  kv_->set_observer(kv_observer_.get());
   scheduler_ = std::make_unique<Scheduler>(*backend_, *kv_, *tokenizer_, options_.scheduler,
                                            spec.vocab_size);
 }
 
 std::unique_ptr<Backend> Engine::make_backend() {
-  const std::string& kind = options_.backend;
-  if (kind != "auto" && kind != "cpu" && kind != "cuda") {
-    throw_error<UsageError>("unknown backend '{}' (expected auto, cpu or cuda)", kind);
-  }
-  if (kind != "cpu") {
+  const BackendChoice kind = options_.backend;
+  if (kind != BackendChoice::Cpu) {
     std::string why = "this build has no CUDA backend (no CUDA toolkit at build time)";
     if (options_.cuda_factory) {
       if (auto backend = options_.cuda_factory(*model_, options_, &why)) return backend;
     }
-    if (kind == "cuda") throw_error<UsageError>("CUDA backend unavailable: {}", why);
+    if (kind == BackendChoice::Cuda) throw_error<UsageError>("CUDA backend unavailable: {}", why);
     backend_note_ = "CUDA unavailable: " + why + "; using the CPU";
   }
   CpuBackendOptions cpu;
@@ -73,6 +79,9 @@ std::unique_ptr<Backend> Engine::make_backend() {
 }
 
 KvCacheConfig Engine::make_kv_config() const {
+  if (options_.block_size < 1) {
+    throw_error<UsageError>("block size {} must be at least 1", options_.block_size);
+  }
   const ModelSpec& spec = model_->spec();
   KvCacheConfig c;
   c.groups = options_.layer_groups;
@@ -85,41 +94,41 @@ KvCacheConfig Engine::make_kv_config() const {
   c.block_size = options_.block_size;
   c.max_context = options_.context_length;
   c.host_storage = backend_->uses_host_kv_storage();
+  const std::int64_t blocks_per_context = (c.max_context + c.block_size - 1) / c.block_size;
+
   if (options_.kv_budget_bytes > 0) {
     c.budget_bytes = static_cast<std::int64_t>(options_.kv_budget_bytes);
-  } else if (options_.memory_budget_bytes > 0) {
+    set_exact_tail(c);
+    return c;
+  }
+  if (options_.memory_budget_bytes > 0) {
     // A device size (a simulated GPU on the CPU): nothing used by others.
     c.budget_bytes = kv_budget_within(
         {static_cast<std::int64_t>(options_.memory_budget_bytes), options_.memory_utilisation, 0});
-  } else if (const auto device = backend_->device_memory()) {
-    // A GPU with no budget given: the device as vLLM sizes it, what others use measured.
-    c.budget_bytes =
-        kv_budget_within({static_cast<std::int64_t>(device->total), options_.memory_utilisation,
-                          static_cast<std::int64_t>(device->used_by_others)});
-    // A bigger pool than max_running full contexts serves no one and lengthens every
-    // snapshot: cap it there (by block count, the allocator's other way to be sized). The
-    // exact tail's copies are taken from the budget first, so the capped pool and the
-    // copies stay within it. (A block size below 1 is left to the cache's own validation,
-    // which names it.)
-    if (c.block_size >= 1) {
-      set_exact_tail(c);
-      const std::int64_t per_seq = (c.max_context + c.block_size - 1) / c.block_size;
-      const std::int64_t cap = options_.scheduler.max_running * per_seq;
-      if (kv_blocks_per_group(c) > cap) {
-        c.budget_bytes = 0;
-        c.n_blocks = cap;
-        c.exact_tail_shadows = std::min(c.exact_tail_shadows, cap);  // one copy a block at most
-      }
-      return c;
-    }
-  } else {
-    if (options_.block_size < 1) {
-      throw_error<UsageError>("block size {} must be at least 1", options_.block_size);
-    }
-    const std::int64_t per_seq = (c.max_context + c.block_size - 1) / c.block_size;
-    c.n_blocks = std::max<std::int64_t>(1, options_.default_sequences) * per_seq;
+    set_exact_tail(c);
+    return c;
   }
+  const auto device = backend_->device_memory();
+  if (!device) {
+    // The CPU with no budget: room for default_sequences full contexts.
+    c.n_blocks = std::max<std::int64_t>(1, options_.default_sequences) * blocks_per_context;
+    set_exact_tail(c);
+    return c;
+  }
+  // A GPU with no budget given: the device as vLLM sizes it, what others use measured.
+  c.budget_bytes =
+      kv_budget_within({static_cast<std::int64_t>(device->total), options_.memory_utilisation,
+                        static_cast<std::int64_t>(device->used_by_others)});
+  // A bigger pool than max_running full contexts serves no one and lengthens every snapshot:
+  // cap it there (by block count, the allocator's other way to be sized). The exact tail's
+  // copies are taken from the budget first, so the capped pool and the copies stay within it.
   set_exact_tail(c);
+  const std::int64_t cap = options_.scheduler.max_running * blocks_per_context;
+  if (kv_blocks_per_group(c) > cap) {
+    c.budget_bytes = 0;
+    c.n_blocks = cap;
+    c.exact_tail_shadows = std::min(c.exact_tail_shadows, cap);  // one copy a block at most
+  }
   return c;
 }
 
@@ -185,11 +194,6 @@ RequestId Engine::submit(GenerationRequest request, RequestCallbacks callbacks) 
 
 RequestId Engine::fork(RequestId parent, RequestCallbacks callbacks) {
   return scheduler_->fork(parent, std::move(callbacks));
-}
-
-void Engine::run_until_idle() {
-  while (scheduler_->step()) {
-  }
 }
 
 RequestResult Engine::generate(GenerationRequest request,

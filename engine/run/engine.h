@@ -16,6 +16,7 @@
 #include "kv/cache_snapshot.h"
 #include "kv/kv_cache_config.h"
 #include "kv/kv_cache_manager.h"
+#include "kv/kv_cache_observer.h"
 #include "model/model.h"
 #include "plan/exact_tail_rule.h"
 #include "plan/memory_model.h"
@@ -28,15 +29,20 @@
 namespace kvscope {
 
 struct EngineOptions;
+// Which backend decodes: CUDA when it works, else the CPU (Auto); or the one named, an error
+// when it cannot run (Cuda).
+enum class BackendChoice { Auto, Cpu, Cuda };
+// "auto", "cpu" or "cuda"; UsageError naming the choices for anything else.
+BackendChoice parse_backend_choice(std::string_view name);
 // Makes a non-CPU backend (the app registers the CUDA one); nullptr = unavailable, with
 // the reason written to *why.
 using BackendFactory =
     std::function<std::unique_ptr<Backend>(const Model&, const EngineOptions&, std::string* why)>;
 
 struct EngineOptions {
-  std::string backend = "auto";  // "cpu", "cuda", or "auto" (cuda when it works, else cpu)
-  BackendFactory cuda_factory;   // empty: this build has no CUDA backend
-  int n_threads = 0;             // CPU threads (0: all cores)
+  BackendChoice backend = BackendChoice::Auto;
+  BackendFactory cuda_factory;  // empty: this build has no CUDA backend
+  int n_threads = 0;            // CPU threads (0: all cores)
   // CPU: activations encoded per weight type as llama.cpp does (cpu/matmul.h) and float SIMD
   // attention (cpu/attention/paged_attention.h); false, or KVSCOPE_Q8_ACTIVATIONS=0: float
   // activations and llama.cpp's fp16 attention order, the exact reference path.
@@ -114,7 +120,6 @@ class Engine {
   void release_cache(RequestId id) { scheduler_->release_cache(id); }
   void release_all_caches() { scheduler_->release_all_caches(); }
   bool step() { return scheduler_->step(); }
-  void run_until_idle();
   bool idle() const { return scheduler_->idle(); }
   // submit + run until it finishes (other queued requests run too).
   RequestResult generate(GenerationRequest request,
@@ -126,7 +131,9 @@ class Engine {
 
   const Scheduler& scheduler() const { return *scheduler_; }
   const KvCacheManager& kv_cache() const { return *kv_; }
-  CacheSnapshot snapshot() const { return kv_->snapshot(); }
+  // What the live panel watches: measured quantization error per layer, and snapshots.
+  const KvCacheObserver& kv_observer() const { return *kv_observer_; }
+  CacheSnapshot snapshot() const { return kv_observer_->snapshot(*kv_); }
   MemoryInfo memory_info() const { return backend_->memory_info(*kv_); }
 
  private:
@@ -141,6 +148,7 @@ class Engine {
   std::unique_ptr<Model> model_;
   std::unique_ptr<Tokenizer> tokenizer_;
   std::unique_ptr<Backend> backend_;
+  std::unique_ptr<KvCacheObserver> kv_observer_;  // attached to kv_, and outlives it
   std::unique_ptr<KvCacheManager> kv_;
   std::unique_ptr<Scheduler> scheduler_;
   TemplateFamily template_family_ = TemplateFamily::None;

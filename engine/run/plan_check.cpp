@@ -21,7 +21,7 @@ PlanRequest engine_plan_request(const Engine& engine) {
   r.exact_tail_blocks = 0;
   r.batch = 1;
   r.prefill_chunk = o.scheduler.max_batch_tokens;
-  r.backend = kv.has_host_storage() ? PlanBackend::Cpu : PlanBackend::Cuda;
+  r.backend = kv.bytes().has_host_storage() ? PlanBackend::Cpu : PlanBackend::Cuda;
   if (o.kv_budget_bytes > 0) {
     r.kv_budget_bytes = static_cast<std::int64_t>(o.kv_budget_bytes);
   } else if (o.memory_budget_bytes > 0) {

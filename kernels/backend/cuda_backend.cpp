@@ -13,6 +13,7 @@
 #include "attention/paged_attention_choice.cuh"
 #include "backend/cuda_backend_state.h"
 #include "backend/cuda_check.h"
+#include "kv/kv_cache_observer.h"
 #include "run/greedy.h"
 #include "util/env.h"
 #include "util/error.h"
@@ -366,14 +367,16 @@ void CudaBackend::forward_greedy(std::span<const SequenceChunk> chunks, KvCacheM
       last_launch);
 }
 
-// The step's measured KV error, added to the manager's per-layer sums as the CPU backend's
-// write_token adds it: every token wrote n_kv_heads x head_dim values per side.
+// The step's measured KV error, added to the cache observer's per-layer sums as the CPU
+// backend's write_token adds it: every token wrote n_kv_heads x head_dim values per side.
 void CudaBackend::State::record_quant_error(std::int64_t n_tokens, KvCacheManager& kv) const {
+  KvCacheObserver* observer = kv.observer();
+  if (observer == nullptr) return;
   const std::int64_t count = n_tokens * spec.kv_dim();
   for (std::int64_t layer = 0; layer < spec.n_layers; ++layer) {
     const KvErrorSums& e = error_host[static_cast<std::size_t>(layer)];
-    kv.record_quant_error(layer, QuantErrorSums{e.k_sq_error, e.k_sq_exact, count},
-                          QuantErrorSums{e.v_sq_error, e.v_sq_exact, count});
+    observer->record_quant_error(layer, QuantErrorSums{e.k_sq_error, e.k_sq_exact, count},
+                                 QuantErrorSums{e.v_sq_error, e.v_sq_exact, count});
   }
 }
 

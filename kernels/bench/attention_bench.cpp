@@ -69,7 +69,7 @@ DeviceStep upload_step(DeviceAllocator& alloc, const KvCacheManager& kv, SeqId s
   DeviceStep d;
   const auto pool_bytes = static_cast<std::size_t>(kv.pool(0).n_blocks() * L.block_bytes());
   d.pool = DeviceBuffer(alloc, pool_bytes, DeviceMemoryCategory::KvPool, "KV pool");
-  d.pool.upload(kv.block_data(0, 0), pool_bytes);
+  d.pool.upload(kv.bytes().block_data(0, 0), pool_bytes);
   const std::vector<TokenId> ids = {0};
   const SequenceChunk chunk{seq, ids, kv.n_tokens(seq) - 1, false};
   const StepPlan plan = plan_step({&chunk, 1}, kv, 1, kv.config().max_context);

@@ -39,7 +39,7 @@ struct Expected {
 Expected llama_perplexity_by_hand(const std::string& model, const std::string& text,
                                   std::int64_t n_ctx) {
   EngineOptions o;
-  o.backend = "cpu";
+  o.backend = BackendChoice::Cpu;
   o.n_threads = 1;
   o.context_length = n_ctx;
   Engine engine(model, o);

@@ -36,7 +36,7 @@ KvCacheManager filled_cache(KvDtype dtype, std::int64_t context) {
   std::vector<float> k(kKvHeads * kHeadDim), v(k.size());
   for (std::int64_t p = 0; p < context; ++p) {
     for (std::size_t i = 0; i < k.size(); ++i) k[i] = d(rng), v[i] = d(rng);
-    kv.write_token(kSeq, 0, p, k.data(), v.data());
+    kv.bytes().write_token(kSeq, 0, p, k.data(), v.data());
   }
   return kv;
 }

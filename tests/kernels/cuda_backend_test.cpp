@@ -40,7 +40,7 @@ EngineOptions cuda_options(bool f32_as_f16, std::int64_t block_size = 16,
                            std::int64_t gemm_min_tokens = kDefaultGemm,
                            bool q8_activations = false) {
   EngineOptions o;
-  o.backend = "cuda";
+  o.backend = BackendChoice::Cuda;
   o.n_threads = 1;
   o.block_size = block_size;
   o.context_length = 512;
@@ -59,12 +59,12 @@ TEST(CudaBackend, WithoutADeviceTheFactorySaysWhyAndAutoFallsBackToTheCpu) {
   if (probe_cuda_device().available) GTEST_SKIP() << "a CUDA device is present";
   KVSCOPE_REQUIRE_SHARED(model, "models/stories260K.gguf");
   EngineOptions o = cuda_options(false);
-  o.backend = "auto";
+  o.backend = BackendChoice::Auto;
   Engine engine(model, o);
   EXPECT_NE(engine.backend_note().find("CUDA unavailable"), std::string::npos)
       << engine.backend_note();
   EXPECT_TRUE(engine.backend().uses_host_kv_storage());
-  o.backend = "cuda";
+  o.backend = BackendChoice::Cuda;
   EXPECT_THROW(Engine(model, o), UsageError);
 }
 
@@ -106,7 +106,7 @@ TEST_P(CudaRandomModelTest, PromptLogitsAgreeWithTheCpuDecoder) {
   for (int i = 0; i < 40; ++i) prompt.push_back(1 + (i * 37) % 300);
 
   EngineOptions cpu = cuda_options(false);
-  cpu.backend = "cpu";
+  cpu.backend = BackendChoice::Cpu;
   cpu.q8_activations = false;  // the float reference
   const std::vector<float> want = Engine(path, cpu).evaluate(prompt);
   const std::string type(tensor_type_name(GetParam()));
@@ -360,7 +360,7 @@ TEST(CudaBackend, Int4WithTheExactTailAgreesWithTheCpuAndKeepsItsBitsUnderGraphs
   };
   EXPECT_EQ(Engine(path, int4(cuda_options(false, 16, 0), -1)).kv_cache().exact_tail(0), nullptr);
   EngineOptions cpu = int4(cuda_options(false), 2);
-  cpu.backend = "cpu";
+  cpu.backend = BackendChoice::Cpu;
   cpu.q8_activations = false;
   const std::vector<float> want = Engine(path, cpu).evaluate(prompt);
   Engine gpu(path, int4(cuda_options(false, 16, 0), 2));

@@ -71,7 +71,7 @@ struct CacheCase {
 
 EngineOptions options_for(const std::string& backend, const CacheCase& cache) {
   EngineOptions o;
-  o.backend = backend;
+  o.backend = parse_backend_choice(backend);
   o.context_length = 256;
   o.kv_budget_bytes = std::uint64_t{64} << 20;
   o.k_dtype = cache.k;

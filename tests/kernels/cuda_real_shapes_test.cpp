@@ -27,7 +27,7 @@ using ShapeCase = std::tuple<const char*, TensorType>;
 EngineOptions options_for(const std::string& backend, std::int64_t gemm_min_tokens = 0,
                           bool q8_activations = false) {
   EngineOptions o;
-  o.backend = backend;
+  o.backend = parse_backend_choice(backend);
   o.n_threads = 0;
   o.context_length = 256;
   // 2 layers x 256 tokens need at most 4 MiB; three CUDA engines at once must fit a 2 GiB

@@ -44,7 +44,7 @@ void expect_same_bytes(const KvCacheManager& kv, const std::vector<std::uint8_t>
   int mismatches = 0;
   for (std::int64_t pos = 0; pos < c.length && mismatches < 5; ++pos) {
     const KvSlot s = kv.slot(kTestSeq, 0, pos);
-    const std::uint8_t* host = kv.block_data(0, s.block);
+    const std::uint8_t* host = kv.bytes().block_data(0, s.block);
     const std::uint8_t* dev = device.data() + s.block * L.block_bytes();
     if (c.k_dtype == KvDtype::Int4 && s.slot == 0) {  // the offsets this token set
       for (std::int64_t h = 0; h < c.n_kv_heads; ++h) {
@@ -109,7 +109,7 @@ void check_append(const KvCase& c, std::int64_t split = 0) {
   const auto k = kv_values(c, 1), v = kv_values(c, 2);
   const std::int64_t kv_dim = c.n_kv_heads * c.head_dim;
   for (std::int64_t pos = 0; pos < c.length; ++pos) {
-    kv.write_token(kTestSeq, layer, pos, &k[pos * kv_dim], &v[pos * kv_dim]);
+    kv.bytes().write_token(kTestSeq, layer, pos, &k[pos * kv_dim], &v[pos * kv_dim]);
   }
   const KvBlockLayout& L = kv.layout(0);
   const auto pool_bytes = static_cast<std::size_t>(kv.pool(0).n_blocks() * L.block_bytes());

@@ -114,7 +114,7 @@ class Contract {
           const std::int64_t block =
               at(plan.blocks_at[gi] + at(plan.table_start_at[gi] + t) + pos / L.block_size);
           token_kv(c.seq, layer, pos, k, v);
-          host_.write_token(c.seq, layer, pos, k.data(), v.data());
+          host_.bytes().write_token(c.seq, layer, pos, k.data(), v.data());
           kv_write_slot(L, pools_[gi].data() + block * L.block_bytes(),
                         device_.layer_in_group(layer), pos % L.block_size, k.data(), v.data());
         }
@@ -139,7 +139,7 @@ class Contract {
           if (ids[j] == kNoBlock) continue;
           const std::uint8_t* dev =
               pools_[static_cast<std::size_t>(g)].data() + ids[j] * L.block_bytes();
-          const std::uint8_t* ref = host_.block_data(g, ids[j]);
+          const std::uint8_t* ref = host_.bytes().block_data(g, ids[j]);
           const auto same = [&](std::int64_t offset, std::int64_t bytes) {
             return std::memcmp(dev + offset, ref + offset, static_cast<std::size_t>(bytes)) == 0;
           };

@@ -12,6 +12,7 @@
 #include "backend/cuda_backend.h"
 #include "backend/cuda_factory.h"
 #include "backend/kernel_launchers.h"
+#include "kv/kv_cache_observer.h"
 #include "kv_test_fixture.h"
 #include "run/engine.h"
 #include "support/test_data.h"
@@ -32,9 +33,10 @@ void check_error_sums(const KvCase& c) {
   const std::int64_t kv_dim = c.n_kv_heads * c.head_dim;
   const auto k = test::random_floats(static_cast<std::size_t>(c.length * kv_dim), 3, 4.0f);
   const auto v = test::random_floats(k.size(), 4, 2.0f);
-  kv.reset_quant_error();
+  KvCacheObserver observer(kv.config());
+  kv.set_observer(&observer);
   for (std::int64_t pos = 0; pos < c.length; ++pos) {
-    kv.write_token(kTestSeq, layer, pos, &k[pos * kv_dim], &v[pos * kv_dim], true);
+    kv.bytes().write_token(kTestSeq, layer, pos, &k[pos * kv_dim], &v[pos * kv_dim], true);
   }
   const KvBlockLayout& L = kv.layout(0);
   auto pool = test::device_zeros<std::uint8_t>(
@@ -52,8 +54,8 @@ void check_error_sums(const KvCase& c) {
   const std::string what = std::string(kv_dtype_name(c.k_dtype)) + "/" +
                            std::string(kv_dtype_name(c.v_dtype)) + " head_dim " +
                            std::to_string(c.head_dim) + " block " + std::to_string(c.block_size);
-  const QuantErrorSums& want_k = kv.quant_error_k(layer);
-  const QuantErrorSums& want_v = kv.quant_error_v(layer);
+  const QuantErrorSums& want_k = observer.quant_error_k(layer);
+  const QuantErrorSums& want_v = observer.quant_error_v(layer);
   ASSERT_EQ(want_k.count, c.length * kv_dim) << what;
   expect_sums_near(got.k_sq_error, want_k.sq_error, what + " K error");
   expect_sums_near(got.k_sq_exact, want_k.sq_exact, what + " K exact");
@@ -97,7 +99,7 @@ TEST(CudaKvQuantError, TheBackendRecordsPerLayerErrorsCloseToTheCpuDecoders) {
   // codes and two exact blocks, which change the K and V later layers see)
   auto options = [](const std::string& backend) {
     EngineOptions o;
-    o.backend = backend;
+    o.backend = parse_backend_choice(backend);
     o.q8_activations = false;
     o.k_dtype = KvDtype::Int4;
     o.v_dtype = KvDtype::Int8;
@@ -117,9 +119,9 @@ TEST(CudaKvQuantError, TheBackendRecordsPerLayerErrorsCloseToTheCpuDecoders) {
   for (std::int64_t layer = 0; layer < cpu.spec().n_layers; ++layer) {
     for (const bool k : {true, false}) {
       const QuantErrorSums& want =
-          k ? cpu.kv_cache().quant_error_k(layer) : cpu.kv_cache().quant_error_v(layer);
+          k ? cpu.kv_observer().quant_error_k(layer) : cpu.kv_observer().quant_error_v(layer);
       const QuantErrorSums& got =
-          k ? gpu.kv_cache().quant_error_k(layer) : gpu.kv_cache().quant_error_v(layer);
+          k ? gpu.kv_observer().quant_error_k(layer) : gpu.kv_observer().quant_error_v(layer);
       ASSERT_EQ(got.count, want.count) << "layer " << layer;
       EXPECT_GT(got.sq_error, 0.0) << "layer " << layer;
       EXPECT_NEAR(got.relative_rms_error(), want.relative_rms_error(),

@@ -58,7 +58,7 @@ struct DeviceAttention {
     const KvBlockLayout& L = kv.layout(0);
     const auto pool_bytes = static_cast<std::size_t>(kv.pool(0).n_blocks() * L.block_bytes());
     pool = test::device_zeros<std::uint8_t>(pool_bytes);
-    pool.upload(kv.block_data(0, 0), pool_bytes);  // host storage: blocks back to back
+    pool.upload(kv.bytes().block_data(0, 0), pool_bytes);  // host storage: blocks back to back
     step.plan = cuda::plan_step(chunks, kv, 1, kv.config().max_context);
     step.ints = test::to_device(step.plan.ints);
     args.n_tokens = static_cast<int>(step.plan.n_tokens);
@@ -153,7 +153,7 @@ struct OneSequence {
     // set by its slot-0 token, which a decode that wrote the whole sequence has written too
     const std::int64_t first = kv.first_visible_position(0, start) / c.block_size * c.block_size;
     for (std::int64_t pos = first; pos < c.length; ++pos) {
-      kv.write_token(kTestSeq, layer, pos, &k[pos * kv_dim], &v[pos * kv_dim]);
+      kv.bytes().write_token(kTestSeq, layer, pos, &k[pos * kv_dim], &v[pos * kv_dim]);
     }
     ids.assign(static_cast<std::size_t>(n_query), 0);
     chunk = SequenceChunk{kTestSeq, ids, start, false};
@@ -346,7 +346,7 @@ TEST(CudaPagedAttention, SeveralSequencesOfDifferentLengthsShareOneLaunch) {
       const auto k = test::random_floats(static_cast<std::size_t>(n * kv_dim), seed, 2.0f);
       const auto v = test::random_floats(static_cast<std::size_t>(n * kv_dim), seed + 1, 2.0f);
       for (std::int64_t pos = 0; pos < n; ++pos) {
-        kv.write_token(s, 0, pos, &k[pos * kv_dim], &v[pos * kv_dim]);
+        kv.bytes().write_token(s, 0, pos, &k[pos * kv_dim], &v[pos * kv_dim]);
       }
     }
     const std::vector<TokenId> one(1, 0), twenty(20, 0);

@@ -32,7 +32,7 @@ inline const std::vector<std::string>& story_prompts() {
 // does not depend on the thread count.
 inline EngineOptions small_options(std::int64_t context = kContext) {
   EngineOptions o;
-  o.backend = "cpu";
+  o.backend = BackendChoice::Cpu;
   o.n_threads = 1;
   o.context_length = context;
   return o;

@@ -9,6 +9,7 @@
 
 #include "demos/prefix/block_view.h"
 #include "demos/prefix/prefix_page.h"
+#include "kv/kv_cache_observer.h"
 #include "sim/scenarios/prefix_sharing_scenario.h"
 #include "util/error.h"
 #include "widgets/number_text.h"
@@ -44,8 +45,8 @@ Reference drive(const PrefixSharingParams& p, std::int64_t generated) {
       separate.grow(s, 1);
     }
   }
-  r.shared = shared.snapshot();
-  r.separate = separate.snapshot();
+  r.shared = snapshot_of(shared);
+  r.separate = snapshot_of(separate);
   return r;
 }
 

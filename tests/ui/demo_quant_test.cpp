@@ -22,6 +22,7 @@
 #include "demos/quant/quant_page.h"
 #include "kv/format/kv_rotation.h"
 #include "kv/kv_cache_manager.h"
+#include "kv/kv_cache_observer.h"
 #include "ui_test_support.h"
 #include "widgets/number_text.h"
 #include "window/app_palette.h"
@@ -107,6 +108,8 @@ PanelFrame measured_frame() {
   c.max_context = 64;
   c.n_blocks = 8;
   KvCacheManager m(c);
+  KvCacheObserver observer(m.config());
+  m.set_observer(&observer);
   m.add_sequence(1);
   m.grow(1, 20);
   SyntheticKvSpec spec;
@@ -117,11 +120,11 @@ PanelFrame measured_frame() {
       spec.seed = static_cast<std::uint64_t>(100 * layer + pos + 1);
       spec.outlier_scale = 1.0f + 10.0f * static_cast<float>(layer);  // more error deeper
       const SyntheticKv k = make_synthetic_kv(spec);
-      m.write_token(1, layer, pos, k.values.data(), k.values.data(), true);
+      m.bytes().write_token(1, layer, pos, k.values.data(), k.values.data(), true);
     }
   }
   PanelFrame f;
-  f.cache = m.snapshot();
+  f.cache = observer.snapshot(m);
   return f;
 }
 

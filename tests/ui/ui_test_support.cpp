@@ -33,7 +33,7 @@ QString scratch_dir() {
 
 EngineOptions test_engine_options() {
   EngineOptions o;
-  o.backend = "cpu";
+  o.backend = BackendChoice::Cpu;
   o.n_threads = 1;
   o.context_length = 512;
   o.scheduler.max_batch_tokens = 256;

@@ -140,7 +140,7 @@ QVector<GpuPreset> load_gpu_catalogue(QString* error) {
 EngineOptions engine_options(const LoadSettings& s, const QVector<GpuPreset>& gpus,
                              BackendFactory cuda_factory) {
   EngineOptions o;
-  o.backend = s.backend.toStdString();
+  o.backend = parse_backend_choice(s.backend.toStdString());
   o.cuda_factory = std::move(cuda_factory);
   o.n_threads = s.threads;
   o.k_dtype = parse_kv_dtype(s.k_dtype.toStdString());

@@ -41,7 +41,7 @@ void for_each_visible_block(const LayerView& lv, std::int64_t pos, Fn&& fn) {
   const std::int64_t bs = lv.L.block_size;
   const std::int64_t first = lv.kv.first_visible_position(lv.group, pos);
   for (std::int64_t b = first / bs; b <= pos / bs; ++b) {
-    const std::uint8_t* base = lv.kv.block_data(lv.group, lv.table.block(b));
+    const std::uint8_t* base = lv.kv.bytes().block_data(lv.group, lv.table.block(b));
     fn(base, std::max(first, b * bs) - b * bs, std::min(pos, b * bs + bs - 1) - b * bs);
   }
 }
@@ -241,8 +241,9 @@ void attend_tile_chunk(const FloatTask& task, std::int64_t c, TileScratch& ts,
               : std::nullopt;
   for (std::int64_t b = lo; b <= hi; ++b) {
     const BlockId id = lv.table.block(b);
-    const std::uint8_t* base = lv.kv.block_data(lv.group, id);
-    if (b < hi) prefetch_head(lv, task.kv_head, lv.kv.block_data(lv.group, lv.table.block(b + 1)));
+    const std::uint8_t* base = lv.kv.bytes().block_data(lv.group, id);
+    if (b < hi)
+      prefetch_head(lv, task.kv_head, lv.kv.bytes().block_data(lv.group, lv.table.block(b + 1)));
     const std::uint8_t* copy = lv.tail ? lv.tail->shadow(id) : nullptr;
     // token i reads this block from its fp16 copy when it has one and i is close enough; a
     // tile across a block boundary can have tokens of both kinds, each kind decoded once

@@ -29,7 +29,7 @@ SlotSource slot_source(const KvCacheManager& kv, std::int64_t group, const Block
     const std::uint8_t* copy = tail->shadow(block);
     if (copy && tail->reads_exact(logical, query_pos)) return {&tail->layout(), copy, slot};
   }
-  return {&L, kv.block_data(group, block), slot};
+  return {&L, kv.bytes().block_data(group, block), slot};
 }
 
 // The decoded key or value [head_dim] of (layer li, KV head) at a slot.

@@ -135,7 +135,7 @@ void kv_axpy(KvDtype dtype, float w, const std::uint8_t* data, const std::uint16
              std::int64_t head_dim, float* out);
 
 // sum_i (x[i] - dequant[i])^2 for a vector kv_quantize stored from x: the decoder's
-// measurement of quantization error (see KvCacheManager::record_quant_error).
+// measurement of quantization error (see KvCacheObserver::record_quant_error).
 double kv_quant_sq_error(KvDtype dtype, const float* x, const std::uint8_t* data,
                          const std::uint16_t* scales, std::int64_t head_dim);
 

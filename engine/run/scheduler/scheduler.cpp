@@ -184,7 +184,7 @@ bool Scheduler::run_forward(const StepPlan& plan, bool greedy) {
     const std::span<const TokenId> all(a.tokens);
     chunks.push_back(
         {a.seq, all.subspan(static_cast<std::size_t>(a.n_cached), static_cast<std::size_t>(p.n)),
-         a.n_cached, false, a.n_cached < a.n_prompt ? a.n_prompt : 0});
+         a.n_cached, false, a.n_prompt});
     (p.n == 1 && a.n_cached >= a.n_prompt ? stats_.decode_tokens : stats_.prompt_tokens) += p.n;
   }
   try {

@@ -95,7 +95,7 @@ struct Fixture {
           have < before_queries ? std::min<int>(left, 1 + static_cast<int>(rng() % 9)) : left;
       kv.grow(kSeq, n);
       for (int p = have; p < have + n; ++p) {
-        kv.write_token(kSeq, 1, p, &k[p * kv_dim], &v[p * kv_dim]);
+        kv.bytes().write_token(kSeq, 1, p, &k[p * kv_dim], &v[p * kv_dim]);
       }
       have += n;
       if (kv.can_grow(2, c.block_size) && rng() % 2) kv.grow(2, c.block_size);

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "kv/kv_cache_manager.h"
+#include "kv/kv_cache_observer.h"
 
 namespace kvscope {
 namespace {
@@ -23,7 +24,7 @@ KvCacheConfig config(std::int64_t n_blocks = 8) {
 
 TEST(CacheSnapshot, EmptyCacheHasOnlyFreeBlocksAndNoFragmentation) {
   const KvCacheManager m(config());
-  const CacheSnapshot s = m.snapshot();
+  const CacheSnapshot s = snapshot_of(m);
   ASSERT_EQ(s.groups.size(), 1u);
   EXPECT_EQ(s.n_blocks, 8);
   EXPECT_EQ(s.n_free, 8);
@@ -46,7 +47,7 @@ TEST(CacheSnapshot, HandComputedFragmentationSharingAndContiguousNumbers) {
   m.fork(1, 2);
   m.add_sequence(3);
   m.grow(3, 1);
-  const CacheSnapshot s = m.snapshot();
+  const CacheSnapshot s = snapshot_of(m);
   const LayerGroupSnapshot& g = s.groups[0];
   const std::int64_t block_bytes = 4 * 2 * 64;
   EXPECT_EQ(g.block_bytes, block_bytes);
@@ -88,9 +89,9 @@ TEST(CacheSnapshot, OwnerIsTheLowestLiveSequenceHoldingTheBlock) {
   m.add_sequence(5);
   m.grow(5, 4);
   m.fork(5, 2);
-  EXPECT_EQ(m.snapshot().groups[0].blocks[0].owner, 2);
+  EXPECT_EQ(snapshot_of(m).groups[0].blocks[0].owner, 2);
   m.free_sequence(2);
-  EXPECT_EQ(m.snapshot().groups[0].blocks[0].owner, 5);
+  EXPECT_EQ(snapshot_of(m).groups[0].blocks[0].owner, 5);
 }
 
 TEST(CacheSnapshot, PreemptedSequencesHoldNothingAndAreLeftOutOfTheContiguousComparison) {
@@ -100,7 +101,7 @@ TEST(CacheSnapshot, PreemptedSequencesHoldNothingAndAreLeftOutOfTheContiguousCom
   m.add_sequence(2);
   m.grow(2, 3);
   m.preempt(1);
-  const CacheSnapshot s = m.snapshot();
+  const CacheSnapshot s = snapshot_of(m);
   EXPECT_EQ(s.n_used, 1);
   EXPECT_EQ(s.contiguous.reserved_slots, 32);
   EXPECT_EQ(s.contiguous.used_slots, 3);
@@ -116,8 +117,9 @@ TEST(CacheSnapshot, TotalsSumTheGroupsAndLayerErrorsComeFromRecordedSums) {
   m.add_sequence(1);
   m.grow(1, 9);  // 3 blocks per group
   m.grow(1, 1);  // window 4 from position 9: keys >= 6, block [0,4) goes in group 1
-  m.record_quant_error(1, {4.0, 16.0, 4}, {9.0, 9.0, 1});
-  const CacheSnapshot s = m.snapshot();
+  KvCacheObserver observer(m.config());
+  observer.record_quant_error(1, {4.0, 16.0, 4}, {9.0, 9.0, 1});
+  const CacheSnapshot s = observer.snapshot(m);
   ASSERT_EQ(s.groups.size(), 2u);
   EXPECT_EQ(s.groups[0].n_used, 3);
   EXPECT_EQ(s.groups[1].n_used, 2);

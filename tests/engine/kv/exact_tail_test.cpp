@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "kv/kv_cache_manager.h"
+#include "kv/kv_cache_observer.h"
 #include "util/error.h"
 #include "util/half.h"
 
@@ -72,7 +73,7 @@ TEST(ExactTail, CopiesHoldTheFp16OfWhatWasWritten) {
     k[i] = 0.1f * static_cast<float>(i) - 0.77f;
     v[i] = 1.0f / (1.0f + static_cast<float>(i));
   }
-  m.write_token(1, 1, 2, k.data(), v.data());
+  m.bytes().write_token(1, 1, 2, k.data(), v.data());
   const ExactTail& tail = *m.exact_tail(0);
   const KvSlot s = m.slot(1, 0, 2);
   const std::uint8_t* copy = tail.shadow(s.block);
@@ -94,7 +95,7 @@ TEST(ExactTail, CopyOnWriteCopiesTheFp16CopyToo) {
   m.add_sequence(1);
   m.grow(1, 6);  // block 1 half full
   std::vector<float> k(16, 0.25f), v(16, -0.5f);
-  m.write_token(1, 0, 4, k.data(), v.data());
+  m.bytes().write_token(1, 0, 4, k.data(), v.data());
   m.fork(1, 2);
   m.grow(2, 1);  // copies the shared partial block 1
   const ExactTail& tail = *m.exact_tail(0);
@@ -158,7 +159,7 @@ TEST(ExactTail, TheSnapshotCountsTheCopiesAndTheirBytes) {
   m.add_sequence(1);
   m.grow(1, 10);
   m.grow(1, 1);  // copies on blocks 1 and 2
-  const CacheSnapshot s = m.snapshot();
+  const CacheSnapshot s = snapshot_of(m);
   const LayerGroupSnapshot& g = s.groups[0];
   const std::int64_t copy = m.exact_tail(0)->layout().block_bytes();
   EXPECT_EQ(g.exact_copies, 6);
@@ -191,7 +192,7 @@ TEST(ExactTail, WithoutHostStorageOnlyTheShadowIndicesAreKept) {
   EXPECT_EQ(tail.shadow_bytes(), nullptr);
   EXPECT_EQ(tail.shadow(m.block_table(1, 0).block(1)), nullptr);
   EXPECT_EQ(copies(m, 1), "11");
-  const CacheSnapshot snap = m.snapshot();  // the panel shows the copies all the same
+  const CacheSnapshot snap = snapshot_of(m);  // the panel shows the copies all the same
   EXPECT_EQ(snap.groups[0].exact_copies_used, 2);
   EXPECT_TRUE(
       snap.groups[0].blocks[static_cast<std::size_t>(m.block_table(1, 0).block(1))].exact_copy);

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include "kv/kv_cache_observer.h"
 #include "util/error.h"
 
 namespace kvscope {
@@ -26,7 +27,7 @@ KvCacheConfig small_config(std::int64_t n_blocks = 8, KvDtype dtype = KvDtype::F
 }
 
 std::vector<std::uint8_t> block_bytes(const KvCacheManager& m, std::int64_t group, BlockId id) {
-  const std::uint8_t* p = m.block_data(group, id);
+  const std::uint8_t* p = m.bytes().block_data(group, id);
   return {p, p + m.layout(group).block_bytes()};
 }
 
@@ -38,7 +39,7 @@ void write_tagged(KvCacheManager& m, SeqId seq, std::int64_t pos, float tag) {
     v[i] = -tag - 0.01f * static_cast<float>(i);
   }
   for (std::int64_t layer = 0; layer < m.n_layers(); ++layer) {
-    m.write_token(seq, layer, pos, k.data(), v.data());
+    m.bytes().write_token(seq, layer, pos, k.data(), v.data());
   }
 }
 
@@ -260,7 +261,7 @@ TEST(KvCacheManager, WithoutHostStorageCopiesAreOnlyReported) {
   KvCacheConfig c = small_config();
   c.host_storage = false;
   KvCacheManager m(c);
-  EXPECT_FALSE(m.has_host_storage());
+  EXPECT_FALSE(m.bytes().has_host_storage());
   m.add_sequence(1);
   m.grow(1, 3);
   m.fork(1, 2);
@@ -268,7 +269,7 @@ TEST(KvCacheManager, WithoutHostStorageCopiesAreOnlyReported) {
   m.grow(1, 1, &copies);
   ASSERT_EQ(copies.size(), 1u);
   EXPECT_EQ(copies[0].dst, m.block_table(1, 0).block(0));
-  EXPECT_THROW(m.block_data(0, 0), UsageError);
+  EXPECT_THROW(m.bytes().block_data(0, 0), UsageError);
 }
 
 TEST(KvCacheManager, SlidingWindowReleasesBlocksWhollyOutsideTheWindow) {
@@ -351,6 +352,8 @@ TEST(KvCacheManager, LayersMapToTheirGroupAndIndexInsideIt) {
 TEST(KvCacheManager, WriteTokenStoresEveryHeadWhereTheLayoutSaysAndMeasuresError) {
   for (const KvDtype dtype : {KvDtype::F16, KvDtype::Int8, KvDtype::Int4}) {
     KvCacheManager m(small_config(8, dtype));
+    KvCacheObserver observer(m.config());
+    m.set_observer(&observer);
     m.add_sequence(1);
     m.grow(1, 7);
     std::mt19937 rng(3);
@@ -358,11 +361,11 @@ TEST(KvCacheManager, WriteTokenStoresEveryHeadWhereTheLayoutSaysAndMeasuresError
     std::vector<float> k(16), v(16);
     for (float& x : k) x = normal(rng);
     for (float& x : v) x = normal(rng);
-    m.write_token(1, 1, 5, k.data(), v.data(), /*measure_error=*/true);
+    m.bytes().write_token(1, 1, 5, k.data(), v.data(), /*measure_error=*/true);
 
     const KvSlot s = m.slot(1, 0, 5);
     const KvBlockLayout& l = m.layout(0);
-    const std::uint8_t* base = m.block_data(0, s.block);
+    const std::uint8_t* base = m.bytes().block_data(0, s.block);
     double sq = 0;
     for (std::int64_t h = 0; h < 2; ++h) {
       std::vector<float> out(8);
@@ -374,12 +377,12 @@ TEST(KvCacheManager, WriteTokenStoresEveryHeadWhereTheLayoutSaysAndMeasuresError
         sq += (double{want} - out[i]) * (double{want} - out[i]);
       }
     }
-    EXPECT_EQ(m.quant_error_k(1).count, 16);
-    EXPECT_EQ(m.quant_error_v(1).count, 16);
-    EXPECT_EQ(m.quant_error_k(0).count, 0);
-    EXPECT_NEAR(m.quant_error_v(1).sq_error, sq, 1e-12);
-    m.reset_quant_error();
-    EXPECT_EQ(m.quant_error_v(1).count, 0);
+    EXPECT_EQ(observer.quant_error_k(1).count, 16);
+    EXPECT_EQ(observer.quant_error_v(1).count, 16);
+    EXPECT_EQ(observer.quant_error_k(0).count, 0);
+    EXPECT_NEAR(observer.quant_error_v(1).sq_error, sq, 1e-12);
+    observer.reset_quant_error();
+    EXPECT_EQ(observer.quant_error_v(1).count, 0);
   }
 }
 

@@ -16,6 +16,7 @@
 #include <gtest/gtest.h>
 
 #include "kv/kv_cache_manager.h"
+#include "kv/kv_cache_observer.h"
 #include "util/error.h"
 
 namespace kvscope {
@@ -203,7 +204,7 @@ void Harness::write_tags(SeqId seq, std::int64_t from) {
     for (std::int64_t g = 0; g < m_.n_groups(); ++g) {
       const KvSlot slot = m_.slot(seq, g, pos);
       ASSERT_EQ(m_.pool(g).refcount(slot.block), 1) << where() << ": grown slot in a shared block";
-      std::uint8_t* base = m_.block_data(g, slot.block);
+      std::uint8_t* base = m_.bytes().block_data(g, slot.block);
       std::memcpy(m_.layout(g).data(base, KvSide::K, 0, 0, slot.slot), &tag, sizeof tag);
     }
   }
@@ -212,7 +213,7 @@ void Harness::write_tags(SeqId seq, std::int64_t from) {
 std::uint32_t Harness::read_tag(SeqId seq, std::int64_t group, std::int64_t pos) const {
   const KvSlot slot = m_.slot(seq, group, pos);
   std::uint32_t tag = 0;
-  const std::uint8_t* base = m_.block_data(group, slot.block);
+  const std::uint8_t* base = m_.bytes().block_data(group, slot.block);
   std::memcpy(&tag, m_.layout(group).data(base, KvSide::K, 0, 0, slot.slot), sizeof tag);
   return tag;
 }
@@ -275,7 +276,7 @@ void Harness::check_full() {
       if (rc > 1) shared_savings += (rc - 1) * m_.layout(g).block_bytes();
     }
   }
-  const CacheSnapshot snap = m_.snapshot();
+  const CacheSnapshot snap = snapshot_of(m_);
   ASSERT_EQ(snap.n_used, m_.usage().n_used) << where();
   ASSERT_EQ(snap.shared_savings_bytes, shared_savings) << where();
 }

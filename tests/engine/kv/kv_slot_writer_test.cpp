@@ -11,6 +11,7 @@
 
 #include "kv/format/kv_format.h"
 #include "kv/kv_cache_manager.h"
+#include "kv/kv_cache_observer.h"
 #include "util/half.h"
 
 namespace kvscope {
@@ -53,7 +54,7 @@ std::vector<float> stored_key(const KvCacheManager& m, SeqId seq, std::int64_t l
                               std::int64_t head, std::int64_t pos) {
   const KvBlockLayout& l = m.layout(0);
   const KvSlot s = m.slot(seq, 0, pos);
-  const std::uint8_t* base = m.block_data(0, s.block);
+  const std::uint8_t* base = m.bytes().block_data(0, s.block);
   std::vector<float> out(kDim);
   kv_k4_dequantize(l.data(base, KvSide::K, layer, head, s.slot),
                    l.scales(base, KvSide::K, layer, head, s.slot), l.k_offsets(base, layer, head),
@@ -67,11 +68,12 @@ TEST(KvSlotWriter, SlotZeroSetsTheBlocksOffsetsAndEveryKeyIsStoredAgainstThem) {
   const std::int64_t n = 10;  // blocks of 4: slots 0 at positions 0, 4, 8
   const auto k = keys(n, 1), v = keys(n, 2);
   m.grow(1, n);
-  for (std::int64_t pos = 0; pos < n; ++pos) m.write_token(1, 1, pos, token(k, pos), token(v, pos));
+  for (std::int64_t pos = 0; pos < n; ++pos)
+    m.bytes().write_token(1, 1, pos, token(k, pos), token(v, pos));
   const KvBlockLayout& l = m.layout(0);
   for (std::int64_t pos = 0; pos < n; ++pos) {
     const std::int64_t first = pos / kBlock * kBlock;
-    const std::uint8_t* base = m.block_data(0, m.slot(1, 0, pos).block);
+    const std::uint8_t* base = m.bytes().block_data(0, m.slot(1, 0, pos).block);
     for (std::int64_t h = 0; h < kHeads; ++h) {
       const float* x = token(k, pos) + h * kDim;
       for (std::int64_t i = 0; i < kDim; ++i) {
@@ -94,12 +96,14 @@ TEST(KvSlotWriter, SlotZeroSetsTheBlocksOffsetsAndEveryKeyIsStoredAgainstThem) {
 
 TEST(KvSlotWriter, MeasuredKeyErrorIsTheErrorOfTheStoredOffsetInt4Key) {
   KvCacheManager m(int4_config(KvDtype::F16));
+  KvCacheObserver observer(m.config());
+  m.set_observer(&observer);
   m.add_sequence(1);
   const auto k = keys(6, 3), v = keys(6, 4);
   m.grow(1, 6);
   double want = 0, exact = 0;
   for (std::int64_t pos = 0; pos < 6; ++pos) {
-    m.write_token(1, 0, pos, token(k, pos), token(v, pos), /*measure_error=*/true);
+    m.bytes().write_token(1, 0, pos, token(k, pos), token(v, pos), /*measure_error=*/true);
     for (std::int64_t h = 0; h < kHeads; ++h) {
       const std::vector<float> y = stored_key(m, 1, 0, h, pos);
       for (std::int64_t i = 0; i < kDim; ++i) {
@@ -109,13 +113,14 @@ TEST(KvSlotWriter, MeasuredKeyErrorIsTheErrorOfTheStoredOffsetInt4Key) {
       }
     }
   }
-  EXPECT_EQ(m.quant_error_k(0).count, 6 * kHeads * kDim);
-  EXPECT_NEAR(m.quant_error_k(0).sq_error, want, 1e-9 * exact);
-  EXPECT_GT(m.quant_error_k(0).sq_error, 0.0);
-  EXPECT_NEAR(m.quant_error_k(0).sq_exact, exact, 1e-9 * exact);
+  EXPECT_EQ(observer.quant_error_k(0).count, 6 * kHeads * kDim);
+  EXPECT_NEAR(observer.quant_error_k(0).sq_error, want, 1e-9 * exact);
+  EXPECT_GT(observer.quant_error_k(0).sq_error, 0.0);
+  EXPECT_NEAR(observer.quant_error_k(0).sq_exact, exact, 1e-9 * exact);
   // f16 values: the V error is only fp16 rounding
-  EXPECT_LT(m.quant_error_v(0).relative_rms_error(), 1e-3);
-  EXPECT_LT(m.quant_error_v(0).relative_rms_error(), m.quant_error_k(0).relative_rms_error());
+  EXPECT_LT(observer.quant_error_v(0).relative_rms_error(), 1e-3);
+  EXPECT_LT(observer.quant_error_v(0).relative_rms_error(),
+            observer.quant_error_k(0).relative_rms_error());
 }
 
 TEST(KvSlotWriter, CopyOnWriteCarriesTheOffsetsSoTheChildReadsTheSameKeys) {
@@ -125,14 +130,14 @@ TEST(KvSlotWriter, CopyOnWriteCarriesTheOffsetsSoTheChildReadsTheSameKeys) {
   m.grow(1, 6);  // block 1 holds positions 4, 5: a shared partial tail after the fork
   for (std::int64_t pos = 0; pos < 6; ++pos) {
     for (std::int64_t layer = 0; layer < 2; ++layer) {
-      m.write_token(1, layer, pos, token(k, pos), token(v, pos));
+      m.bytes().write_token(1, layer, pos, token(k, pos), token(v, pos));
     }
   }
   m.fork(1, 2);
   m.grow(2, 1);  // copies the tail
   ASSERT_NE(m.slot(1, 0, 5).block, m.slot(2, 0, 5).block);
   for (std::int64_t layer = 0; layer < 2; ++layer) {
-    m.write_token(2, layer, 6, token(k, 6), token(v, 6));
+    m.bytes().write_token(2, layer, 6, token(k, 6), token(v, 6));
   }
   for (std::int64_t pos = 0; pos < 6; ++pos) {
     for (std::int64_t h = 0; h < kHeads; ++h) {

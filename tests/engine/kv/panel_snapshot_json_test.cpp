@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kv/kv_cache_manager.h"
+#include "kv/kv_cache_observer.h"
 
 namespace kvscope {
 namespace {
@@ -28,7 +29,7 @@ TEST(PanelSnapshotJson, HoldsTheSnapshotsNumbersAndTheMemoryTerms) {
   m.fork(1, 2);
   m.add_sequence(3);
   m.grow(3, 1);
-  const CacheSnapshot s = m.snapshot();
+  const CacheSnapshot s = snapshot_of(m);
   const std::string text = panel_snapshot_json(
       s, {"tiny \"model\".gguf", "CPU (1 thread)", {{"weights", 1000}, {"kv_pool", 4096}}});
   const nlohmann::json j = nlohmann::json::parse(text);

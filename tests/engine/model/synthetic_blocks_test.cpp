@@ -67,7 +67,7 @@ TEST(SyntheticBlocks, AModelWrittenWithBlocksLoadsAndGenerates) {
   const std::string path = (test::scratch_dir() / "blocks-q4_0.gguf").string();
   write_synthetic_gguf(path, spec, TensorType::Q4_0, 1, nullptr, SyntheticFill::Blocks);
   EngineOptions o;
-  o.backend = "cpu";
+  o.backend = BackendChoice::Cpu;
   o.n_threads = 1;
   Engine engine(path, o);
   GenerationRequest r;

@@ -47,7 +47,7 @@ class StandInGpu final : public Backend {
 
 EngineOptions on_device(DeviceMemory memory) {
   EngineOptions o = small_options();
-  o.backend = "cuda";
+  o.backend = BackendChoice::Cuda;
   o.cuda_factory = [memory](const Model& m, const EngineOptions&,
                             std::string*) -> std::unique_ptr<Backend> {
     return std::make_unique<StandInGpu>(m, memory);

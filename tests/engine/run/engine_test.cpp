@@ -244,14 +244,14 @@ TEST(EngineCancelLoad, StopsAtTheNextCheckWithCancelledError) {
   KVSCOPE_REQUIRE_SHARED(model, "models/SmolLM2-135M-Instruct.Q4_1.gguf");
   for (int stop_at : {1, 3, 10}) {
     EngineOptions o;
-    o.backend = "cpu";
+    o.backend = BackendChoice::Cpu;
     int polls = 0;
     o.cancel_load = [&] { return ++polls >= stop_at; };
     EXPECT_THROW(Engine(model, o), CancelledError) << "stop at check " << stop_at;
     EXPECT_EQ(polls, stop_at);
   }
   EngineOptions o;
-  o.backend = "cpu";
+  o.backend = BackendChoice::Cpu;
   int polls = 0;
   o.cancel_load = [&] { return ++polls < 0; };
   Engine engine(model, o);

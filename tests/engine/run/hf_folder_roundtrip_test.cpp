@@ -61,7 +61,7 @@ class ConvertedFolder {
 
 EngineOptions exact_options() {
   EngineOptions o;
-  o.backend = "cpu";
+  o.backend = BackendChoice::Cpu;
   o.n_threads = 2;
   o.context_length = 64;
   o.q8_activations = false;

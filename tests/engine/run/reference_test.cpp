@@ -65,7 +65,7 @@ TEST_P(ReferenceTest, GreedyIdsAndTopLogprobsMatchLlamaCpp) {
   KVSCOPE_REQUIRE_SHARED(model, "models/stories260K.gguf");
   KVSCOPE_REQUIRE_SHARED(reference, "reference/stories260K-greedy.json");
   EngineOptions options;
-  options.backend = "cpu";
+  options.backend = BackendChoice::Cpu;
   options.q8_activations = false;  // the exact reference path: llama.cpp's attention order
   options.n_threads = 2;
   options.block_size = GetParam();
@@ -82,7 +82,7 @@ TEST(Reference, ChunkedPrefillGivesTheSameOutput) {
   KVSCOPE_REQUIRE_SHARED(model, "models/stories260K.gguf");
   KVSCOPE_REQUIRE_SHARED(reference, "reference/stories260K-greedy.json");
   EngineOptions options;
-  options.backend = "cpu";
+  options.backend = BackendChoice::Cpu;
   options.q8_activations = false;          // the exact reference path: llama.cpp's attention order
   options.scheduler.max_batch_tokens = 2;  // prompts of 5+ tokens go in chunks of 2
   Engine engine(model, options);
@@ -94,7 +94,7 @@ TEST(Reference, ForkHalfWayContinuesIdenticallyToTheParent) {
   KVSCOPE_REQUIRE_SHARED(model, "models/stories260K.gguf");
   KVSCOPE_REQUIRE_SHARED(reference, "reference/stories260K-greedy.json");
   EngineOptions options;
-  options.backend = "cpu";
+  options.backend = BackendChoice::Cpu;
   options.q8_activations = false;  // the exact reference path: llama.cpp's attention order
   options.block_size = 16;
   Engine engine(model, options);

@@ -36,7 +36,7 @@ using Case = test::ReferenceCase;
 
 EngineOptions cpu_options() {
   EngineOptions o;
-  o.backend = "cpu";
+  o.backend = BackendChoice::Cpu;
   o.n_threads = 2;
   o.context_length = 512;
   return o;

@@ -35,7 +35,7 @@ struct Agreement {
 // Log-probabilities [n_tokens][vocab] of every next token of `tokens`.
 std::vector<float> logprobs(const std::string& model, const std::vector<TokenId>& tokens) {
   EngineOptions o;
-  o.backend = "cpu";
+  o.backend = BackendChoice::Cpu;
   o.n_threads = 2;
   o.context_length = 256;
   Engine engine(model, o);
@@ -82,7 +82,7 @@ TEST_P(WeightTypesTest, ACopyInThisTypeDecodesNearTheOriginal) {
   EXPECT_EQ(GgufFile(copy).tensor("blk.0.ffn_down.weight").type, c.type);  // 1536-wide rows
 
   EngineOptions o;
-  o.backend = "cpu";
+  o.backend = BackendChoice::Cpu;
   const std::vector<TokenId> tokens = Engine(original, o).tokenize(kText, true);
   const std::vector<float> want = logprobs(original, tokens);
   const std::vector<float> got = logprobs(copy, tokens);

@@ -14,7 +14,7 @@ namespace {
 
 std::unique_ptr<Engine> stories(const std::string& path) {
   EngineOptions o;
-  o.backend = "cpu";
+  o.backend = BackendChoice::Cpu;
   o.n_threads = 1;
   o.context_length = 128;
   return std::make_unique<Engine>(path, o);

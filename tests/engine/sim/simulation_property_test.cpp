@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kv/contiguous_policy.h"
+#include "kv/kv_cache_observer.h"
 #include "sim/paged_allocator.h"
 #include "sim/policy_simulation.h"
 #include "sim/simulation.h"
@@ -160,7 +161,7 @@ TEST(SimulationProperties, PagedFiguresAreTheManagersSnapshot) {
   const std::vector<SimRequest> requests = {{0, 0, 20, 5}, {1, 0, 33, 3}, {2, 0, 1, 9}};
   for (const SimRequest& r : requests) ASSERT_TRUE(paged.admit(r, r.prompt));
   for (int i = 0; i < 4; ++i) paged.grow(2);
-  const CacheSnapshot snap = paged.manager().snapshot();
+  const CacheSnapshot snap = snapshot_of(paged.manager());
   const SimMemory m = paged.memory();
   EXPECT_EQ(m.stored, snap.filled_slots);                  // 20 + 33 + 5
   EXPECT_EQ(m.stored + m.internal, snap.allocated_slots);  // (2 + 3 + 1) blocks

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "chat/colors.h"
+#include "kv/kv_cache_observer.h"
 #include "sim/scenarios/prefix_sharing_scenario.h"
 #include "widgets/block_cell_painter.h"
 #include "widgets/chart_style.h"
@@ -45,7 +46,7 @@ void PrefixBlockView::setScenario(const PrefixSharingScenario& s) {
   }
   pool_.clear();
   // The snapshot is a value: kept alive here, as the loop reads into it.
-  const CacheSnapshot snapshot = m.snapshot();
+  const CacheSnapshot snapshot = snapshot_of(m);
   for (const BlockInfo& b : snapshot.groups.at(0).blocks) {
     pool_.push_back({b.id, b.refcount, b.filled_slots, s.copied_blocks().contains(b.id),
                      static_cast<int>(b.owner)});

@@ -13,6 +13,7 @@
 
 #include "demos/common/controls.h"
 #include "demos/prefix/block_view.h"
+#include "kv/kv_cache_observer.h"
 #include "plan/kv_footprint.h"
 #include "sim/scenarios/prefix_sharing_scenario.h"
 #include "widgets/number_text.h"
@@ -193,8 +194,8 @@ void PrefixSharingDemoPage::setPlaying(bool playing) {
 
 void PrefixSharingDemoPage::refresh() {
   const PrefixSharingScenario& s = *scenario_;
-  const CacheSnapshot shared = s.shared().snapshot();
-  const CacheSnapshot separate = s.separate().snapshot();
+  const CacheSnapshot shared = snapshot_of(s.shared());
+  const CacheSnapshot separate = snapshot_of(s.separate());
   progress_->setText(tr("%1 / %2").arg(s.steps_taken()).arg(s.total_steps()));
   tokens_->setText(QString::number(s.tokens_per_sample()));
   used_->setText(tr("%1 blocks \u00b7 %2").arg(shared.n_used).arg(bytes_text(shared.used_bytes)));
