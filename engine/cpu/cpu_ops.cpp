@@ -15,8 +15,8 @@ namespace kvscope {
 
 namespace {
 
-// A matvec chunk should carry at least this many multiply-adds (~10 us of work), so the
-// ~1-5 us a dispatch costs stays small; smaller projections run on the calling thread.
+// A matvec chunk should carry at least this many multiply-adds, so the cost of handing it to
+// a thread stays small beside its work; smaller projections run on the calling thread.
 constexpr std::int64_t kMinMacsPerChunk = 32 * 1024;
 
 std::int64_t ssize(std::span<const float> s) {

@@ -12,8 +12,8 @@ namespace kvscope {
 
 namespace {
 
-// A chunk of rows should carry at least this many multiply-adds (~10 us of work), so the
-// ~1-5 us a dispatch costs stays small (as in cpu_ops.cpp's matvec).
+// A chunk of rows should carry at least this many multiply-adds, so the cost of handing it to
+// a thread stays small beside its work (as in cpu_ops.cpp's matvec).
 constexpr std::int64_t kMinMacsPerChunk = 32 * 1024;
 
 template <typename T>

@@ -10,8 +10,8 @@ namespace kvscope {
 namespace {
 
 // How long a thread spins on an atomic before it sleeps on it. The gaps between the
-// parallel_for calls of one decode step are a few microseconds, so spinning this long keeps
-// every dispatch in the fast path, while an idle pool goes to sleep within 0.1 ms.
+// parallel_for calls of one decode step are far shorter than this, so spinning this long
+// keeps every dispatch in the fast path, while an idle pool goes to sleep within 0.1 ms.
 constexpr auto kSpinBudget = std::chrono::microseconds(100);
 
 // state_ layout: [generation:32][n_chunks:16][next:16].

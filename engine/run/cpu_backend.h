@@ -31,9 +31,9 @@ struct CpuBackendOptions {
   bool q8_activations = true;
   // With q8_activations: Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 and Q4_K matrices are copied once, at
   // construction, into 8-row groups (cpu/quant_dot/interleaved.h), which the dot products
-  // read about three times faster; the copy is as large as those weights (Q4_K's 3% larger),
-  // whose mapped pages are then given back to the OS. false, or KVSCOPE_CPU_INTERLEAVE=0: the rows
-  // are read where the file maps them.
+  // read with one SIMD load per 8 rows; the copy is as large as those weights (Q4_K's 3%
+  // larger), whose mapped pages are then given back to the OS. false, or
+  // KVSCOPE_CPU_INTERLEAVE=0: the rows are read where the file maps them.
   bool interleave_weights = true;
   // Polled between layers while the weights are re-laid; true: the constructor throws
   // CancelledError.

@@ -54,8 +54,8 @@ struct EngineOptions {
   // Quantized layer groups: a query reads the newest kv_exact_tail_blocks blocks of its
   // sequence from fp16 copies (kv/exact_tail.h; 0: off). -1: kDefaultExactTailBlocks
   // (plan/exact_tail_rule.h) on the CPU backend, off on CUDA, whose fast decode kernel does
-  // not read the copies (asked for, CUDA reads them through its generic kernel); on SmolLM2
-  // an int4 cache's perplexity cost goes from +3.0% to +0.4% with 2 blocks, +0.9% with 1.
+  // not read the copies (asked for, CUDA reads them through its generic kernel). What it buys
+  // is measured in the README's KV cache table.
   std::int64_t kv_exact_tail_blocks = -1;
   std::int64_t context_length = 0;  // 0: the model's, at most kDefaultMaxContext
   // KV pool size. kv_budget_bytes > 0 sets it directly; else memory_budget_bytes (a device

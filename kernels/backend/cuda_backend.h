@@ -38,9 +38,8 @@ struct CudaBackendOptions {
   // dot products (quant_activations.h; llama.cpp's CUDA backend does the same): a few
   // instructions per 4 weights, so decode stays bandwidth-bound on GPUs with many bytes per
   // SM clock. Results then differ from the CPU decoder's by the codes' rounding (at most
-  // sum |w| d / 2 a projection, about 0.5% RMS on random rows). Off: the f32 matvec kernels
-  // (exact comparisons), also with KVSCOPE_Q8_ACTIVATIONS=0. F32 and F16 weights always use
-  // the f32 kernels.
+  // sum |w| d / 2 a projection). Off: the f32 matvec kernels (exact comparisons), also with
+  // KVSCOPE_Q8_ACTIVATIONS=0. F32 and F16 weights always use the f32 kernels.
   bool q8_activations = true;
 };
 

@@ -30,7 +30,8 @@ namespace kvscope::test {
   } while (0)
 
 // Whether this binary runs the kernels under the CUDA emulation (kernels/emulation): on the
-// CPU, thousands of times slower than a GPU, so the end-to-end tests pick shorter runs there.
+// CPU, one fiber per CUDA thread, far slower than a GPU, so the end-to-end tests pick
+// shorter runs there.
 #ifdef KVSCOPE_TEST_UNDER_EMULATION
 inline constexpr bool kEmulated = true;
 #else

@@ -23,8 +23,9 @@ class ThreadPool;
 //   Float      float softmax attention (float_attention.h): keys and values decoded once per
 //              block for the group, SIMD scores, exponentials and sums, and a long context
 //              split into chunks of positions that threads share when one token is decoded.
-//              Closer to exact attention than GgmlOrder, and several times faster at long
-//              contexts; what the engine runs unless asked for the exact reference path.
+//              Closer to exact attention than GgmlOrder, and faster at long contexts
+//              (bench measures it); what the engine runs unless asked for the exact
+//              reference path.
 enum class AttentionMath { GgmlOrder, Float };
 
 // out = softmax(q k^T / sqrt(head_dim)) v over the keys each query may see (causal, and the

@@ -144,11 +144,10 @@ double kv_quant_sq_error(KvDtype dtype, const float* x, const std::uint8_t* data
 // (KvBlockLayout::k_offsets), written from the block's first key before any key of the
 // block is quantized: positions are written in order, so slot 0 always comes first.
 
-// min(16, ceil(head_dim / 2)): at least two groups per key. At stories260K's head_dim 8,
-// groups of 4 cost +0.6% perplexity (int4 K and V), groups of 8 cost +4.3%. On SmolLM2-135M
-// (head_dim 64, keys in the Hadamard basis) groups of 16 instead of 32 take the int4 cache's
-// mean KL from f16 from 0.049 to 0.037 nats (perplexity +4.1% -> +3.0%, GPL-3 text, 29
-// chunks of 256) for 8 more bytes per key.
+// min(16, ceil(head_dim / 2)): at least two groups per key. Smaller groups cost bytes (a
+// scale and a minimum each) and buy accuracy: at a small head_dim one group per key loses
+// far more than two, and on SmolLM2-135M groups of 16 instead of 32 cut the int4 cache's KL
+// from f16 by about a quarter for 8 more bytes per key (the README's KV cache table).
 std::int64_t kv_k4_group_size(std::int64_t head_dim);
 
 // offsets[head_dim] = fp16(x): what slot 0's key sets for its block.

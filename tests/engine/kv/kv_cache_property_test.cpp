@@ -22,7 +22,8 @@
 namespace kvscope {
 namespace {
 
-// ~3 s at -O2, ~20 s under ASan + UBSan.
+// Enough operations to reach every state (shared tails, windows, preemption) many times,
+// few enough for the sanitizer build.
 constexpr std::int64_t kOps = 1'000'000;
 constexpr std::int64_t kFullCheckEvery = 256;
 constexpr std::size_t kMaxSequences = 12;

@@ -11,8 +11,8 @@
 // (median ~0.02). A shift of d moves a margin by at most 2d, so ids must agree where the
 // GGUF's margin exceeds 0.3 and log-probabilities within 0.15 (~3x the measurement). A real
 // fault is far outside that: Q/K rows left in the GGUF's order moved these log-probabilities
-// by 0.18-0.82 nats. Under the sanitizer build each token costs ~2 s per engine, so the test
-// checks two teacher-forced steps of one prompt (~30 s with the conversion), not the 36.
+// by 0.18-0.82 nats. The sanitizer build is far slower per token, so the test checks two
+// teacher-forced steps of one prompt, not the 36.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
