@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "chat/session.h"
-#include "serve/sampling_json.h"
+#include "run/sampling_json.h"
 #include "util/error.h"
 
 namespace kvscope::ui {

@@ -17,7 +17,7 @@
 #include "kv/panel_snapshot_json.h"
 #include "run/engine.h"
 #include "run/memory_terms.h"
-#include "serve/sampling_json.h"
+#include "run/sampling_json.h"
 #include "util/error.h"
 
 namespace kvscope::cli {

@@ -1,4 +1,4 @@
-#include "serve/sampling_json.h"
+#include "run/sampling_json.h"
 
 #include <charconv>
 #include <cmath>

@@ -1,6 +1,6 @@
 // sampling_to_json / sampling_from_json: KVScope's own JSON form of SamplingParams, shared by
 // `kvscope-cli run --json` and the app's saved and exported chats.
-#include "serve/sampling_json.h"
+#include "run/sampling_json.h"
 
 #include <cstdint>
 #include <string>
