@@ -12,7 +12,7 @@
 
 #include "util/error.h"
 
-namespace kvscope::serve {
+namespace kvscope {
 
 namespace {
 
@@ -113,4 +113,4 @@ SamplingParams sampling_from_json(const nlohmann::json& object) {
   return p;
 }
 
-}  // namespace kvscope::serve
+}  // namespace kvscope

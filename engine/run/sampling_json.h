@@ -14,7 +14,7 @@
 
 #include "run/sampler.h"
 
-namespace kvscope::serve {
+namespace kvscope {
 
 nlohmann::json sampling_to_json(const SamplingParams& params);
 
@@ -24,4 +24,4 @@ nlohmann::json sampling_to_json(const SamplingParams& params);
 // and for anything but an object.
 SamplingParams sampling_from_json(const nlohmann::json& object);
 
-}  // namespace kvscope::serve
+}  // namespace kvscope

@@ -18,7 +18,7 @@ namespace kvscope::ui {
 
 QJsonObject samplingSettingsJson(const SamplingSettings& s) {
   // Read back by Qt's parser, so that Qt writes every number as it writes its own.
-  const std::string engine_form = serve::sampling_to_json(s.params).dump();
+  const std::string engine_form = sampling_to_json(s.params).dump();
   QJsonObject o = QJsonDocument::fromJson(QByteArray::fromStdString(engine_form)).object();
   o["seed"] = QString::number(s.params.seed);
   o["max_tokens"] = static_cast<qint64>(s.max_tokens);
@@ -32,7 +32,7 @@ SamplingSettings samplingSettingsFromJson(const QString& json) {
   }
   const nlohmann::json o = nlohmann::json::parse(json.toStdString());
   SamplingSettings s;
-  s.params = serve::sampling_from_json(o);
+  s.params = sampling_from_json(o);
   if (const auto it = o.find("max_tokens"); it != o.end()) {
     const bool whole = it->is_number_unsigned()
                            ? std::in_range<std::int64_t>(it->get<std::uint64_t>())

@@ -38,7 +38,7 @@ GenerationRequest request_from_args(const ArgParser& p, const Engine& engine) {
 // What the request sampled with (the flags over the model's defaults): the fields run's flags
 // set (it has none for the OpenAI penalties, which stay 0).
 nlohmann::json sampling_json(const SamplingParams& s) {
-  nlohmann::json j = serve::sampling_to_json(s);
+  nlohmann::json j = sampling_to_json(s);
   j.erase("frequency_penalty");
   j.erase("presence_penalty");
   return j;

@@ -11,7 +11,7 @@
 
 #include "util/error.h"
 
-namespace kvscope::serve {
+namespace kvscope {
 namespace {
 
 using nlohmann::json;
@@ -100,4 +100,4 @@ TEST(SamplingJson, ABadFieldIsNamedInTheError) {
 }
 
 }  // namespace
-}  // namespace kvscope::serve
+}  // namespace kvscope
