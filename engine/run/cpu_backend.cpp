@@ -76,7 +76,8 @@ CpuBackend::CpuBackend(const Model& model, const CpuBackendOptions& options)
       matmul_(options.q8_activations),
       rope_(rope_config(model.spec(), options.context_length > 0 ? options.context_length
                                                                  : model.spec().context_length)),
-      memory_total_(options.memory_total) {
+      memory_total_(options.memory_total),
+      llama_cpp_batch_order_(options.llama_cpp_batch_order) {
   if (options.interleave_weights && matmul_.quantized_activations() &&
       !env_turns_off("KVSCOPE_CPU_INTERLEAVE")) {
     interleave_weights(options.cancelled);
@@ -126,11 +127,8 @@ void CpuBackend::forward(std::span<const SequenceChunk> chunks, KvCacheManager& 
   scratch_.sgemm.clear();
   scratch_.sgemm_out.clear();
   for (const auto& c : chunks) {
-    // llama.cpp evaluates a prompt of 2+ tokens as one batch, whose projections sum in another
-    // order than a decode step's (ggml_compat.h); a chunk that starts inside such a prompt
-    // (a recompute after preemption included) follows it whatever the chunking, so a chunked
-    // prefill gives llama.cpp's bits too.
-    const bool batch = c.start_pos < c.n_prompt && c.n_prompt >= 2;
+    // CpuBackendOptions::llama_cpp_batch_order says why.
+    const bool batch = llama_cpp_batch_order_ && c.start_pos < c.n_prompt && c.n_prompt >= 2;
     const bool batch_out = c.all_logits && c.tokens.size() >= 2;
     scratch_.sgemm.insert(scratch_.sgemm.end(), c.tokens.size(), batch ? 1 : 0);
     scratch_.sgemm_out.insert(scratch_.sgemm_out.end(), c.tokens.size(), batch_out ? 1 : 0);

@@ -35,6 +35,12 @@ struct CpuBackendOptions {
   // larger), whose mapped pages are then given back to the OS. false, or
   // KVSCOPE_CPU_INTERLEAVE=0: the rows are read where the file maps them.
   bool interleave_weights = true;
+  // llama.cpp evaluates a prompt of 2+ tokens as one batch, whose projections sum in another
+  // order than a decode step's (ggml_compat.h). On: a chunk that starts inside such a prompt
+  // (SequenceChunk::n_prompt; a recompute after preemption included) sums in that batch
+  // order whatever the chunking, so a prefill gives llama.cpp's bits. Off: every row sums as
+  // a decode step does.
+  bool llama_cpp_batch_order = true;
   // Polled between layers while the weights are re-laid; true: the constructor throws
   // CancelledError.
   std::function<bool()> cancelled;
@@ -98,6 +104,7 @@ class CpuBackend final : public Backend {
   Matmul matmul_;
   Rope rope_;
   std::uint64_t memory_total_;
+  bool llama_cpp_batch_order_;
   Scratch scratch_;
   std::vector<GroupedLayer> grouped_;  // [n_layers] (empty: none)
   std::unique_ptr<InterleavedMatrix> grouped_output_;
