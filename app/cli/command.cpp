@@ -13,6 +13,7 @@ constexpr Command kCommands[] = {
     {"run", "generate text from a prompt (--json for ids and log-probabilities)", cmd_run},
     {"chat", "an interactive chat with the model's chat template", cmd_chat},
     {"perplexity", "PPL of a text; KL divergence against a saved baseline", cmd_perplexity},
+    {"logprobs", "every position's log-probabilities for token ids, as a .npy file", cmd_logprobs},
     {"plan", "what fits: memory breakdown, maxima and the decode roofline", cmd_plan},
     {"models", "the models on this computer (HF, Ollama, LM Studio, ...) and whether they fit",
      cmd_models},

@@ -33,6 +33,7 @@ int cmd_tokenize(const Args& args);
 int cmd_run(const Args& args);
 int cmd_chat(const Args& args);
 int cmd_perplexity(const Args& args);
+int cmd_logprobs(const Args& args);
 int cmd_plan(const Args& args);
 int cmd_models(const Args& args);
 int cmd_pull(const Args& args);

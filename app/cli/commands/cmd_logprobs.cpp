@@ -1,0 +1,92 @@
+// kvscope-cli logprobs: the log-probabilities of every position of a token sequence
+// (teacher forcing: position t sees tokens 0..t), written as a NumPy .npy file, so that
+// tests/reference/score.py can score the engine against the fp64 reference forward pass.
+#include <cstdint>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "cli/command.h"
+#include "cli/engine_args.h"
+#include "cpu/cpu_ops.h"
+#include "util/error.h"
+
+namespace kvscope::cli {
+
+namespace {
+
+std::vector<TokenId> parse_ids(const std::string& text) {
+  std::vector<TokenId> ids;
+  std::size_t from = 0;
+  while (from <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', from), text.size());
+    const std::string item = text.substr(from, comma - from);
+    std::size_t used = 0;
+    long long id = -1;
+    try {
+      id = std::stoll(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (item.empty() || used != item.size() || id < 0 || id > INT32_MAX) {
+      throw_error<UsageError>("option --ids: '{}' is not a token id (ids are comma-separated)",
+                              item);
+    }
+    ids.push_back(static_cast<TokenId>(id));
+    from = comma + 1;
+  }
+  return ids;
+}
+
+// A version 1.0 .npy file: magic, header length, a Python dict literal padded with spaces
+// to a multiple of 64 bytes, then the data, little-endian float32 in C order.
+void write_npy(const std::string& path, const std::vector<float>& data, std::int64_t rows,
+               std::int64_t cols) {
+  std::string header =
+      fmt::format("{{'descr': '<f4', 'fortran_order': False, 'shape': ({}, {}), }}", rows, cols);
+  const std::size_t prefix = 10;  // magic (6) + version (2) + header length (2)
+  header.append(63 - (prefix + header.size()) % 64, ' ');
+  header.push_back('\n');
+  std::ofstream out(path, std::ios::binary);
+  const auto n = static_cast<std::uint16_t>(header.size());
+  const char len[2] = {static_cast<char>(n & 0xff), static_cast<char>(n >> 8)};
+  out.write("\x93NUMPY\x01\x00", 8);
+  out.write(len, 2);
+  out << header;
+  out.write(reinterpret_cast<const char*>(data.data()),
+            static_cast<std::streamsize>(data.size() * sizeof(float)));
+  if (!out) throw_error<Error>("{}: cannot write the log-probabilities", path);
+}
+
+}  // namespace
+
+int cmd_logprobs(const Args& args) {
+  ArgParser p("logprobs",
+              "-m MODEL --ids ID,ID,... -o OUT.npy\n\n"
+              "Runs the ids through a fresh sequence and writes each position's log-softmax of\n"
+              "the logits, float32 [tokens][vocab] in NumPy's .npy format (row t: the\n"
+              "distribution of the token after position t).");
+  declare_engine_options(p);
+  p.option({"--ids"}, "token ids, comma-separated (BOS included when wanted)");
+  p.option({"-o", "--out"}, "the .npy file to write");
+  if (!p.parse(args)) return 0;
+  const std::vector<TokenId> ids = parse_ids(p.required("--ids"));
+  const std::string out = p.required("-o");
+  Engine engine(p.required("-m"), engine_options(p));
+  std::vector<float> logits = engine.evaluate(ids);  // [tokens][vocab]
+  const std::int64_t vocab = engine.spec().vocab_size;
+  const auto n = static_cast<std::int64_t>(ids.size());
+  std::vector<float> lp(logits.size());
+  for (std::int64_t t = 0; t < n; ++t) {
+    const auto at = static_cast<std::size_t>(t * vocab);
+    log_softmax(std::span<const float>(logits).subspan(at, static_cast<std::size_t>(vocab)),
+                std::span<float>(lp).subspan(at, static_cast<std::size_t>(vocab)));
+  }
+  write_npy(out, lp, n, vocab);
+  fmt::print("wrote {} x {} log-probabilities to {}\n", n, vocab, out);
+  return 0;
+}
+
+}  // namespace kvscope::cli
