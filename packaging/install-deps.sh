@@ -39,11 +39,14 @@ packages=(
 
 # tests/engine/text checks the tokenizer.json reader against the ids of the Hugging Face
 # `tokenizers` library (those tests skip without it); tests/serve talks to `kvscope-cli serve`
-# through OpenAI's own client, `openai`. Debian 12 has no package for either.
+# through OpenAI's own client, `openai`; tests/reference's fp64 forward pass reads GGUF files
+# with the format's own Python reader, `gguf` (with numpy). Debian 12 has no package for
+# tokenizers, openai or gguf.
 install_python_packages() {
-  python3 -c 'import tokenizers, openai' 2>/dev/null && return 0
-  echo "install-deps: installing the Python packages tokenizers and openai (tests)"
-  python3 -m pip install --quiet --break-system-packages 'tokenizers>=0.20' 'openai>=1.40'
+  python3 -c 'import tokenizers, openai, numpy, gguf' 2>/dev/null && return 0
+  echo "install-deps: installing the Python packages tokenizers, openai, numpy and gguf (tests)"
+  python3 -m pip install --quiet --break-system-packages 'tokenizers>=0.20' 'openai>=1.40' \
+    'numpy>=1.24' 'gguf>=0.19'
 }
 
 missing=()
