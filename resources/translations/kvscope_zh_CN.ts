@@ -132,6 +132,10 @@
         <translation>已跳过保存的对话 %1（“%2”）：%3</translation>
     </message>
     <message>
+        <source>saved chat %1 could not be read by this version and is left as it is</source>
+        <translation>保存的对话 %1 无法被此版本读取，已原样保留</translation>
+    </message>
+    <message>
         <source>its sampling settings: %1</source>
         <translation>其采样设置：%1</translation>
     </message>

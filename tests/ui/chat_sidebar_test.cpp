@@ -5,6 +5,8 @@
 // fed to the sessions as the worker would.
 #include <QListWidget>
 #include <QPushButton>
+#include <QSqlDatabase>
+#include <QSqlQuery>
 #include <QtTest>
 
 #include <memory>
@@ -18,6 +20,32 @@
 
 namespace kvscope::ui {
 namespace {
+
+// The rows of chat `id` (its chats row and its messages) as one text, read on a connection of
+// the test's own; "" when `sql` (statements run first, before the read) fails.
+QString chat_rows(const QString& path, qint64 id, const QStringList& sql = {}) {
+  QString rows;
+  {
+    QSqlDatabase d = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), QStringLiteral("raw"));
+    d.setDatabaseName(path);
+    if (d.open()) {
+      QSqlQuery q(d);
+      bool ok = true;
+      for (const QString& statement : sql) ok = ok && q.exec(statement);
+      ok = ok && q.exec(QStringLiteral("SELECT c.title, c.sampling, m.position, m.role, m.text "
+                                       "FROM chats c LEFT JOIN messages m ON m.chat_id = c.id "
+                                       "WHERE c.id = %1 ORDER BY m.position")
+                            .arg(id));
+      while (ok && q.next()) {
+        for (int i = 0; i < 5; ++i) rows += q.value(i).toString() + QLatin1Char('|');
+        rows += QLatin1Char('\n');
+      }
+    }
+    d.close();
+  }
+  QSqlDatabase::removeDatabase(QStringLiteral("raw"));
+  return rows;
+}
 
 void add_turn(ChatSession* s, const QString& user, const QString& reply) {
   s->beginUserTurn(user);
@@ -136,6 +164,49 @@ class ChatSidebarTest : public QObject {
     auto again = make_window();
     QVERIFY(!by_title(*again, QStringLiteral("About foxes")));
     QVERIFY(by_title(*again, QStringLiteral("Owls")));
+  }
+
+  // A saved chat this version cannot read (here an unknown role) is skipped at start; the
+  // new chats take ids past it, so its rows are never overwritten (they were, when ids were
+  // counted from the chats that loaded), and it cannot be saved over or deleted.
+  void aChatThisVersionCannotReadKeepsItsRowsAndItsId() {
+    const QString path = test::scratch_dir() + QStringLiteral("/unreadable.sqlite");
+    {
+      QString open_error;
+      auto store = ChatStore::open(path, &open_error);
+      QVERIFY2(store, qPrintable(open_error));
+      ChatSession good(1, QStringLiteral("good"));
+      add_turn(&good, QStringLiteral("Hi"), QStringLiteral("Hello."));
+      QString error;
+      QVERIFY(store->save(good, &error));
+    }
+    const QString before =
+        chat_rows(path, 2,
+                  {"INSERT INTO chats(id, title, system_prompt, sampling, created_ms, updated_ms) "
+                   "VALUES(2, 'from a newer version', '', '{}', 0, 0)",
+                   "INSERT INTO messages(chat_id, position, role, text, state, note, created_ms) "
+                   "VALUES(2, 0, 'tool', 'a result', 'done', '', 0)"});
+    QVERIFY(before.contains(QStringLiteral("a result")));
+
+    AppConfig config;
+    config.demo_folder = test::scratch_dir();
+    config.chats_path = path;
+    {
+      MainWindow w(config);
+      // The window opens on a new, empty chat: the one a user types into first.
+      ChatSession* fresh = w.chats()->currentSession();
+      QVERIFY(fresh->items().isEmpty());
+      QVERIFY2(fresh->id() > 2, qPrintable(QString::number(fresh->id())));
+      add_turn(fresh, QStringLiteral("New question"), QStringLiteral("New answer."));
+      QVERIFY(w.chats()->store()->contains(fresh->id()));
+      ChatSession impostor(2, QStringLiteral("impostor"));
+      add_turn(&impostor, QStringLiteral("x"), QStringLiteral("y"));
+      QString error;
+      QVERIFY(!w.chats()->store()->save(impostor, &error));
+      QVERIFY2(error.contains(QStringLiteral("2")), qPrintable(error));
+      QVERIFY(!w.chats()->store()->remove(2, &error));
+    }
+    QCOMPARE(chat_rows(path, 2), before);
   }
 };
 

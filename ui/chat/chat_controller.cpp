@@ -90,10 +90,9 @@ void ChatController::restore(const QString& path, QStringList* problems) {
     problems->push_back(tr("Chats are not being saved: %1").arg(error));
     return;
   }
-  for (ChatSession* s : store_->load(this, problems)) {
-    adopt(s);
-    next_chat_ = std::max(next_chat_, s->id() + 1);
-  }
+  for (ChatSession* s : store_->load(this, problems)) adopt(s);
+  // Past every row, chats it could not read included: a new chat never takes their ids.
+  next_chat_ = std::max(next_chat_, store_->next_id());
 }
 
 // Chats with nothing in them are not written until they have a message.

@@ -11,6 +11,7 @@
 #include <QSqlQuery>
 #include <QVariant>
 
+#include <algorithm>
 #include <atomic>
 
 #include "chat/sampling_json.h"
@@ -163,6 +164,7 @@ std::vector<ChatSession*> ChatStore::load(QObject* parent, QStringList* problems
       chats.push_back(s);
       saved_.insert(s->id());
     } else {
+      unreadable_.insert(q.value(0).toLongLong());
       problems->push_back(ChatStoreText::tr("saved chat %1 (\u201c%2\u201d) skipped: %3")
                               .arg(q.value(0).toLongLong())
                               .arg(q.value(1).toString().left(60), problem));
@@ -226,7 +228,29 @@ ChatSession* ChatStore::load_chat(const QSqlQuery& row, QObject* parent, QString
   return s;
 }
 
+ChatId ChatStore::next_id() const {
+  ChatId next = 1;
+  for (const std::set<ChatId>* ids : {&saved_, &unreadable_}) {
+    if (!ids->empty()) next = std::max(next, *ids->rbegin() + 1);
+  }
+  QSqlQuery q(db());
+  if (q.exec(QStringLiteral("SELECT MAX(id) FROM chats")) && q.next() && !q.isNull(0)) {
+    next = std::max(next, q.value(0).toLongLong() + 1);
+  }
+  return next;
+}
+
+// A chat this version could not read must not be overwritten by one that took its id, or
+// deleted unread.
+static bool refuse_unreadable(const std::set<ChatId>& unreadable, ChatId chat, QString* error) {
+  if (unreadable.count(chat) == 0) return false;
+  *error = ChatStoreText::tr("saved chat %1 could not be read by this version and is left as it is")
+               .arg(chat);
+  return true;
+}
+
 bool ChatStore::save(const ChatSession& chat, QString* error) {
+  if (refuse_unreadable(unreadable_, chat.id(), error)) return false;
   QSqlDatabase d = db();
   if (!d.transaction()) {
     *error = sql_error(ChatStoreText::tr("starting a transaction"), d.lastError());
@@ -288,6 +312,7 @@ bool ChatStore::save(const ChatSession& chat, QString* error) {
 }
 
 bool ChatStore::remove(ChatId chat, QString* error) {
+  if (refuse_unreadable(unreadable_, chat, error)) return false;
   QSqlQuery q(db());
   q.prepare(QStringLiteral("DELETE FROM chats WHERE id = ?"));  // messages: ON DELETE CASCADE
   q.addBindValue(chat);

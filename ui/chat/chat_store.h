@@ -44,9 +44,13 @@ class ChatStore {
 
   const QString& path() const { return path_; }
   // The saved chats, oldest first, as sessions owned by `parent`. A chat that cannot be
-  // read back (an unknown role, unreadable settings) is skipped and named in `problems`.
+  // read back (an unknown role, unreadable settings, perhaps a newer version's) is skipped
+  // and named in `problems`; its rows are never written or deleted by this store.
   std::vector<ChatSession*> load(QObject* parent, QStringList* problems);
+  // The id a new chat may take: past every row of the database, skipped chats included.
+  ChatId next_id() const;
   // Writes the chat and its messages (all but a reply still streaming) in one transaction.
+  // A chat load() skipped is refused (false, `error` says why).
   bool save(const ChatSession& chat, QString* error);
   bool remove(ChatId chat, QString* error);
   bool contains(ChatId chat) const { return saved_.count(chat) > 0; }
@@ -66,6 +70,7 @@ class ChatStore {
   QString path_;
   QString connection_;  // this store's Qt SQL connection name
   std::set<ChatId> saved_;
+  std::set<ChatId> unreadable_;  // rows load() skipped: left as they are
 };
 
 }  // namespace kvscope::ui
