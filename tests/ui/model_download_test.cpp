@@ -174,6 +174,38 @@ class ModelDownloadTest : public QObject {
     QCOMPARE(read_all(dest_), body_);
   }
 
+  // No sha256 in the catalog (as for SmolLM2's default entry): an HTML page answered with 200
+  // is not renamed to the model's name and reported done; nothing of it is kept. A file
+  // already at the destination is trusted only once it reads as a model.
+  void anHtmlPageIsNotAModelEvenWithoutAChecksum() {
+    const QByteArray page = "<!DOCTYPE html><html><body>Log in to download</body></html>";
+    Server html(page, QByteArrayLiteral("/org/repo/resolve/main/s.gguf"));
+    DownloadRequest r{.url = QUrl(QString::fromLatin1(html.url())),
+                      .destination = dest_,
+                      .sha256 = {},
+                      .expected_bytes = 0,
+                      .exact_bytes = false,
+                      .stall_timeout_ms = 5000};
+    ModelDownload d(r, &network_);
+    run(d);
+    QCOMPARE(d.state(), ModelDownload::State::Failed);
+    QVERIFY2(d.error().contains(QStringLiteral("HTML page (%1 bytes)").arg(page.size())),
+             qPrintable(d.error()));
+    QVERIFY(!QFileInfo::exists(dest_));
+    QVERIFY(!QFileInfo::exists(d.partPath()));
+
+    QFile f(dest_);  // the same page, left at the destination by an older version
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(page);
+    f.close();
+    ModelDownload again(r, &network_);
+    run(again);
+    QCOMPARE(again.state(), ModelDownload::State::Failed);
+    QVERIFY2(again.error().contains(QStringLiteral("is already there but is not a model")),
+             qPrintable(again.error()));
+    QCOMPARE(read_all(dest_), page);  // not deleted: the user's file
+  }
+
   void notFoundIsReportedWithTheStatus() {
     server_->setMode(Server::Mode::NotFound);
     ModelDownload d(request(), &network_);

@@ -13,6 +13,9 @@
 
 #include <cmath>
 #include <memory>
+#include <string>
+
+#include "model/discovery/model_file_check.h"
 
 namespace kvscope::ui {
 
@@ -85,12 +88,7 @@ void ModelDownload::start() {
   }
   if (dest.exists()) {  // downloaded before: check it, fetch nothing
     progress_.received = progress_.total = dest.size();
-    state_ = State::Verifying;
-    if (request_.sha256.isEmpty()) {
-      finish(State::Finished);
-    } else {
-      verify_and_rename();
-    }
+    verify_and_rename();
     return;
   }
   offset_ = QFileInfo(partPath()).exists() ? QFileInfo(partPath()).size() : 0;
@@ -281,6 +279,24 @@ void ModelDownload::on_verified(const QByteArray& sha256_hex) {
     QFile::remove(partPath());  // wrong bytes: nothing in it is worth resuming
     fail(tr("the downloaded file's sha256 is %1, the catalog's is %2; the file was removed")
              .arg(got, request_.sha256));
+    return;
+  }
+  // Without a sha256 (or with one, for a catalog that names the wrong file) the bytes must
+  // at least be a model of the destination's format: an HTML page answered with 200, a cut
+  // body or a part of zeros is not.
+  const QString path = existing ? request_.destination : partPath();
+  const std::string problem = model_file_problem(
+      path.toStdString(), QFileInfo(request_.destination).fileName().toStdString());
+  if (!problem.empty()) {
+    if (existing) {
+      fail(tr("%1 is already there but is not a model: %2; move it away to download it")
+               .arg(QDir::toNativeSeparators(request_.destination),
+                    QString::fromStdString(problem)));
+      return;
+    }
+    QFile::remove(partPath());
+    fail(tr("the server sent %1, not the model; nothing was kept")
+             .arg(QString::fromStdString(problem)));
     return;
   }
   if (!existing && !QFile::rename(partPath(), request_.destination)) {

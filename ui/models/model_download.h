@@ -59,8 +59,9 @@ class ModelDownload : public QObject {
   // Stops without deleting the part file (a later start() resumes it).
   ~ModelDownload() override;
 
-  // Starts or resumes. A destination already there is verified instead (when a sha256 is
-  // known) and finishes at once.
+  // Starts or resumes. A destination already there is verified instead (its sha256 when one
+  // is known, and that it is a model of its format) and finishes at once. A download is
+  // renamed to the destination only after the same checks.
   void start();
   // Stops and keeps DEST.part for a later start().
   void stop();
