@@ -23,7 +23,18 @@ namespace kvscope::ui::test {
 
 class LoopbackHttpServer {
  public:
-  enum class Mode { Serve, NotFound, CutAfter, StallAfter, WrongBytes, IgnoreRange, Slow };
+  // EndAfter: no Content-Length, and the connection closes cleanly after cut_after bytes
+  // (a body cut short that no length reveals).
+  enum class Mode {
+    Serve,
+    NotFound,
+    CutAfter,
+    StallAfter,
+    WrongBytes,
+    IgnoreRange,
+    Slow,
+    EndAfter
+  };
 
   LoopbackHttpServer(QByteArray body, QByteArray path) : body_(std::move(body)), path_(path) {
     QObject::connect(&server_, &QTcpServer::newConnection, [this] { accept(); });
@@ -51,6 +62,7 @@ class LoopbackHttpServer {
     QByteArray pending;  // body bytes still to send
     qint64 cut_at = -1;  // abort (or go silent) once this many body bytes were sent
     bool stall = false;
+    bool end_cleanly = false;  // EndAfter: close with a FIN, not a reset
     qint64 sent = 0;
     QTimer pump;
   };
@@ -111,14 +123,19 @@ class LoopbackHttpServer {
   // progress, and a cut or a cancel lands mid-body).
   void respond(Connection& c, const QByteArray& status, const QByteArray& headers,
                const QByteArray& body) {
-    c.socket->write("HTTP/1.1 " + status +
-                    "\r\nContent-Length: " + QByteArray::number(body.size()) +
-                    "\r\nContent-Type: application/octet-stream\r\n" + headers +
-                    "Connection: keep-alive\r\n\r\n");
+    const bool no_length = mode_ == Mode::EndAfter;
+    c.socket->write(
+        "HTTP/1.1 " + status + "\r\n" +
+        (no_length ? QByteArray() : "Content-Length: " + QByteArray::number(body.size()) + "\r\n") +
+        "Content-Type: application/octet-stream\r\n" + headers +
+        (no_length ? "Connection: close\r\n\r\n" : "Connection: keep-alive\r\n\r\n"));
     c.pending = body;
     c.sent = 0;
-    c.cut_at = mode_ == Mode::CutAfter || mode_ == Mode::StallAfter ? cut_after_ : -1;
+    c.cut_at = mode_ == Mode::CutAfter || mode_ == Mode::StallAfter || mode_ == Mode::EndAfter
+                   ? cut_after_
+                   : -1;
     c.stall = mode_ == Mode::StallAfter;
+    c.end_cleanly = mode_ == Mode::EndAfter;
     c.pump.setInterval(mode_ == Mode::Slow ? 50 : 1);
     c.pump.disconnect();
     QObject::connect(&c.pump, &QTimer::timeout, c.socket, [&c] { pump(c); });
@@ -139,6 +156,10 @@ class LoopbackHttpServer {
       c.pump.stop();
       if (c.stall) return;  // the connection stays open, silent
       c.socket->waitForBytesWritten(1000);
+      if (c.end_cleanly) {
+        c.socket->disconnectFromHost();  // a clean close: nothing says the body was cut
+        return;
+      }
       c.socket->abort();  // a reset, mid-body
     }
   }

@@ -206,6 +206,20 @@ class ModelDownloadTest : public QObject {
     QCOMPARE(read_all(dest_), page);  // not deleted: the user's file
   }
 
+  // No Content-Length and a clean close after 300,000 bytes: nothing in the reply says it was
+  // cut, so only the catalog's size does. The part is kept for a resume.
+  void aReplyWithoutLengthEndingShortOfTheCatalogsSizeIsIncomplete() {
+    server_->setMode(Server::Mode::EndAfter, 300000);
+    DownloadRequest r = request();
+    r.sha256 = QString();  // as for a catalog entry without one: the header alone reads fine
+    ModelDownload d(r, &network_);
+    run(d);
+    QCOMPARE(d.state(), ModelDownload::State::Failed);
+    QVERIFY2(d.error().contains(QStringLiteral("the catalog's file is")), qPrintable(d.error()));
+    QVERIFY(!QFileInfo::exists(dest_));
+    QCOMPARE(QFileInfo(d.partPath()).size(), qint64(300000));
+  }
+
   void notFoundIsReportedWithTheStatus() {
     server_->setMode(Server::Mode::NotFound);
     ModelDownload d(request(), &network_);

@@ -241,6 +241,14 @@ void ModelDownload::on_reply_finished() {
          kept_note());
     return;
   }
+  // A reply with no length (chunked, or ended by closing the connection) is whole only at the
+  // catalog's size: exact where it is known, else within its 3 significant digits.
+  if (!matches_catalog_size(progress_.received)) {
+    fail(tr("the connection to %1 ended after %2, but the catalog's file is %3")
+             .arg(host, bytes_text(progress_.received), bytes_text(request_.expected_bytes)) +
+         kept_note());
+    return;
+  }
   update_rate(true);
   verify_and_rename();
 }
@@ -309,6 +317,13 @@ void ModelDownload::on_verified(const QByteArray& sha256_hex) {
   progress_.total = progress_.received;
   progress_.seconds_left = 0;
   finish(State::Finished);
+}
+
+bool ModelDownload::matches_catalog_size(qint64 bytes) const {
+  const qint64 want = request_.expected_bytes;
+  if (want <= 0) return true;
+  if (request_.exact_bytes) return bytes == want;
+  return std::abs(bytes - want) <= want / 200 + 1;  // 3 significant digits: within 0.5%
 }
 
 bool ModelDownload::check_disk(qint64 more_bytes) {

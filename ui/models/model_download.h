@@ -89,6 +89,8 @@ class ModelDownload : public QObject {
   void on_data();
   void on_reply_finished();
   bool check_disk(qint64 more_bytes);
+  // Whether `bytes` is the catalog's size (always true when the catalog gives none).
+  bool matches_catalog_size(qint64 bytes) const;
   bool open_part(bool truncate);
   void verify_and_rename();
   void on_verified(const QByteArray& sha256_hex);
