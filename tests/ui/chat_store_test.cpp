@@ -3,6 +3,7 @@
 // schema, a file that is no database and a chat with an unknown role are reported without
 // losing anything else. Every database lives in a scratch folder. No model needed.
 #include <QFile>
+#include <QFileInfo>
 #include <QSqlDatabase>
 #include <QSqlQuery>
 #include <QtTest>
@@ -187,8 +188,16 @@ class ChatStoreTest : public QObject {
     const QString path = db_path();
     run_sql(path, kV1);
     run_sql(path, {"PRAGMA user_version=99"});
+    QFile file(path);
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    const QByteArray before = file.readAll();  // a rollback-journal database
+    file.close();
     QString error;
     QVERIFY(!ChatStore::open(path, &error));
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    QCOMPARE(file.readAll(), before);  // byte for byte: not even switched to WAL
+    file.close();
+    QVERIFY(!QFileInfo::exists(path + QStringLiteral("-wal")));
     QVERIFY2(error.contains(QStringLiteral("newer")) && error.contains(QStringLiteral("99")),
              qPrintable(error));
     QCOMPARE(sql_value(path, "PRAGMA user_version").toInt(), 99);

@@ -102,11 +102,28 @@ std::unique_ptr<ChatStore> ChatStore::open(const QString& path, QString* error) 
   QString why;
   if (!d.open()) {
     why = sql_error(ChatStoreText::tr("cannot open"), d.lastError());
-  } else if (store->prepare(&why) && store->migrate(&why)) {
+  } else if (store->refuse_newer(&why) && store->prepare(&why) && store->migrate(&why)) {
     return store;
   }
   *error = QStringLiteral("%1: %2").arg(path, why);
   return nullptr;
+}
+
+// A newer version's database is refused before anything is written to it: even switching
+// the journal to WAL rewrites its header, and the notice says it was left as it is.
+bool ChatStore::refuse_newer(QString* error) {
+  QSqlQuery q(db());
+  if (!exec(q, QStringLiteral("PRAGMA user_version"), error) || !q.next()) {
+    if (error->isEmpty()) *error = ChatStoreText::tr("no schema version");
+    return false;
+  }
+  const int version = q.value(0).toInt();
+  if (version <= kSchemaVersion) return true;
+  *error = ChatStoreText::tr(
+               "written by a newer KVScope (schema %1; this one reads up to %2); left as it is")
+               .arg(version)
+               .arg(kSchemaVersion);
+  return false;
 }
 
 // WAL: a reader never blocks the writer, and a commit is one append to the log;
@@ -124,14 +141,7 @@ bool ChatStore::migrate(QString* error) {
     if (error->isEmpty()) *error = ChatStoreText::tr("no schema version");
     return false;
   }
-  const int version = q.value(0).toInt();
-  if (version > kSchemaVersion) {
-    *error = ChatStoreText::tr(
-                 "written by a newer KVScope (schema %1; this one reads up to %2); left as it is")
-                 .arg(version)
-                 .arg(kSchemaVersion);
-    return false;
-  }
+  const int version = q.value(0).toInt();  // not newer: refuse_newer() ran first
   for (int v = version; v < kSchemaVersion; ++v) {
     QSqlDatabase d = db();
     d.transaction();

@@ -63,6 +63,7 @@ class ChatStore {
  private:
   ChatStore(QString path, QString connection);
   QSqlDatabase db() const;
+  bool refuse_newer(QString* error);
   bool prepare(QString* error);
   bool migrate(QString* error);
   ChatSession* load_chat(const QSqlQuery& row, QObject* parent, QString* problem);
