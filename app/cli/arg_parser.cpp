@@ -106,6 +106,36 @@ std::int64_t ArgParser::get_int(const std::string& name, std::int64_t fallback, 
   return out;
 }
 
+std::vector<std::string> split_commas(const std::string& text) {
+  std::vector<std::string> parts;
+  std::size_t start = 0;
+  for (std::size_t comma; (comma = text.find(',', start)) != std::string::npos; start = comma + 1) {
+    parts.push_back(text.substr(start, comma - start));
+  }
+  parts.push_back(text.substr(start));
+  return parts;
+}
+
+std::vector<std::int64_t> ArgParser::get_int_list(const std::string& name,
+                                                  const std::string& fallback, std::int64_t lo,
+                                                  std::int64_t hi) const {
+  std::vector<std::int64_t> out;
+  for (const std::string& s : split_commas(get_or(name, fallback))) {
+    std::int64_t v = 0;
+    auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (s.empty() || ec != std::errc() || ptr != s.data() + s.size()) {
+      throw_error<UsageError>(
+          "option {}: '{}' is not an integer in {}..{} (values are "
+          "comma-separated)",
+          name, s, lo, hi);
+    }
+    if (v < lo || v > hi)
+      throw_error<UsageError>("option {}: {} is outside {}..{}", name, v, lo, hi);
+    out.push_back(v);
+  }
+  return out;
+}
+
 double ArgParser::get_double(const std::string& name, double fallback, double lo, double hi) const {
   auto v = get(name);
   if (!v) return fallback;

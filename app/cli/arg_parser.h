@@ -11,6 +11,9 @@
 
 namespace kvscope::cli {
 
+// "a,b,,c" -> {"a", "b", "", "c"}; "" -> {""}.
+std::vector<std::string> split_commas(const std::string& text);
+
 class ArgParser {
  public:
   ArgParser(std::string command, std::string usage);
@@ -32,6 +35,10 @@ class ArgParser {
   // it accepts: a value outside [lo, hi] is a UsageError naming the option and the range.
   std::int64_t get_int(const std::string& name, std::int64_t fallback, std::int64_t lo,
                        std::int64_t hi) const;
+  // A comma-separated list of integers ("1024,4096"), each in [lo, hi] as get_int says;
+  // `fallback` (the same form) when the option is absent.
+  std::vector<std::int64_t> get_int_list(const std::string& name, const std::string& fallback,
+                                         std::int64_t lo, std::int64_t hi) const;
   double get_double(const std::string& name, double fallback, double lo, double hi) const;
   const std::vector<std::string>& positional() const { return positional_; }
   std::string help() const;

@@ -78,35 +78,6 @@ struct Row {
   double achieved_gb_s() const { return static_cast<double>(bytes_read()) / us_per_call / 1e3; }
 };
 
-std::vector<std::string> split_commas(const std::string& text) {
-  std::vector<std::string> parts;
-  std::size_t start = 0;
-  for (std::size_t comma; (comma = text.find(',', start)) != std::string::npos; start = comma + 1) {
-    parts.push_back(text.substr(start, comma - start));
-  }
-  parts.push_back(text.substr(start));
-  return parts;
-}
-
-std::vector<std::int64_t> parse_contexts(const std::string& text) {
-  std::vector<std::int64_t> out;
-  for (const std::string& s : split_commas(text)) {
-    std::size_t used = 0;
-    long long v = 0;
-    try {
-      v = std::stoll(s, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used != s.size() || s.empty() || v < 1 || v > (std::int64_t{1} << 24)) {
-      throw_error<UsageError>("option --contexts: '{}' is not a context length in 1..{}", s,
-                              std::int64_t{1} << 24);
-    }
-    out.push_back(v);
-  }
-  return out;
-}
-
 int int_option(const ArgParser& p, const char* name, std::int64_t fallback, std::int64_t max) {
   return static_cast<int>(p.get_int(name, fallback, 1, max));
 }
@@ -118,7 +89,7 @@ BenchOptions parse_options(const ArgParser& p) {
     throw_error<UsageError>("option --backend: '{}' is not cpu or cuda", backend);
   }
   o.cuda = backend == "cuda";
-  o.contexts = parse_contexts(p.get_or("--contexts", "1024,4096,16384,65536"));
+  o.contexts = p.get_int_list("--contexts", "1024,4096,16384,65536", 1, std::int64_t{1} << 24);
   for (const std::string& s : split_commas(p.get_or("--dtypes", "f16,int8,int4"))) {
     o.dtypes.push_back(parse_kv_dtype(s));
   }

@@ -3,6 +3,7 @@
 // tests/reference/score.py can score the engine against the fp64 reference forward pass.
 #include <cstdint>
 #include <fstream>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -16,29 +17,6 @@
 namespace kvscope::cli {
 
 namespace {
-
-std::vector<TokenId> parse_ids(const std::string& text) {
-  std::vector<TokenId> ids;
-  std::size_t from = 0;
-  while (from <= text.size()) {
-    const std::size_t comma = std::min(text.find(',', from), text.size());
-    const std::string item = text.substr(from, comma - from);
-    std::size_t used = 0;
-    long long id = -1;
-    try {
-      id = std::stoll(item, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (item.empty() || used != item.size() || id < 0 || id > INT32_MAX) {
-      throw_error<UsageError>("option --ids: '{}' is not a token id (ids are comma-separated)",
-                              item);
-    }
-    ids.push_back(static_cast<TokenId>(id));
-    from = comma + 1;
-  }
-  return ids;
-}
 
 // A version 1.0 .npy file: magic, header length, a Python dict literal padded with spaces
 // to a multiple of 64 bytes, then the data, little-endian float32 in C order.
@@ -72,7 +50,9 @@ int cmd_logprobs(const Args& args) {
   p.option({"--ids"}, "token ids, comma-separated (BOS included when wanted)");
   p.option({"-o", "--out"}, "the .npy file to write");
   if (!p.parse(args)) return 0;
-  const std::vector<TokenId> ids = parse_ids(p.required("--ids"));
+  const std::vector<std::int64_t> listed =
+      p.get_int_list("--ids", p.required("--ids"), 0, std::numeric_limits<TokenId>::max());
+  const std::vector<TokenId> ids(listed.begin(), listed.end());
   const std::string out = p.required("-o");
   Engine engine(p.required("-m"), engine_options(p));
   std::vector<float> logits = engine.evaluate(ids);  // [tokens][vocab]
