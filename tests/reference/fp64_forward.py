@@ -5,7 +5,7 @@ model runs in float64 with nothing else rounded: no activation codes, no fp16 ca
 fp16 attention. What it computes is what the quantized file means, so KVScope's and
 llama.cpp's paths can be scored against it (score.py) instead of against each other.
 
-    python3 fp64_forward.py MODEL.gguf --ids 1,403,407 [--out logprobs.npy]
+    python3 fp64_forward.py MODEL.gguf --ids 1,403,407 [--out logprobs.npy] [--dump-layers DIR]
 
 Shapes: x [T][dim] residual stream; q [T][n_heads][head_dim]; k, v [T][n_kv_heads][head_dim];
 logits [T][vocab]. Teacher forcing: position t sees tokens 0..t, so one pass over the prompt
@@ -13,6 +13,7 @@ and its continuation gives every position's distribution.
 """
 
 import argparse
+import os
 import sys
 
 import numpy as np
@@ -83,14 +84,17 @@ class Model:
         gate = x @ w("ffn_gate").T
         return ((gate / (1.0 + np.exp(-gate))) * (x @ w("ffn_up").T)) @ w("ffn_down").T
 
-    def logits(self, ids):
-        """[T][vocab] logits of every position of `ids`."""
+    def logits(self, ids, layer_outputs=None):
+        """[T][vocab] logits of every position of `ids`; the residual stream after each layer,
+        [T][dim], is appended to `layer_outputs` when it is a list."""
         positions = np.arange(len(ids), dtype=np.float64)
         x = self.w["token_embd.weight"][np.asarray(ids)]
         for layer in range(self.n_layers):
             norm = lambda n: self.w[f"blk.{layer}.{n}.weight"]
             x = x + self.attention(layer, self.rms_norm(x, norm("attn_norm")), positions)
             x = x + self.ffn(layer, self.rms_norm(x, norm("ffn_norm")))
+            if layer_outputs is not None:
+                layer_outputs.append(x.copy())
         return self.rms_norm(x, self.w["output_norm.weight"]) @ self.w["output.weight"].T
 
 
@@ -104,11 +108,18 @@ def main():
     ap.add_argument("model")
     ap.add_argument("--ids", required=True, help="token ids, comma-separated")
     ap.add_argument("--out", help="write the log-probabilities [T][vocab] here (.npy)")
+    ap.add_argument("--dump-layers", metavar="DIR",
+                    help="write the residual stream after each layer to DIR/layer_NN.npy")
     a = ap.parse_args()
     ids = [int(t) for t in a.ids.split(",")]
-    lp = log_softmax(Model(a.model).logits(ids))
+    layers = [] if a.dump_layers else None
+    lp = log_softmax(Model(a.model).logits(ids, layers))
     if a.out:
         np.save(a.out, lp)
+    if layers:
+        os.makedirs(a.dump_layers, exist_ok=True)
+        for i, x in enumerate(layers):
+            np.save(os.path.join(a.dump_layers, f"layer_{i:02d}.npy"), x)
     for t, row in enumerate(lp):
         best = np.argsort(-row)[:5]
         print(t, " ".join(f"{i}:{row[i]:.6f}" for i in best))
