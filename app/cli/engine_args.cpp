@@ -24,6 +24,9 @@ void declare_engine_options(ArgParser& p) {
          "CPU: float activations for every weight type and llama.cpp's fp16 attention order "
          "(the exact reference path; default: 8-bit codes for quantized weights, as llama.cpp, "
          "and float SIMD attention)");
+  p.flag({"--one-plane-output"},
+         "CPU: the output projection reads one plane of 8-bit codes, as llama.cpp (default: "
+         "two, the second coding the first's rounding error)");
 }
 
 EngineOptions engine_options(const ArgParser& p) {
@@ -42,6 +45,7 @@ EngineOptions engine_options(const ArgParser& p) {
     o.memory_budget_bytes = static_cast<std::uint64_t>(parse_byte_size(*v, "--memory"));
   o.scheduler.max_batch_tokens = p.get_int("-b", 512, 1, std::int64_t{1} << 20);
   o.q8_activations = !p.has("--f32-activations");
+  o.two_plane_output = !p.has("--one-plane-output");
   return o;
 }
 

@@ -71,12 +71,25 @@ EncodedRows Matmul::encoded(ThreadPool& pool, ActivationKind kind) {
 
 void Matmul::project(ThreadPool& pool, const WeightView& w, std::span<float> y,
                      std::span<const std::uint8_t> sgemm, const InterleavedMatrix* grouped) {
+  project_planes(pool, w, y, sgemm, grouped, false);
+}
+
+void Matmul::project_two_planes(ThreadPool& pool, const WeightView& w, std::span<float> y,
+                                std::span<const std::uint8_t> sgemm,
+                                const InterleavedMatrix* grouped) {
+  project_planes(pool, w, y, sgemm, grouped, true);
+}
+
+void Matmul::project_planes(ThreadPool& pool, const WeightView& w, std::span<float> y,
+                            std::span<const std::uint8_t> sgemm, const InterleavedMatrix* grouped,
+                            bool two_planes) {
   if (w.cols != cols_) {
     throw_error<UsageError>("matmul: tensor {} takes {} inputs, the input rows have {}", w.name,
                             w.cols, cols_);
   }
   if (grouped && quantized_ && static_cast<std::int64_t>(y.size()) == w.rows * n_tokens_) {
-    project_grouped(pool, *grouped, y);
+    const EncodedRows x = encoded(pool, ActivationKind::Q8);
+    project_grouped(pool, *grouped, y, x, two_planes ? second_plane(pool) : EncodedRows{});
     return;
   }
   const ActivationKind kind = activation_kind(w.type);
@@ -92,6 +105,8 @@ void Matmul::project(ThreadPool& pool, const WeightView& w, std::span<float> y,
                             n_tokens, rows, w.name);
   }
   const EncodedRows x = encoded(pool, kind);
+  const EncodedRows x2 =
+      two_planes && kind == ActivationKind::Q8 ? second_plane(pool) : EncodedRows{};
   const std::int64_t stride = row_bytes(w.type, cols);
   const auto* base = static_cast<const std::byte*>(w.data);
   float* out = y.data();
@@ -100,25 +115,55 @@ void Matmul::project(ThreadPool& pool, const WeightView& w, std::span<float> y,
   pool.parallel_for(
       rows,
       [=](std::int64_t begin, std::int64_t end) {
+        float second[kMaxTileTokens * kMaxTileRows];
         // tiles of up to 4 rows x 4 tokens; the rows of a tile stay in L1 while the tokens pass
         for (std::int64_t r = begin; r < end; r += kMaxTileRows) {
           const int nr = static_cast<int>(std::min<std::int64_t>(kMaxTileRows, end - r));
           for (std::int64_t t = 0; t < n_tokens; t += kMaxTileTokens) {
             const int nt = static_cast<int>(std::min<std::int64_t>(kMaxTileTokens, n_tokens - t));
-            const auto* first = static_cast<const char*>(x.data) + t * x.stride * element;
-            dot(base + r * stride, stride, nr, cols, {first, x.stride}, nt, out + t * rows + r,
+            const auto offset = static_cast<std::ptrdiff_t>(t * x.stride * element);
+            dot(base + r * stride, stride, nr, cols,
+                {static_cast<const char*>(x.data) + offset, x.stride}, nt, out + t * rows + r,
                 rows);
+            if (x2.data == nullptr) continue;
+            // the second plane while the rows are still in L1
+            dot(base + r * stride, stride, nr, cols,
+                {static_cast<const char*>(x2.data) + offset, x2.stride}, nt, second, kMaxTileRows);
+            for (int i = 0; i < nt; ++i) {
+              for (int j = 0; j < nr; ++j)
+                out[(t + i) * rows + r + j] += second[i * kMaxTileRows + j];
+            }
           }
         }
       },
       min_rows);
 }
 
-// Groups of 8 rows split over the pool; each group against the tokens 4 at a time. A last
+// The codes of x - d1 q1 for the current input, whose first plane (q8_) is made.
+EncodedRows Matmul::second_plane(ThreadPool& pool) {
+  const std::int64_t blocks = cols_ / kQ8BlockValues;
+  grow(q8_second_, n_tokens_ * blocks);
+  const Q8Block* first = q8_.data();
+  Q8Block* out = q8_second_.data();
+  const float* x = x_.data();
+  pool.parallel_for(n_tokens_, [=](std::int64_t begin, std::int64_t end) {
+    float residual[kQ8BlockValues];
+    for (std::int64_t b = begin * blocks; b < end * blocks; ++b) {
+      for (int i = 0; i < kQ8BlockValues; ++i) {
+        residual[i] = x[b * kQ8BlockValues + i] - first[b].d * static_cast<float>(first[b].q[i]);
+      }
+      quantize_row_q8(residual, {out + b, 1});
+    }
+  });
+  return {q8_second_.data(), blocks};
+}
+
+// Groups of 8 rows split over the pool; each group against the tokens 4 at a time (and
+// against the second plane, when there is one, while the group is still in L1). A last
 // group of fewer than 8 rows writes through a small buffer.
-void Matmul::project_grouped(ThreadPool& pool, const InterleavedMatrix& w, std::span<float> y) {
+void Matmul::project_grouped(ThreadPool& pool, const InterleavedMatrix& w, std::span<float> y,
+                             EncodedRows x, EncodedRows x2) {
   const InterleavedDotFn dot = interleaved_dot_fn(w.type(), isa_);
-  const EncodedRows x = encoded(pool, ActivationKind::Q8);
   const std::int64_t rows = w.rows(), n_tokens = n_tokens_, n_blocks = w.cols() / 32;
   float* out = y.data();
   const std::int64_t min_groups =
@@ -127,17 +172,24 @@ void Matmul::project_grouped(ThreadPool& pool, const InterleavedMatrix& w, std::
       w.n_groups(),
       [=, &w](std::int64_t begin, std::int64_t end) {
         float partial[kMaxTileTokens * kInterleavedRows];
+        float second[kMaxTileTokens * kInterleavedRows];
         for (std::int64_t g = begin; g < end; ++g) {
           const std::int64_t row0 = g * kInterleavedRows;
           const std::int64_t valid = std::min<std::int64_t>(kInterleavedRows, rows - row0);
           for (std::int64_t t = 0; t < n_tokens; t += kMaxTileTokens) {
             const int nt = static_cast<int>(std::min<std::int64_t>(kMaxTileTokens, n_tokens - t));
             const EncodedRows xt{static_cast<const Q8Block*>(x.data) + t * x.stride, x.stride};
-            if (valid == kInterleavedRows) {
+            if (x2.data == nullptr && valid == kInterleavedRows) {
               dot(w.group(g), n_blocks, xt, nt, out + t * rows + row0, rows);
               continue;
             }
             dot(w.group(g), n_blocks, xt, nt, partial, kInterleavedRows);
+            if (x2.data != nullptr) {
+              const EncodedRows x2t{static_cast<const Q8Block*>(x2.data) + t * x2.stride,
+                                    x2.stride};
+              dot(w.group(g), n_blocks, x2t, nt, second, kInterleavedRows);
+              for (int i = 0; i < nt * kInterleavedRows; ++i) partial[i] += second[i];
+            }
             for (int i = 0; i < nt; ++i) {
               std::copy_n(partial + i * kInterleavedRows, valid, out + (t + i) * rows + row0);
             }
@@ -148,7 +200,8 @@ void Matmul::project_grouped(ThreadPool& pool, const InterleavedMatrix& w, std::
 }
 
 std::uint64_t Matmul::scratch_bytes() const {
-  return q8_.capacity() * sizeof(Q8Block) + (f16_.capacity() + bf16_.capacity()) * 2;
+  return q8_.capacity() * sizeof(Q8Block) + (f16_.capacity() + bf16_.capacity()) * 2 +
+         q8_second_.capacity() * sizeof(Q8Block);
 }
 
 }  // namespace kvscope

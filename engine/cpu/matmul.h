@@ -45,12 +45,29 @@ class Matmul {
                std::span<const std::uint8_t> sgemm = {},
                const InterleavedMatrix* grouped = nullptr);
 
+  // project() with the input in two planes of 8-bit codes: x = d1 q1 + d2 q2 + e, the second
+  // plane coding the first's rounding error (|x - d1 q1| <= d1 / 2 per value, so |e| is about
+  // 1/254 of the first plane's error). Twice the multiply-adds of project(), but the weight
+  // bytes are read from memory once: each group of rows meets both planes while it is in
+  // L1. The output projection, whose rounding moves every logit, runs this way
+  // (tests/reference/score.py measures what it buys). For weights that take no 8-bit codes,
+  // or with quantized activations off, it is project().
+  void project_two_planes(ThreadPool& pool, const WeightView& w, std::span<float> y,
+                          std::span<const std::uint8_t> sgemm = {},
+                          const InterleavedMatrix* grouped = nullptr);
+
   // Bytes of the encoding buffers (part of the backend's workspace).
   std::uint64_t scratch_bytes() const;
 
  private:
   EncodedRows encoded(ThreadPool& pool, ActivationKind kind);
-  void project_grouped(ThreadPool& pool, const InterleavedMatrix& w, std::span<float> y);
+  void project_planes(ThreadPool& pool, const WeightView& w, std::span<float> y,
+                      std::span<const std::uint8_t> sgemm, const InterleavedMatrix* grouped,
+                      bool two_planes);
+  EncodedRows second_plane(ThreadPool& pool);
+  // x2.data == nullptr: one plane
+  void project_grouped(ThreadPool& pool, const InterleavedMatrix& w, std::span<float> y,
+                       EncodedRows x, EncodedRows x2);
 
   bool quantized_;
   CpuIsa isa_;
@@ -61,6 +78,7 @@ class Matmul {
   std::vector<Q8Block> q8_;          // [n_tokens][cols / 32]
   std::vector<std::uint16_t> f16_;   // [n_tokens][cols]
   std::vector<std::uint16_t> bf16_;  // [n_tokens][cols]
+  std::vector<Q8Block> q8_second_;   // [n_tokens][cols / 32] codes of x - d1 q1
 };
 
 }  // namespace kvscope

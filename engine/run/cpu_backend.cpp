@@ -77,7 +77,9 @@ CpuBackend::CpuBackend(const Model& model, const CpuBackendOptions& options)
       rope_(rope_config(model.spec(), options.context_length > 0 ? options.context_length
                                                                  : model.spec().context_length)),
       memory_total_(options.memory_total),
-      llama_cpp_batch_order_(options.llama_cpp_batch_order) {
+      llama_cpp_batch_order_(options.llama_cpp_batch_order),
+      two_plane_output_(options.two_plane_output),
+      layer_output_(options.layer_output) {
   if (options.interleave_weights && matmul_.quantized_activations() &&
       !env_turns_off("KVSCOPE_CPU_INTERLEAVE")) {
     interleave_weights(options.cancelled);
@@ -143,6 +145,7 @@ void CpuBackend::forward(std::span<const SequenceChunk> chunks, KvCacheManager& 
   for (std::int64_t layer = 0; layer < spec_.n_layers; ++layer) {
     attention_block(layer, chunks, n_tokens, kv);
     ffn_block(layer, n_tokens);
+    if (layer_output_) layer_output_(layer, rows(scratch_.x, n_tokens, spec_.dim));
   }
   compute_logits(chunks, logits);
 }
@@ -299,7 +302,12 @@ void CpuBackend::compute_logits(std::span<const SequenceChunk> chunks, std::vect
           scratch_.last);
   logits.resize(static_cast<std::size_t>(n_rows * model_.weights().output.rows));
   matmul_.set_input(scratch_.last, dim);
-  matmul_.project(pool_, model_.weights().output, logits, order, grouped_output_.get());
+  if (two_plane_output_) {
+    matmul_.project_two_planes(pool_, model_.weights().output, logits, order,
+                               grouped_output_.get());
+  } else {
+    matmul_.project(pool_, model_.weights().output, logits, order, grouped_output_.get());
+  }
 }
 
 std::string CpuBackend::kernels() const {

@@ -74,6 +74,8 @@ std::unique_ptr<Backend> Engine::make_backend() {
   cpu.context_length = options_.context_length;
   cpu.memory_total = options_.memory_budget_bytes;
   cpu.q8_activations = options_.q8_activations;
+  cpu.two_plane_output = options_.two_plane_output;
+  cpu.layer_output = options_.cpu_layer_output;
   cpu.cancelled = options_.cancel_load;
   return std::make_unique<CpuBackend>(*model_, cpu);
 }

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -47,6 +48,11 @@ struct EngineOptions {
   // attention (cpu/attention/paged_attention.h); false, or KVSCOPE_Q8_ACTIVATIONS=0: float
   // activations and llama.cpp's fp16 attention order, the exact reference path.
   bool q8_activations = true;
+  // CPU, with q8_activations: the output projection's input in two planes of 8-bit codes
+  // (CpuBackendOptions::two_plane_output); false: one, as llama.cpp.
+  bool two_plane_output = true;
+  // CPU, debug: the residual stream after every layer (CpuBackendOptions::layer_output).
+  std::function<void(std::int64_t layer, std::span<const float> x)> cpu_layer_output;
   KvDtype k_dtype = KvDtype::F16;
   KvDtype v_dtype = KvDtype::F16;
   std::vector<LayerGroupConfig> layer_groups;  // empty: one group, all layers, k/v dtype above

@@ -2,11 +2,13 @@
 // the engine's own (Engine::evaluate, log-softmax), and a bad id list is one clear error.
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -48,6 +50,39 @@ TEST(CliLogprobs, WritesEachPositionsLogSoftmaxOfTheEnginesLogitsAsNpy) {
   for (std::size_t t = 0; t < 4; ++t) {
     log_softmax(std::span<const float>(logits).subspan(t * 512, 512), want);
     for (std::size_t i = 0; i < 512; ++i) EXPECT_EQ(got[t * 512 + i], want[i]) << t << " " << i;
+  }
+}
+
+// --dump-layers: one .npy per layer, [tokens][dim], the residual stream the backend handed
+// out after that layer; the last one is what the output norm reads, so its logits follow.
+TEST(CliLogprobs, DumpLayersWritesTheResidualStreamAfterEveryLayer) {
+  KVSCOPE_REQUIRE_SHARED(model, "models/stories260K.gguf");
+  const std::filesystem::path dir = scratch_dir() / "layers";
+  const std::string out = (scratch_dir() / "lp2.npy").string();
+  const auto r = run_cli({"logprobs", "-m", model, "--ids", "1,403,407", "-o", out, "-t", "1",
+                          "--dump-layers", dir.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("wrote 5 layers' residual streams"));
+  std::vector<std::vector<float>> seen;
+  EngineOptions o;
+  o.backend = BackendChoice::Cpu;
+  o.n_threads = 1;
+  o.cpu_layer_output = [&](std::int64_t, std::span<const float> x) {
+    seen.emplace_back(x.begin(), x.end());
+  };
+  Engine engine(model, o);
+  engine.evaluate({1, 403, 407});
+  ASSERT_EQ(seen.size(), 5u);
+  for (std::size_t layer = 0; layer < 5; ++layer) {
+    std::ifstream in(dir / fmt::format("layer_{:02d}.npy", layer), std::ios::binary);
+    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    ASSERT_GT(bytes.size(), 10u) << layer;
+    const std::size_t header =
+        10 + static_cast<unsigned char>(bytes[8]) + 256 * static_cast<unsigned char>(bytes[9]);
+    EXPECT_THAT(bytes.substr(10, header - 10), HasSubstr("'shape': (3, 64)")) << layer;
+    ASSERT_EQ(bytes.size(), header + seen[layer].size() * sizeof(float)) << layer;
+    EXPECT_EQ(std::memcmp(bytes.data() + header, seen[layer].data(), bytes.size() - header), 0)
+        << layer;
   }
 }
 

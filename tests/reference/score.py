@@ -5,6 +5,8 @@ ids, 64 greedy ids and top-5 log-probabilities), the prompt and the first 63 gre
 teacher-forced; the 64 positions from the prompt's last token on are scored:
   KL     mean and max over positions of KL(truth || path), full distributions
   dlp    max over positions of |log p_path - log p_truth| over the truth's top-5 tokens
+  greedy positions where the path's argmax is not the truth's although the truth's top-2
+         margin exceeds GREEDY_MARGIN
 llama.cpp is scored from the reference file's top-5 only: dlp over the truth's top-5 tokens
 it lists (no KL).
 
@@ -39,6 +41,7 @@ MODELS = {
 PATHS = [
     ("KVScope default", []),
     ("KVScope --f32-activations", ["--f32-activations"]),
+    ("KVScope --one-plane-output", ["--one-plane-output"]),
     ("KVScope int8 cache", ["-ctk", "int8", "-ctv", "int8", "--kv-exact-tail", "0"]),
     ("KVScope int8 cache, exact tail", ["-ctk", "int8", "-ctv", "int8"]),
     ("KVScope int4 cache", ["-ctk", "int4", "-ctv", "int4", "--kv-exact-tail", "0"]),
@@ -93,37 +96,88 @@ def score_model(name, cli, shared):
             for label, options in PATHS:
                 path = engine_logprobs(cli, model_path, ids, options, workdir)[first:]
                 k = kl(truth, path)
-                rows[label].append((float(k.mean()), float(k.max()), top5_delta(truth, path)))
-            rows["llama.cpp (reference top-5)"].append((None, None, llama_cpp_delta(truth, case["steps"])))
+                rows[label].append((float(k.mean()), float(k.max()), top5_delta(truth, path),
+                                    greedy_misses(truth, path)))
+            rows["llama.cpp (reference top-5)"].append(
+                (None, None, llama_cpp_delta(truth, case["steps"]), 0))
     return rows
 
 
-# (model, path, bound on every prompt's mean KL, or None) and whether that path's top-5
-# deviation must stay within llama.cpp's. Measured on this project's CPU backend: stories260K
-# about 1e-6 for both paths (F32 weights, so both run float activations); SmolLM2 with float
-# activations about 1e-6, the default path (8-bit activation codes) about 3e-3, and its top-5
-# deviation below llama.cpp's (which also runs 8-bit codes).
+# llama.cpp measured against the truth from full distributions: a build of the 2026-08
+# snapshot (unslothai/llama.cpp) on this project's CPU machine, the prompt as one batch and
+# then one token at a time, as the reference files were made (README "Against the truth").
+# CI has no llama.cpp build, so the figures are kept here: mean KL per prompt, and the
+# positions where its greedy pick is not the truth's although the truth's top-2 margin
+# exceeds 0.05 (SmolLM2: margins 0.22 and 0.052; 8-bit codes move logits that far).
+LLAMA_CPP_KL = {"stories": [4.7e-7, 9.9e-7, 6.2e-7], "smollm2": [2.0e-3, 2.9e-3, 3.1e-3]}
+LLAMA_CPP_GREEDY_MISSES = {"stories": 0, "smollm2": 2}
+GREEDY_MARGIN = 0.05
+
+
+class Check:
+    """What one path must hold on one model's prompts.
+
+    kl_bound      every prompt's mean KL at most this (None: no fixed bound)
+    vs_llama      every prompt's mean KL at most llama.cpp's on that prompt, and at most as
+                  many greedy misses as llama.cpp
+    top5          max |dlp| over the truth's top-5 within llama.cpp's (reference top-5)
+    greedy_exact  no greedy miss where the truth's margin exceeds GREEDY_MARGIN
+    """
+
+    def __init__(self, model, label, kl_bound=None, vs_llama=False, top5=False,
+                 greedy_exact=False):
+        self.model, self.label, self.kl_bound = model, label, kl_bound
+        self.vs_llama, self.top5, self.greedy_exact = vs_llama, top5, greedy_exact
+
+
+# Measured here: stories260K 4e-7 to 6e-7 on both paths (F32 weights: float activations
+# either way); SmolLM2 with float activations 8e-7 to 1.6e-6 (the fp16 cache's rounding),
+# the default path 1.7e-3 to 2.4e-3, below llama.cpp's on every prompt since the output
+# projection reads two planes of codes (the one-plane path, as llama.cpp, is 2.2e-3 / 2.7e-3
+# / 2.9e-3: above llama.cpp's on the first prompt).
 CHECKS = [
-    ("stories", "KVScope default", 1e-5, False),
-    ("stories", "KVScope --f32-activations", 1e-5, False),
-    ("smollm2", "KVScope --f32-activations", 1e-5, False),
-    ("smollm2", "KVScope default", 1e-2, True),
+    Check("stories", "KVScope default", kl_bound=1e-6, vs_llama=True, greedy_exact=True),
+    Check("stories", "KVScope --f32-activations", kl_bound=1e-6, greedy_exact=True),
+    Check("smollm2", "KVScope --f32-activations", kl_bound=3e-6, greedy_exact=True),
+    Check("smollm2", "KVScope default", vs_llama=True, top5=True),
 ]
+
+
+def greedy_misses(truth, path):
+    """Positions where the truth's top-2 margin exceeds GREEDY_MARGIN and the path picks
+    another token."""
+    top2 = np.sort(truth, axis=-1)[:, -2:]
+    decided = top2[:, 1] - top2[:, 0] > GREEDY_MARGIN
+    return int(np.sum(decided & (np.argmax(truth, -1) != np.argmax(path, -1))))
 
 
 def check(scores):
     failures = []
-    for name, label, bound, within_llama in CHECKS:
-        if name not in scores:
+    for c in CHECKS:
+        if c.model not in scores:
             continue
-        cases = scores[name][label]
-        worst = max(c[0] for c in cases)
-        if bound is not None and worst > bound:
-            failures.append(f"{name}, {label}: mean KL {worst:.2e} > {bound:.0e}")
-        llama = max(c[2] for c in scores[name]["llama.cpp (reference top-5)"])
-        mine = max(c[2] for c in cases)
-        if within_llama and mine > llama:
-            failures.append(f"{name}, {label}: top-5 deviation {mine:.3f} > llama.cpp's {llama:.3f}")
+        what = f"{c.model}, {c.label}"
+        cases = scores[c.model][c.label]
+        worst = max(k[0] for k in cases)
+        misses = sum(k[3] for k in cases)
+        if c.kl_bound is not None and worst > c.kl_bound:
+            failures.append(f"{what}: mean KL {worst:.2e} > {c.kl_bound:.0e}")
+        if c.vs_llama:
+            for i, (k, theirs) in enumerate(zip(cases, LLAMA_CPP_KL[c.model])):
+                if k[0] > theirs:
+                    failures.append(f"{what}, prompt {i + 1}: mean KL {k[0]:.2e} > llama.cpp's "
+                                    f"{theirs:.1e}")
+            if misses > LLAMA_CPP_GREEDY_MISSES[c.model]:
+                failures.append(f"{what}: {misses} greedy misses > llama.cpp's "
+                                f"{LLAMA_CPP_GREEDY_MISSES[c.model]}")
+        if c.top5:
+            llama = max(k[2] for k in scores[c.model]["llama.cpp (reference top-5)"])
+            mine = max(k[2] for k in cases)
+            if mine > llama:
+                failures.append(f"{what}: top-5 deviation {mine:.3f} > llama.cpp's {llama:.3f}")
+        if c.greedy_exact and misses:
+            failures.append(f"{what}: {misses} greedy picks differ from the truth's where its "
+                            f"margin exceeds {GREEDY_MARGIN}")
     for f in failures:
         print("FAIL:", f)
     return 1 if failures else 0
@@ -137,8 +191,8 @@ def main():
     ap.add_argument("--check", action="store_true", help="fail beyond the measured bounds")
     a = ap.parse_args()
     scores = {}
-    print("| model | path | mean KL per prompt (nats) | max KL | max dlp top-5 |")
-    print("|---|---|---|---|---|")
+    print("| model | path | mean KL per prompt (nats) | max KL | max dlp top-5 | greedy misses |")
+    print("|---|---|---|---|---|---|")
     for name in a.models.split(","):
         if not os.path.exists(os.path.join(a.shared, MODELS[name][0])):
             print(f"skipped {name}: {MODELS[name][0]} not under {a.shared}", file=sys.stderr)
@@ -151,7 +205,8 @@ def main():
                 kls = " / ".join(f"{c[0]:.2e}" for c in cases)
                 kmax = f"{max(c[1] for c in cases):.2e}"
             dlp = max(c[2] for c in cases)
-            print(f"| {name} | {label} | {kls} | {kmax} | {dlp:.2e} |")
+            misses = "-" if cases[0][0] is None else str(sum(c[3] for c in cases))
+            print(f"| {name} | {label} | {kls} | {kmax} | {dlp:.2e} | {misses} |")
     if not scores:
         print("skipped: none of the models is under", a.shared)
         return 77

@@ -2,9 +2,12 @@
 // (teacher forcing: position t sees tokens 0..t), written as a NumPy .npy file, so that
 // tests/reference/score.py can score the engine against the fp64 reference forward pass.
 #include <cstdint>
+#include <filesystem>
 #include <fstream>
 #include <limits>
+#include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -38,6 +41,26 @@ void write_npy(const std::string& path, const std::vector<float>& data, std::int
   if (!out) throw_error<Error>("{}: cannot write the log-probabilities", path);
 }
 
+// The residual stream after each layer, gathered over the engine's steps (a prompt may run
+// in several chunks) and written once the sequence is done.
+struct LayerDump {
+  std::string dir;
+  std::vector<std::vector<float>> layers;  // [layer][tokens * dim], in step order
+
+  void add(std::int64_t layer, std::span<const float> x) {
+    if (static_cast<std::int64_t>(layers.size()) <= layer) layers.resize(layer + 1);
+    layers[layer].insert(layers[layer].end(), x.begin(), x.end());
+  }
+  void write(std::int64_t n_tokens) const {
+    std::filesystem::create_directories(dir);
+    for (std::size_t l = 0; l < layers.size(); ++l) {
+      const auto dim = static_cast<std::int64_t>(layers[l].size()) / n_tokens;
+      write_npy(fmt::format("{}/layer_{:02d}.npy", dir, l), layers[l], n_tokens, dim);
+    }
+    fmt::print("wrote {} layers' residual streams to {}\n", layers.size(), dir);
+  }
+};
+
 }  // namespace
 
 int cmd_logprobs(const Args& args) {
@@ -49,12 +72,24 @@ int cmd_logprobs(const Args& args) {
   declare_engine_options(p);
   p.option({"--ids"}, "token ids, comma-separated (BOS included when wanted)");
   p.option({"-o", "--out"}, "the .npy file to write");
+  p.option({"--dump-layers"},
+           "debug, CPU: also write the residual stream after each layer to DIR/layer_NN.npy, "
+           "float32 [tokens][dim]");
   if (!p.parse(args)) return 0;
   const std::vector<std::int64_t> listed =
       p.get_int_list("--ids", p.required("--ids"), 0, std::numeric_limits<TokenId>::max());
   const std::vector<TokenId> ids(listed.begin(), listed.end());
   const std::string out = p.required("-o");
-  Engine engine(p.required("-m"), engine_options(p));
+  EngineOptions options = engine_options(p);
+  LayerDump dump;
+  if (auto dir = p.get("--dump-layers")) {
+    dump.dir = *dir;
+    options.backend = BackendChoice::Cpu;
+    options.cpu_layer_output = [&dump](std::int64_t layer, std::span<const float> x) {
+      dump.add(layer, x);
+    };
+  }
+  Engine engine(p.required("-m"), std::move(options));
   std::vector<float> logits = engine.evaluate(ids);  // [tokens][vocab]
   const std::int64_t vocab = engine.spec().vocab_size;
   const auto n = static_cast<std::int64_t>(ids.size());
@@ -65,6 +100,7 @@ int cmd_logprobs(const Args& args) {
                 std::span<float>(lp).subspan(at, static_cast<std::size_t>(vocab)));
   }
   write_npy(out, lp, n, vocab);
+  if (!dump.dir.empty()) dump.write(n);
   fmt::print("wrote {} x {} log-probabilities to {}\n", n, vocab, out);
   return 0;
 }

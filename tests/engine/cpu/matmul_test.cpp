@@ -4,12 +4,15 @@
 // activations off every type takes cpu_ops.h's float matvec bit for bit.
 #include "cpu/matmul.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <vector>
 
 #include <gtest/gtest.h>
 
 #include "cpu/cpu_ops.h"
+#include "cpu/quant_dot/interleaved.h"
 #include "cpu/thread_pool.h"
 #include "engine/cpu/random_weights.h"
 #include "quant/tensor_type.h"
@@ -93,6 +96,56 @@ TEST(Matmul, QuantizedActivationsFollowTheFloatResultClosely) {
   const std::vector<float> exact = project(false, 1, w.view, x);
   const std::vector<float> q8 = project(true, 1, w.view, x);
   for (std::size_t i = 0; i < exact.size(); ++i) EXPECT_NEAR(q8[i], exact[i], 0.02f) << i;
+}
+
+// max |a - b| over all outputs
+float max_error(const std::vector<float>& a, const std::vector<float>& b) {
+  float worst = 0.0f;
+  for (std::size_t i = 0; i < a.size(); ++i) worst = std::max(worst, std::abs(a[i] - b[i]));
+  return worst;
+}
+
+// The second plane codes the first's rounding error, so what is left is about 1/254 of the
+// one-plane error (the dot products' float sums add their own ~1e-6), in the row kernels
+// and in the 8-row groups, for a short last group and a partial token tile too.
+TEST(Matmul, TwoPlanesCutTheActivationCodesErrorByMoreThanTwentyTimes) {
+  const std::int64_t rows = 67, cols = 576, tokens = 5;
+  for (TensorType type : {TensorType::Q8_0, TensorType::Q4_1, TensorType::Q6_K}) {
+    const std::int64_t n = type == TensorType::Q6_K ? 512 : cols;
+    const StoredWeight w = stored(type, rows, n, 21);
+    const std::vector<float> x = random_floats(tokens * n, 22, 1.0f);
+    const std::vector<float> exact = project(false, 1, w.view, x);
+    ThreadPool pool(2);
+    Matmul mm(true);
+    mm.set_input(x, n);
+    std::vector<float> one(rows * tokens), two(rows * tokens);
+    mm.project(pool, w.view, one);
+    mm.project_two_planes(pool, w.view, two);
+    EXPECT_LT(max_error(two, exact), max_error(one, exact) / 20) << tensor_type_name(type);
+    if (!can_interleave(type)) continue;
+    const InterleavedMatrix grouped(w.view);
+    std::vector<float> two_grouped(rows * tokens);
+    mm.project_two_planes(pool, w.view, two_grouped, {}, &grouped);
+    EXPECT_LT(max_error(two_grouped, exact), max_error(one, exact) / 20)
+        << tensor_type_name(type) << " in groups";
+  }
+}
+
+TEST(Matmul, AfterTwoPlanesTheInputIsEncodedAsBeforeAndFloatInputsTakeOnePlane) {
+  const StoredWeight q = stored(TensorType::Q4_1, 40, 256, 23);
+  const StoredWeight f16 = stored(TensorType::F16, 40, 256, 24);
+  const std::vector<float> x = random_floats(3 * 256, 25, 1.0f);
+  ThreadPool pool(2);
+  Matmul mm(true);
+  mm.set_input(x, 256);
+  std::vector<float> before(3 * 40), after(3 * 40), planes(3 * 40), f16_one(3 * 40);
+  mm.project(pool, q.view, before);
+  mm.project_two_planes(pool, q.view, planes);
+  mm.project(pool, q.view, after);  // the caller's input, not the second plane's
+  EXPECT_TRUE(same_bits(before, after));
+  mm.project(pool, f16.view, f16_one);
+  mm.project_two_planes(pool, f16.view, planes);  // fp16 activations: no codes to refine
+  EXPECT_TRUE(same_bits(planes, f16_one));
 }
 
 TEST(Matmul, AMismatchedInputOrOutputIsAUsageError) {
