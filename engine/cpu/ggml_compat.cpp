@@ -68,6 +68,21 @@ void swiglu_portable(const float* gate, const float* up, float* out, std::int64_
   for (; i < n; ++i) out[i] = (gate[i] / (1.0f + std::exp(-gate[i]))) * up[i];
 }
 
+// The argument of GELU(tanh)'s logistic: 0.5 (1 + tanh(z)) = 1 / (1 + e^(-2z)) with
+// z = sqrt(2/pi) (x + 0.044715 x^3), so gelu(x) = x / (1 + e^(-u)), u = 2z.
+constexpr float kGeluA = 1.5957691216057308f;  // 2 sqrt(2 / pi)
+constexpr float kGeluB = 0.044715f;
+
+float gelu_arg(float x) {
+  return kGeluA * x * (1.0f + kGeluB * x * x);
+}
+
+void geglu_portable(const float* gate, const float* up, float* out, std::int64_t n) {
+  for (std::int64_t i = 0; i < n; ++i) {
+    out[i] = gate[i] / (1.0f + ggml_v_expf(0.0f - gelu_arg(gate[i]))) * up[i];
+  }
+}
+
 // --- AVX2 + FMA versions: 16 lanes as two 8-lane halves ----------------------------------
 
 #if KVSCOPE_X86_SIMD
@@ -198,6 +213,21 @@ KVSCOPE_TARGET_AVX2 void swiglu_avx2(const float* gate, const float* up, float* 
   for (; i < n; ++i) out[i] = (gate[i] / (1.0f + std::exp(-gate[i]))) * up[i];
 }
 
+KVSCOPE_TARGET_AVX2 void geglu_avx2(const float* gate, const float* up, float* out,
+                                    std::int64_t n) {
+  const __m256 one = _mm256_set1_ps(1.0f), a = _mm256_set1_ps(kGeluA), b = _mm256_set1_ps(kGeluB);
+  std::int64_t i = 0;
+  for (; i + 7 < n; i += 8) {
+    const __m256 x = _mm256_loadu_ps(gate + i);
+    const __m256 u =
+        _mm256_mul_ps(_mm256_mul_ps(a, x), _mm256_fmadd_ps(_mm256_mul_ps(b, x), x, one));
+    const __m256 e = v_expf_avx2(_mm256_sub_ps(_mm256_setzero_ps(), u));
+    const __m256 gelu = _mm256_div_ps(x, _mm256_add_ps(one, e));
+    _mm256_storeu_ps(out + i, _mm256_mul_ps(gelu, _mm256_loadu_ps(up + i)));
+  }
+  geglu_portable(gate + i, up + i, out + i, n - i);
+}
+
 // AVX alone (no FMA, no 256-bit integers): v_expf_avx2 with each fused multiply-add a multiply
 // and an add, as ggml built for such a CPU computes it; 2^n from two 128-bit halves.
 KVSCOPE_TARGET_AVX inline __m256 mul_add_avx(__m256 a, __m256 b, __m256 c) {
@@ -322,6 +352,13 @@ void ggml_swiglu_row(const float* gate, const float* up, float* out, std::int64_
   if (use_avx()) return swiglu_avx(gate, up, out, n);
 #endif
   swiglu_portable(gate, up, out, n);
+}
+
+void geglu_row(const float* gate, const float* up, float* out, std::int64_t n) {
+#if KVSCOPE_X86_SIMD
+  if (use_avx2_fma_f16c()) return geglu_avx2(gate, up, out, n);
+#endif
+  geglu_portable(gate, up, out, n);
 }
 
 float ggml_v_expf(float x) {

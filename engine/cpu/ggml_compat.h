@@ -71,6 +71,13 @@ void ggml_rope_rotate_unfused(float& x0, float& x1, float cos, float sin);
 // The grouping restarts at every row, so call it once per row. out may alias gate or up.
 void ggml_swiglu_row(const float* gate, const float* up, float* out, std::int64_t n);
 
+// out[i] = gelu_tanh(gate[i]) * up[i] (Gemma's GeGLU gate), with gelu_tanh(x) =
+// 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) written as x / (1 + e^(-2z)) and the
+// exponential ggml's vector one: float-accurate, where llama.cpp's CPU GELU rounds x to fp16
+// and reads an fp16 table. AVX2 + FMA lanes fuse the cubic's multiply-add, the portable code
+// rounds it twice (a few ulp apart). out may alias gate or up.
+void geglu_row(const float* gate, const float* up, float* out, std::int64_t n);
+
 // One lane of ggml_v_expf for __m512 (a polynomial, not libm's expf).
 float ggml_v_expf(float x);
 

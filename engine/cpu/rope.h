@@ -20,6 +20,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -49,6 +50,9 @@ struct RopeConfig {
 
 // The RopeConfig a model's spec implies when it runs with `context_length` tokens.
 RopeConfig rope_config(const ModelSpec& spec, std::int64_t context_length);
+// The sliding-window layers' own RoPE where the spec gives them one (rope_theta_local, or no
+// scaling: Gemma 3), else nullopt (rope_config serves every layer).
+std::optional<RopeConfig> local_rope_config(const ModelSpec& spec, std::int64_t context_length);
 
 class Rope {
  public:

@@ -27,8 +27,9 @@ void Model::for_each_weight(const std::function<void(const WeightView&)>& fn) co
   };
   visit(weights_.token_embd);
   for (const auto& l : weights_.layers) {
-    for (const WeightView* w : {&l.attn_norm, &l.wq, &l.wk, &l.wv, &l.bq, &l.bk, &l.bv, &l.wo,
-                                &l.ffn_norm, &l.w_gate, &l.w_up, &l.w_down}) {
+    for (const WeightView* w :
+         {&l.attn_norm, &l.wq, &l.wk, &l.wv, &l.bq, &l.bk, &l.bv, &l.q_norm, &l.k_norm, &l.wo,
+          &l.post_attn_norm, &l.ffn_norm, &l.w_gate, &l.w_up, &l.w_down, &l.post_ffn_norm}) {
       visit(*w);
     }
   }

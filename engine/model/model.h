@@ -33,16 +33,20 @@ struct WeightView {
 };
 
 struct LayerWeights {
-  WeightView attn_norm;   // [dim]
-  WeightView wq;          // [n_heads*head_dim][dim]
-  WeightView wk;          // [n_kv_heads*head_dim][dim]
-  WeightView wv;          // [n_kv_heads*head_dim][dim]
-  WeightView bq, bk, bv;  // optional biases (qwen2)
-  WeightView wo;          // [dim][n_heads*head_dim]
-  WeightView ffn_norm;    // [dim]
-  WeightView w_gate;      // [ffn_dim][dim]   (ffn_gate / gate_proj / w1)
-  WeightView w_up;        // [ffn_dim][dim]   (ffn_up / up_proj / w3)
-  WeightView w_down;      // [dim][ffn_dim]   (ffn_down / down_proj / w2)
+  WeightView attn_norm;       // [dim]
+  WeightView wq;              // [n_heads*head_dim][dim]
+  WeightView wk;              // [n_kv_heads*head_dim][dim]
+  WeightView wv;              // [n_kv_heads*head_dim][dim]
+  WeightView bq, bk, bv;      // optional biases (qwen2)
+  WeightView q_norm;          // [head_dim] per-head RMSNorm of q (spec.qk_norm)
+  WeightView k_norm;          // [head_dim] per-head RMSNorm of k (spec.qk_norm)
+  WeightView wo;              // [dim][n_heads*head_dim]
+  WeightView post_attn_norm;  // [dim] RMSNorm of the attention output (spec.post_norms)
+  WeightView ffn_norm;        // [dim]
+  WeightView w_gate;          // [ffn_dim][dim]   (ffn_gate / gate_proj / w1)
+  WeightView w_up;            // [ffn_dim][dim]   (ffn_up / up_proj / w3)
+  WeightView w_down;          // [dim][ffn_dim]   (ffn_down / down_proj / w2)
+  WeightView post_ffn_norm;   // [dim] RMSNorm of the FFN output (spec.post_norms)
 };
 
 struct ModelWeights {

@@ -97,7 +97,57 @@ void validate(const ModelSpec& spec) {
   if (spec.sliding_window < 0 || spec.sliding_window > kMaxContext) {
     throw_error<ModelError>("model sliding_window: {} is out of range", spec.sliding_window);
   }
+  if (spec.sliding_window_period < 0 || spec.sliding_window_period > kMaxLayers) {
+    throw_error<ModelError>("model sliding_window_period: {} is out of range",
+                            spec.sliding_window_period);
+  }
+  if (spec.rope_theta_local != 0.0)
+    check_positive_finite("rope_theta_local", spec.rope_theta_local);
+  check_positive_finite("embedding_scale", spec.embedding_scale);
+  if (spec.attention_scale != 0.0) check_positive_finite("attention_scale", spec.attention_scale);
   validate_rope_scaling(spec);
+}
+
+void apply_architecture_defaults(ModelSpec& s) {
+  const std::string& a = s.architecture;
+  if (a == "qwen3") s.qk_norm = true;
+  if (a != "gemma3" && a != "gemma2") return;
+  const bool gemma3 = a == "gemma3";
+  s.sliding_window_period = gemma3 ? 6 : 2;
+  if (gemma3) {
+    s.rope_theta_local = 10000.0;
+    s.rope_scaling_local = false;
+    s.qk_norm = true;
+  }
+  s.post_norms = true;
+  s.ffn_activation = FfnActivation::GeluTanh;
+  s.embedding_scale = std::sqrt(static_cast<double>(static_cast<float>(s.dim)));
+  const bool is_27b = s.n_layers == (gemma3 ? 62 : 46);
+  const std::int64_t scalar = is_27b && s.n_heads > 0 ? s.dim / s.n_heads : s.head_dim;
+  if (scalar > 0) s.attention_scale = 1.0 / std::sqrt(static_cast<double>(scalar));
+}
+
+bool ModelSpec::layer_slides(std::int64_t layer) const {
+  if (sliding_window <= 0) return false;
+  const std::int64_t p = sliding_window_period;
+  return p == 0 || layer % p < p - 1;
+}
+
+std::int64_t ModelSpec::layer_window(std::int64_t layer) const {
+  return layer_slides(layer) ? sliding_window : 0;
+}
+
+bool ModelSpec::mixed_windows() const {
+  bool some = false, all = true;
+  for (std::int64_t l = 0; l < n_layers; ++l) {
+    some = some || layer_slides(l);
+    all = all && layer_slides(l);
+  }
+  return some && !all;
+}
+
+double ModelSpec::score_scale() const {
+  return attention_scale != 0.0 ? attention_scale : 1.0 / std::sqrt(static_cast<double>(head_dim));
 }
 
 std::int64_t resolve_head_dim(std::int64_t dim, std::int64_t n_heads,

@@ -25,8 +25,11 @@ struct RopeScaling {
   double high_freq_factor = 4.0;      // llama3
 };
 
+// The gate of the FFN: silu(gate) * up (Llama, Qwen) or gelu_tanh(gate) * up (Gemma).
+enum class FfnActivation { Silu, GeluTanh };
+
 struct ModelSpec {
-  std::string architecture;  // "llama", "qwen2", "mistral" (llama-shaped)
+  std::string architecture;  // "llama", "qwen2", "qwen3", "gemma3", "mistral" (llama-shaped)
   std::string name;          // general.name or the folder name
   std::int64_t n_layers = 0;
   std::int64_t dim = 0;  // hidden size (n_embd)
@@ -42,13 +45,48 @@ struct ModelSpec {
   RopePairing rope_pairing = RopePairing::Adjacent;
   double norm_eps = 1e-5;
   std::int64_t sliding_window = 0;  // 0: full attention in every layer
-  bool tied_embeddings = false;     // output projection reuses token_embd
-  bool qkv_bias = false;            // qwen2 has biases on Q, K and V
+  // With a sliding window: 0, every layer slides; P > 0, layer l slides when l % P < P - 1, so
+  // the last layer of every P attends to the whole context (Gemma 3: 6, as llama.cpp reads it).
+  std::int64_t sliding_window_period = 0;
+  // RoPE of the sliding layers, where it differs: Gemma 3 turns them with base 10000 and no
+  // scaling, its global layers with rope_theta (1e6) and rope_scaling. 0: rope_theta.
+  double rope_theta_local = 0.0;
+  bool rope_scaling_local = true;  // whether the sliding layers apply rope_scaling
+  bool tied_embeddings = false;    // output projection reuses token_embd
+  bool qkv_bias = false;           // qwen2 has biases on Q, K and V
+  // Per-head RMSNorm of q and k (weights [head_dim]) before RoPE: Qwen 3, Gemma 3.
+  bool qk_norm = false;
+  // RMSNorm of each sub-layer's output before the residual add (Gemma 2 and 3): x += norm(attn),
+  // x += norm(ffn).
+  bool post_norms = false;
+  FfnActivation ffn_activation = FfnActivation::Silu;
+  double embedding_scale = 1.0;  // token embeddings are multiplied by this (Gemma: sqrt(dim))
+  // Scores are q.k * attention_scale; 0: 1 / sqrt(head_dim). Gemma's query_pre_attn_scalar^-1/2.
+  double attention_scale = 0.0;
 
   std::int64_t q_dim() const { return n_heads * head_dim; }
   std::int64_t kv_dim() const { return n_kv_heads * head_dim; }
   std::int64_t gqa_group() const { return n_kv_heads ? n_heads / n_kv_heads : 0; }
+  // Whether layer l attends through the sliding window.
+  bool layer_slides(std::int64_t layer) const;
+  // The window of layer l: sliding_window where it slides, 0 (everything) elsewhere.
+  std::int64_t layer_window(std::int64_t layer) const;
+  // Whether some layers slide and others do not (two KV cache layer groups).
+  bool mixed_windows() const;
+  // The factor q.k is multiplied by.
+  double score_scale() const;
 };
+
+// Sets what an architecture computes beyond the llama shape, as llama.cpp reads its GGUF
+// files, from the fields already set (n_layers, dim, n_heads, head_dim): "qwen3" q/k norms;
+// "gemma3" a window period of 6, base 10000 and no scaling on the sliding layers, q/k norms,
+// post-norms, a GELU gate, embeddings times sqrt(dim) and scores times 1 / sqrt(head_dim)
+// (1 / sqrt(dim / n_heads) for the 62-layer 27B, whose query_pre_attn_scalar that is);
+// "gemma2" the same with a period of 2, one RoPE, no q/k norms (46 layers for its 27B; its
+// soft-capping is not modelled: the engine does not run gemma2). The GGUF norm weights
+// already hold Gemma's 1 + w. A file's own keys may then override these. Other
+// architectures are left as they are.
+void apply_architecture_defaults(ModelSpec& spec);
 
 // Throws ModelError naming the field when a value is missing, zero, negative or inconsistent
 // (n_heads not a multiple of n_kv_heads, head_dim odd, ...).

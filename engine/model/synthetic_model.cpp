@@ -103,6 +103,12 @@ void write_hparams(GgufWriter& w, const ModelSpec& s, const std::string& arch) {
   w.set_f32(arch + ".rope.freq_base", static_cast<float>(s.rope_theta));
   w.set_f32(arch + ".attention.layer_norm_rms_epsilon", static_cast<float>(s.norm_eps));
   if (s.sliding_window > 0) w.set_u32(arch + ".attention.sliding_window", u32(s.sliding_window));
+  if (arch == "gemma3") {  // what read_gemma3 (gguf_model.cpp) takes as given otherwise
+    w.set_u32(arch + ".attention.sliding_window_pattern", u32(s.sliding_window_period));
+    if (s.rope_theta_local != 0.0) {
+      w.set_f32(arch + ".rope.freq_base_swa", static_cast<float>(s.rope_theta_local));
+    }
+  }
   const RopeScaling& rs = s.rope_scaling;
   if (rs.type == RopeScalingType::Linear || rs.type == RopeScalingType::Yarn) {
     w.set_string(arch + ".rope.scaling.type", std::string(rope_scaling_name(rs.type)));
@@ -164,7 +170,8 @@ void write_synthetic_gguf(const std::string& path, const ModelSpec& spec, Tensor
   const SyntheticVocab& v = vocab ? *vocab : default_vocab;
   check_vocab(v, spec.vocab_size);
 
-  const std::string arch = spec.architecture == "qwen2" ? "qwen2" : "llama";
+  const std::string& a = spec.architecture;
+  const std::string arch = a == "qwen2" || a == "qwen3" || a == "gemma3" ? a : "llama";
   GgufWriter w;
   write_hparams(w, spec, arch);
   write_vocab(w, v);
@@ -202,11 +209,19 @@ void write_synthetic_gguf(const std::string& path, const ModelSpec& spec, Tensor
       vector(p + "attn_k.bias", spec.kv_dim(), 0.0f, 0.1f);
       vector(p + "attn_v.bias", spec.kv_dim(), 0.0f, 0.1f);
     }
+    if (arch == "qwen3" || arch == "gemma3") {
+      vector(p + "attn_q_norm.weight", spec.head_dim, 1.0f, 0.1f);
+      vector(p + "attn_k_norm.weight", spec.head_dim, 1.0f, 0.1f);
+    }
     matrix(p + "attn_output.weight", spec.dim, spec.q_dim());
     vector(p + "ffn_norm.weight", spec.dim, 1.0f, 0.1f);
     matrix(p + "ffn_gate.weight", spec.ffn_dim, spec.dim);
     matrix(p + "ffn_up.weight", spec.ffn_dim, spec.dim);
     matrix(p + "ffn_down.weight", spec.dim, spec.ffn_dim);
+    if (arch == "gemma3") {
+      vector(p + "post_attention_norm.weight", spec.dim, 1.0f, 0.1f);
+      vector(p + "post_ffw_norm.weight", spec.dim, 1.0f, 0.1f);
+    }
   }
   vector("output_norm.weight", spec.dim, 1.0f, 0.1f);
   if (!spec.tied_embeddings) matrix("output.weight", spec.vocab_size, spec.dim);

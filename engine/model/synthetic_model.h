@@ -33,12 +33,15 @@ struct SyntheticVocab {
 // ...) with decreasing scores; types 2, 3, 3, 6 x 256, 1...; bos 1, eos 2, unk 0.
 SyntheticVocab default_synthetic_vocab(std::int64_t vocab_size);
 
-// Writes a GGUF model of `spec`'s shape to `path`. Architecture "qwen2" when
-// spec.architecture is "qwen2" (with Q/K/V biases), else "llama"; spec.qkv_bias adds the
-// biases to a llama file too. Matrices are stored as `weight_type` (quantized row by row),
-// norms and biases as f32. Values are uniform in +-1/sqrt(cols) (norm weights near 1), from
-// `seed`. Tied embeddings omit output.weight. Throws UsageError for a spec validate()
-// rejects or a row length that is not a multiple of weight_type's block.
+// Writes a GGUF model of `spec`'s shape to `path`. Architecture "qwen2" (with Q/K/V
+// biases), "qwen3" (q/k norms) or "gemma3" (q/k norms, post-norms, the window's period and
+// the sliding layers' rope base) when spec.architecture names it, else "llama";
+// spec.qkv_bias adds the biases to a llama file too. What else a family computes (Gemma's
+// embedding scale, GELU gate) is the loader's reading of the architecture. Matrices are stored as
+// `weight_type` (quantized row by row), norms and biases as f32. Values are uniform in
+// +-1/sqrt(cols) (norm weights near 1), from `seed`. Tied embeddings omit output.weight. Throws
+// UsageError for a spec validate() rejects or a row length that is not a multiple of weight_type's
+// block.
 //
 // SyntheticFill::Blocks writes F32/F16/Q8_0/Q4_0/Q4_K/Q6_K matrices straight as random stored
 // blocks (synthetic_blocks.h): the same law of values, seconds instead of minutes for a model of

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "kv/format/kv_format.h"
+#include "plan/model_layer_groups.h"
 #include "util/error.h"
 
 namespace kvscope {
@@ -59,8 +60,7 @@ std::int64_t held_after_grow(std::int64_t window, std::int64_t block_size, std::
 KvCacheConfig default_kv_config(const ModelSpec& spec, KvDtype k_dtype, KvDtype v_dtype,
                                 std::int64_t block_size) {
   KvCacheConfig config;
-  config.groups = uniform_layer_groups(spec.n_layers, k_dtype, spec.sliding_window);
-  config.groups[0].v_dtype = v_dtype;
+  config.groups = model_layer_groups(spec, k_dtype, v_dtype);
   config.n_kv_heads = spec.n_kv_heads;
   config.head_dim = spec.head_dim;
   config.block_size = block_size;

@@ -97,6 +97,10 @@ ModelPreset read_model(const EntryReader& r, std::set<std::string>& seen) {
   s.sliding_window = r.integer("sliding_window", 0, kMax);
   s.tied_embeddings = r.boolean("tied_embeddings", false);
   s.qkv_bias = r.boolean("qkv_bias", false);
+  apply_architecture_defaults(s);
+  if (r.has("sliding_window_pattern")) {
+    s.sliding_window_period = r.integer("sliding_window_pattern", 0, kMax);
+  }
   try {
     validate(s);
   } catch (const ModelError& e) {

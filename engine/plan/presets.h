@@ -3,8 +3,10 @@
 //
 //   models.json  {"models": [{"slug", "name", "architecture", "n_params", "n_layers", "dim",
 //                 "n_heads", "n_kv_heads", "head_dim", "ffn_dim", "vocab_size",
-//                 "context_length", "sliding_window", "tied_embeddings", ["qkv_bias"],
-//                 ["hf_repo"]}, ...]}
+//                 "context_length", "sliding_window", ["sliding_window_pattern"],
+//                 "tied_embeddings", ["qkv_bias"], ["hf_repo"]}, ...]}
+//                The architecture sets the rest (apply_architecture_defaults, model_spec.h);
+//                sliding_window_pattern P: the last layer of every P attends to everything.
 //   gpus.json    {"gpus": [{"slug", "name", "memory_bytes", "bandwidth_gb_s", ["aliases"]},
 //                 ...]}
 //

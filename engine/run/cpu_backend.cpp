@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include <fmt/format.h>
 
@@ -38,6 +39,11 @@ std::uint64_t host_memory_bytes() {
   return pages > 0 && page > 0
              ? static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page)
              : 0;
+}
+
+std::optional<Rope> local_rope(const ModelSpec& spec, std::int64_t context_length) {
+  if (auto config = local_rope_config(spec, context_length)) return Rope(std::move(*config));
+  return std::nullopt;
 }
 
 }  // namespace
@@ -76,6 +82,9 @@ CpuBackend::CpuBackend(const Model& model, const CpuBackendOptions& options)
       matmul_(options.q8_activations),
       rope_(rope_config(model.spec(), options.context_length > 0 ? options.context_length
                                                                  : model.spec().context_length)),
+      rope_local_(local_rope(model.spec(), options.context_length > 0
+                                               ? options.context_length
+                                               : model.spec().context_length)),
       memory_total_(options.memory_total),
       llama_cpp_batch_order_(options.llama_cpp_batch_order),
       two_plane_output_(options.two_plane_output),
@@ -163,6 +172,10 @@ void CpuBackend::embed(std::span<const SequenceChunk> chunks) {
       ++t;
     }
   }
+  if (spec_.embedding_scale != 1.0) {  // Gemma: sqrt(dim), a float as llama.cpp multiplies
+    const auto scale = static_cast<float>(spec_.embedding_scale);
+    for (float& v : rows(scratch_.x, t, spec_.dim)) v *= scale;
+  }
 }
 
 // x += wo · attention(rope(wq·norm(x)), cache ∪ rope(wk·norm(x)), cache ∪ wv·norm(x))
@@ -183,6 +196,7 @@ void CpuBackend::attention_block(std::int64_t layer, std::span<const SequenceChu
   if (w.bq) add_bias(rows(scratch_.q, n_tokens, q_dim), w.bq);
   if (w.bk) add_bias(rows(scratch_.k, n_tokens, kv_dim), w.bk);
   if (w.bv) add_bias(rows(scratch_.v, n_tokens, kv_dim), w.bv);
+  if (spec_.qk_norm) norm_heads(w, eps, n_tokens);
 
   // RoPE token by token (each its own row of angles), then int4 sides into the Hadamard
   // basis (kv_rotation.h), then the cache writes in order
@@ -191,15 +205,21 @@ void CpuBackend::attention_block(std::int64_t layer, std::span<const SequenceChu
   const bool turn_k = kv_rotated(KvSide::K, layout.k_dtype);
   const bool turn_v = kv_rotated(KvSide::V, layout.v_dtype);
   const std::int64_t hd = spec_.head_dim;
+  const Rope& rope = rope_of(layer);
+  const float q_scale = query_scale();
   pool_.parallel_for(
       n_tokens,
       [&](std::int64_t begin, std::int64_t end) {
         for (std::int64_t t = begin; t < end; ++t) {
           std::span<float> cos(&scratch_.rope_cos[t * half], static_cast<std::size_t>(half));
           std::span<float> sin(&scratch_.rope_sin[t * half], static_cast<std::size_t>(half));
-          rope_.angles(scratch_.pos[t], cos, sin);
-          rope_.rotate({&scratch_.q[t * q_dim], static_cast<std::size_t>(q_dim)}, cos, sin);
-          rope_.rotate({&scratch_.k[t * kv_dim], static_cast<std::size_t>(kv_dim)}, cos, sin);
+          const std::span<float> q{&scratch_.q[t * q_dim], static_cast<std::size_t>(q_dim)};
+          rope.angles(scratch_.pos[t], cos, sin);
+          rope.rotate(q, cos, sin);
+          rope.rotate({&scratch_.k[t * kv_dim], static_cast<std::size_t>(kv_dim)}, cos, sin);
+          if (q_scale != 1.0f) {
+            for (float& v : q) v *= q_scale;
+          }
           if (turn_k) {
             kv_rotate_rows(&scratch_.q[t * q_dim], spec_.n_heads, hd);
             kv_rotate_rows(&scratch_.k[t * kv_dim], spec_.n_kv_heads, hd);
@@ -236,7 +256,46 @@ void CpuBackend::attention_block(std::int64_t layer, std::span<const SequenceChu
   matmul_.set_input(rows(scratch_.att, n_tokens, q_dim), q_dim);
   matmul_.project(pool_, w.wo, rows(scratch_.proj, n_tokens, dim), scratch_.sgemm,
                   g ? g->wo.get() : nullptr);
+  if (w.post_attn_norm) norm_output(w.post_attn_norm, eps, n_tokens);
   add_in_place(rows(scratch_.x, n_tokens, dim), rows(scratch_.proj, n_tokens, dim));
+}
+
+// q and k of every head normalised over head_dim (Qwen 3, Gemma 3), before RoPE:
+// q [T][n_heads][head_dim] with w.q_norm, k [T][n_kv_heads][head_dim] with w.k_norm.
+void CpuBackend::norm_heads(const LayerWeights& w, float eps, std::int64_t n_tokens) {
+  const std::int64_t q_dim = spec_.q_dim(), kv_dim = spec_.kv_dim();
+  pool_.parallel_for(
+      n_tokens,
+      [&](std::int64_t begin, std::int64_t end) {
+        const auto q = row_range(scratch_.q, begin, end, q_dim);
+        const auto k = row_range(scratch_.k, begin, end, kv_dim);
+        rmsnorm(q, w.q_norm, eps, q);
+        rmsnorm(k, w.k_norm, eps, k);
+      },
+      kTokensPerShare);
+}
+
+// proj = rmsnorm(proj) * weight: a sub-layer's output before the residual add (Gemma).
+void CpuBackend::norm_output(const WeightView& weight, float eps, std::int64_t n_tokens) {
+  const std::int64_t dim = spec_.dim;
+  pool_.parallel_for(
+      n_tokens,
+      [&](std::int64_t begin, std::int64_t end) {
+        const auto p = row_range(scratch_.proj, begin, end, dim);
+        rmsnorm(p, weight, eps, p);
+      },
+      kTokensPerShare);
+}
+
+// The RoPE of a layer: the sliding layers' own where the model turns them differently.
+const Rope& CpuBackend::rope_of(std::int64_t layer) const {
+  return rope_local_ && spec_.layer_slides(layer) ? *rope_local_ : rope_;
+}
+
+// What q is multiplied by so that the attention's 1 / sqrt(head_dim) becomes the model's
+// score scale (1 unless the model sets its own, as Gemma 3 27B's query_pre_attn_scalar).
+float CpuBackend::query_scale() const {
+  return static_cast<float>(spec_.score_scale() * std::sqrt(static_cast<double>(spec_.head_dim)));
 }
 
 // xb = rmsnorm(x) * weight, rows split over the threads (a row's arithmetic is its own).
@@ -269,14 +328,19 @@ void CpuBackend::ffn_block(std::int64_t layer, std::int64_t n_tokens) {
       n_tokens,
       [&](std::int64_t begin, std::int64_t end) {
         for (std::int64_t t = begin; t < end; ++t) {  // ggml's silu lanes restart at every row
-          ggml_swiglu_row(&scratch_.gate[t * ffn], &scratch_.up[t * ffn], &scratch_.gate[t * ffn],
-                          ffn);
+          float* gate = &scratch_.gate[t * ffn];
+          if (spec_.ffn_activation == FfnActivation::GeluTanh) {
+            geglu_row(gate, &scratch_.up[t * ffn], gate, ffn);
+          } else {
+            ggml_swiglu_row(gate, &scratch_.up[t * ffn], gate, ffn);
+          }
         }
       },
       kTokensPerShare);
   matmul_.set_input(rows(scratch_.gate, n_tokens, ffn), ffn);
   matmul_.project(pool_, w.w_down, rows(scratch_.proj, n_tokens, dim), order,
                   g ? g->w_down.get() : nullptr);
+  if (w.post_ffn_norm) norm_output(w.post_ffn_norm, static_cast<float>(spec_.norm_eps), n_tokens);
   add_in_place(rows(scratch_.x, n_tokens, dim), rows(scratch_.proj, n_tokens, dim));
 }
 

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -98,6 +99,10 @@ class CpuBackend final : public Backend {
                        std::int64_t n_tokens, KvCacheManager& kv);
   void ffn_block(std::int64_t layer, std::int64_t n_tokens);
   void norm_rows(const WeightView& weight, float eps, std::int64_t n_tokens);
+  void norm_heads(const LayerWeights& w, float eps, std::int64_t n_tokens);
+  void norm_output(const WeightView& weight, float eps, std::int64_t n_tokens);
+  const Rope& rope_of(std::int64_t layer) const;
+  float query_scale() const;
   void compute_logits(std::span<const SequenceChunk> chunks, std::vector<float>& logits);
 
   // The 8-row-group copies of one layer's projections (nullptr: read in place).
@@ -111,6 +116,7 @@ class CpuBackend final : public Backend {
   ThreadPool pool_;
   Matmul matmul_;
   Rope rope_;
+  std::optional<Rope> rope_local_;  // the sliding layers' (nullopt: rope_ serves every layer)
   std::uint64_t memory_total_;
   bool llama_cpp_batch_order_;
   bool two_plane_output_;

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "plan/memory_model.h"
+#include "plan/model_layer_groups.h"
 #include "run/cpu_backend.h"
 #include "run/model_sampling.h"
 #include "util/error.h"
@@ -87,10 +88,9 @@ KvCacheConfig Engine::make_kv_config() const {
   const ModelSpec& spec = model_->spec();
   KvCacheConfig c;
   c.groups = options_.layer_groups;
-  if (c.groups.empty()) {
-    c.groups = uniform_layer_groups(spec.n_layers, options_.k_dtype, spec.sliding_window);
-    c.groups[0].v_dtype = options_.v_dtype;
-  }
+  // Custom groups may give layers other windows than the model's (the built-in demo model
+  // teaches windows that way); by default the groups are the model's own.
+  if (c.groups.empty()) c.groups = model_layer_groups(spec, options_.k_dtype, options_.v_dtype);
   c.n_kv_heads = spec.n_kv_heads;
   c.head_dim = spec.head_dim;
   c.block_size = options_.block_size;

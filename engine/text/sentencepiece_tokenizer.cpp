@@ -105,7 +105,7 @@ SentencePieceTokenizer::SentencePieceTokenizer(std::string_view serialized, SpVo
   // User text never becomes a special token: the library gets the user-defined pieces as
   // control pieces, which it never matches in text; split_control adds them where control
   // text names them (as the BPE path does, and unlike llama.cpp, which matches user-defined
-  // pieces in any text).
+  // pieces in any text). Whitespace-only pieces stay text (sp_model_proto.h says why).
   const auto status =
       processor_->LoadFromSerializedProto(sp_model_without_user_defined(serialized, source_));
   if (!status.ok()) {
@@ -128,6 +128,9 @@ SentencePieceTokenizer::SentencePieceTokenizer(std::string_view serialized, SpVo
   for (std::size_t id = 0; id < n; ++id) {
     const SpPiece& p = pieces_[id];
     bytes_.push_back(piece_bytes(p, id, source_));
+    if (p.type == SpPieceType::UserDefined && sp_whitespace_piece(p.piece)) {
+      whitespace_pieces_.push_back({p.piece, static_cast<TokenId>(id)});
+    }
     if (p.type == SpPieceType::Control || p.type == SpPieceType::UserDefined) {
       specials_.push_back({p.piece, static_cast<TokenId>(id)});
       const bool ends_turn =
@@ -138,6 +141,8 @@ SentencePieceTokenizer::SentencePieceTokenizer(std::string_view serialized, SpVo
   if (eot_ < 0 && !end_of_generation_.empty()) eot_ = end_of_generation_.front();
   // Longest first, so "<|im_start|>" wins over a "<|" that is also a piece.
   std::ranges::stable_sort(specials_, std::greater<>(),
+                           [](const Special& s) { return s.text.size(); });
+  std::ranges::stable_sort(whitespace_pieces_, std::greater<>(),
                            [](const Special& s) { return s.text.size(); });
 }
 
@@ -156,8 +161,46 @@ void SentencePieceTokenizer::check_text(std::string_view text, std::string_view 
   }
 }
 
+// llama.cpp's partition of text at user-defined pieces (here the whitespace ones): each
+// piece, longest first, splits every fragment not yet a piece at each of its occurrences,
+// left to right; the fragments left are encoded one by one. 33 spaces become the 31-space
+// piece and the 2-space one, as the Gemma reference ids have them.
 void SentencePieceTokenizer::encode_run(std::string_view text, std::vector<TokenId>& ids) const {
   if (text.empty()) return;
+  struct Fragment {
+    std::string_view text;
+    TokenId id = -1;  // >= 0: the fragment is this piece
+  };
+  std::vector<Fragment> fragments{{text}}, next;
+  for (const Special& piece : whitespace_pieces_) {
+    next.clear();
+    for (const Fragment& f : fragments) {
+      std::string_view rest = f.text;
+      for (std::size_t at = 0;
+           f.id < 0 && (at = rest.find(piece.text)) != std::string_view::npos;) {
+        if (at > 0) next.push_back({rest.substr(0, at)});
+        next.push_back({{}, piece.id});
+        rest.remove_prefix(at + piece.text.size());
+      }
+      if (f.id >= 0) {
+        next.push_back(f);
+      } else if (!rest.empty()) {
+        next.push_back({rest});
+      }
+    }
+    fragments.swap(next);
+  }
+  for (const Fragment& f : fragments) {
+    if (f.id >= 0) {
+      ids.push_back(f.id);
+    } else {
+      encode_fragment(f.text, ids);
+    }
+  }
+}
+
+void SentencePieceTokenizer::encode_fragment(std::string_view text,
+                                             std::vector<TokenId>& ids) const {
   std::vector<int> run_ids;
   const auto status = processor_->Encode(text, &run_ids);
   if (!status.ok()) {

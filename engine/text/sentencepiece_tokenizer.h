@@ -63,6 +63,7 @@ class SentencePieceTokenizer final : public Tokenizer {
   void check_text(std::string_view text, std::string_view what) const;
   // Appends the ids of one run of plain text (the library adds the dummy prefix).
   void encode_run(std::string_view text, std::vector<TokenId>& ids) const;
+  void encode_fragment(std::string_view text, std::vector<TokenId>& ids) const;
   // Splits control text on special tokens: text between them extends `run`.
   void split_control(std::string_view text, std::string& run, std::vector<TokenId>& ids) const;
   void finish(std::vector<TokenId>& ids, bool add_special) const;
@@ -72,6 +73,9 @@ class SentencePieceTokenizer final : public Tokenizer {
   std::vector<SpPiece> pieces_;     // index = token id
   std::vector<std::string> bytes_;  // token_bytes of each id
   std::vector<Special> specials_;   // control and user-defined pieces, longest first
+  // User-defined pieces of whitespace only (Gemma's "\n" and runs of spaces), longest first:
+  // text is split at them before SentencePiece sees it, as llama.cpp does.
+  std::vector<Special> whitespace_pieces_;
   std::vector<TokenId> end_of_generation_;
   TokenId bos_ = -1;
   TokenId eos_ = -1;

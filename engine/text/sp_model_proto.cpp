@@ -1,6 +1,7 @@
 #include "text/sp_model_proto.h"
 
 #include <bit>
+#include <vector>
 
 #include "util/error.h"
 
@@ -247,21 +248,34 @@ int hex_value(char c) {
   return -1;
 }
 
-// Every type field of one piece that says user-defined, rewritten in `out` to say control.
-// The two values differ only in the low bits of the varint's first byte (4 needs no more
-// bits, whatever the encoding's length), so the rewrite keeps every length and offset.
+// The type fields of one piece that say user-defined, rewritten in `out` to say control,
+// unless the piece is whitespace only. The two values differ only in the low bits of the
+// varint's first byte (4 needs no more bits, whatever the encoding's length), so the rewrite
+// keeps every length and offset.
 void make_user_defined_control(ProtoReader reader, std::string& out) {
   constexpr auto kUserDefined = static_cast<std::int32_t>(SpPieceType::UserDefined);
   constexpr auto kControl = static_cast<std::uint8_t>(SpPieceType::Control);
+  std::string_view piece;
+  std::vector<std::size_t> type_offsets;
   while (!reader.done()) {
     const ProtoField f = reader.next();
-    if (f.number != kPieceType || reader.int32_value(f) != kUserDefined) continue;
-    char& first = out[f.value_offset];
+    if (f.number == kPiecePiece) piece = f.bytes;
+    if (f.number == kPieceType && reader.int32_value(f) == kUserDefined) {
+      type_offsets.push_back(f.value_offset);
+    }
+  }
+  if (sp_whitespace_piece(piece)) return;
+  for (const std::size_t at : type_offsets) {
+    char& first = out[at];
     first = static_cast<char>((static_cast<std::uint8_t>(first) & 0x80) | kControl);
   }
 }
 
 }  // namespace
+
+bool sp_whitespace_piece(std::string_view piece) {
+  return !piece.empty() && piece.find_first_not_of(" \t\r\n") == std::string_view::npos;
+}
 
 int sp_byte_piece_value(std::string_view piece) {
   if (piece.size() != 6 || !piece.starts_with("<0x") || piece[5] != '>') return -1;

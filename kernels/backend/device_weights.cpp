@@ -2,8 +2,10 @@
 
 #include <cmath>
 #include <cstring>
+#include <string_view>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "util/error.h"
 #include "util/half.h"
@@ -100,6 +102,23 @@ std::vector<const DeviceWeight*> DeviceModelWeights::projections() const {
     }
   }
   return out;
+}
+
+std::optional<std::string> unsupported_architecture(const ModelSpec& spec) {
+  std::vector<std::string_view> missing;
+  if (spec.qk_norm) missing.push_back("q/k norms");
+  if (spec.post_norms) missing.push_back("post-norms");
+  if (spec.ffn_activation != FfnActivation::Silu) missing.push_back("a GELU gate");
+  if (spec.embedding_scale != 1.0) missing.push_back("scaled embeddings");
+  if (spec.rope_theta_local != 0.0 || !spec.rope_scaling_local) {
+    missing.push_back("a second RoPE for the sliding layers");
+  }
+  if (std::abs(spec.score_scale() * std::sqrt(static_cast<double>(spec.head_dim)) - 1.0) > 1e-9) {
+    missing.push_back("its own attention scale");
+  }
+  if (missing.empty()) return std::nullopt;
+  return fmt::format("the CUDA backend does not run {} models yet ({})", spec.architecture,
+                     fmt::join(missing, ", "));
 }
 
 std::optional<std::string> unsupported_weights(const Model& model) {

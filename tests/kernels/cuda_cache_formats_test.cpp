@@ -78,6 +78,9 @@ EngineOptions options_for(const std::string& backend, const CacheCase& cache) {
   o.v_dtype = cache.v;
   o.kv_exact_tail_blocks = cache.exact_tail_blocks;
   o.cuda_factory = cuda_backend_factory(CudaBackendOptions{});
+  // The CUDA output projection reads one plane of 8-bit codes, as llama.cpp; the CPU's
+  // second plane would move its logits by up to ~0.1 nats beside the cache format's shift.
+  o.two_plane_output = false;
   return o;
 }
 

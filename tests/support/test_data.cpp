@@ -24,6 +24,24 @@ std::optional<std::filesystem::path> find_shared(const std::string& relative) {
   return std::nullopt;
 }
 
+std::optional<std::filesystem::path> find_downloaded_model(const std::string& file) {
+  std::vector<std::filesystem::path> dirs;
+  if (const char* env = std::getenv("KVSCOPE_MODELS_DIR"); env != nullptr && *env != '\0') {
+    dirs.emplace_back(env);
+  }
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg != nullptr && *xdg != '\0') {
+    dirs.push_back(std::filesystem::path(xdg) / "kvscope" / "models");
+  } else if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0') {
+    dirs.push_back(std::filesystem::path(home) / ".cache" / "kvscope" / "models");
+  }
+  dirs.push_back(shared_dir() / "models");
+  for (const auto& dir : dirs) {
+    std::error_code ec;
+    if (std::filesystem::is_regular_file(dir / file, ec)) return dir / file;
+  }
+  return std::nullopt;
+}
+
 std::filesystem::path binary_dir() {
   if (const char* env = std::getenv("KVSCOPE_BINARY_DIR"); env != nullptr && *env != '\0') {
     return env;

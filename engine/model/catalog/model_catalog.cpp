@@ -119,6 +119,14 @@ void read_shape(const Fields& f, ModelSpec& s) {
   s.qkv_bias = f.boolean("qkv_bias", false);
 }
 
+// The family's arithmetic (model_spec.h), then the entry's own window period if it gives one.
+void read_family(const Fields& f, ModelSpec& s) {
+  apply_architecture_defaults(s);
+  if (f.has("sliding_window_pattern")) {
+    s.sliding_window_period = f.integer("sliding_window_pattern", 0, 4096);
+  }
+}
+
 CatalogModel read_model(const Fields& f, const std::string& origin) {
   CatalogModel m;
   m.name = read_name(f);
@@ -128,6 +136,7 @@ CatalogModel read_model(const Fields& f, const std::string& origin) {
   m.spec.architecture = f.text("architecture");
   m.spec.name = m.display_name;
   read_shape(f, m.spec);
+  read_family(f, m.spec);
   try {
     validate(m.spec);
   } catch (const ModelError& e) {

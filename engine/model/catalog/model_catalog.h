@@ -4,8 +4,9 @@
 //
 //   {"models": [{"name", "display_name", "architecture", "license", "n_params", "n_layers",
 //                "dim", "n_heads", "n_kv_heads", "head_dim", "ffn_dim", "vocab_size",
-//                "context_length", "sliding_window", "tied_embeddings", ["qkv_bias"],
-//                "repo", "files": [{"quant", "file", "bytes", ["exact_bytes"], ["revision"],
+//                "context_length", "sliding_window", ["sliding_window_pattern"],
+//                "tied_embeddings", ["qkv_bias"], "repo", "files": [{"quant", "file", "bytes",
+//                ["exact_bytes"], ["revision"],
 //                                    ["sha256"], ["repo"]}, ...]}, ...]}
 //
 // Other keys ("about", "shape_source", "file_source", "notes") are allowed and ignored.

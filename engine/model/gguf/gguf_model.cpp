@@ -92,8 +92,23 @@ std::optional<std::int64_t> layer_of(std::string_view name) {
 }  // namespace
 
 bool gguf_architecture_supported(std::string_view architecture) {
-  return architecture == "llama" || architecture == "qwen2";
+  return architecture == "llama" || architecture == "qwen2" || architecture == "qwen3" ||
+         architecture == "gemma3";
 }
+
+namespace {
+
+// A gemma3 file's keys over the architecture's defaults (model_spec.h): llama.cpp reads the
+// window's period and the sliding layers' rope base when the file has them.
+void read_gemma3_keys(const GgufFile& f, ModelSpec& s) {
+  const std::string& a = s.architecture;
+  if (const auto p = f.find_int(a + ".attention.sliding_window_pattern")) {
+    s.sliding_window_period = *p;
+  }
+  if (const auto base = f.find_float(a + ".rope.freq_base_swa")) s.rope_theta_local = *base;
+}
+
+}  // namespace
 
 ModelSpec gguf_model_spec(const GgufFile& f) {
   ModelSpec s;
@@ -101,8 +116,9 @@ ModelSpec gguf_model_spec(const GgufFile& f) {
   const std::string& a = s.architecture;
   if (!gguf_architecture_supported(a)) {
     throw_error<ModelError>(
-        "{}: general.architecture '{}' is not supported (KVScope runs llama and qwen2)", f.path(),
-        a);
+        "{}: general.architecture '{}' is not supported (KVScope runs llama, qwen2, qwen3 and "
+        "gemma3)",
+        f.path(), a);
   }
   s.name = f.find_string("general.name").value_or(std::filesystem::path(f.path()).stem().string());
   s.n_layers = meta_size(f, a + ".block_count");
@@ -126,10 +142,12 @@ ModelSpec gguf_model_spec(const GgufFile& f) {
   s.norm_eps = f.find_float(a + ".attention.layer_norm_rms_epsilon").value_or(1e-5);
   s.sliding_window = f.find_int(a + ".attention.sliding_window").value_or(0);
   s.vocab_size = read_vocab_size(f);
-  // llama-architecture converters permute Q/K rows so adjacent pairs rotate; qwen2 files
-  // keep the original half-split layout.
-  s.rope_pairing = a == "qwen2" ? RopePairing::HalfSplit : RopePairing::Adjacent;
+  // llama-architecture converters permute Q/K rows so adjacent pairs rotate; the other
+  // families keep the original half-split layout.
+  s.rope_pairing = a == "llama" ? RopePairing::Adjacent : RopePairing::HalfSplit;
   s.qkv_bias = a == "qwen2" || f.find_tensor("blk.0.attn_q.bias") != nullptr;
+  apply_architecture_defaults(s);
+  if (a == "gemma3") read_gemma3_keys(f, s);
   s.tied_embeddings = f.find_tensor("output.weight") == nullptr;
   try {
     validate(s);
@@ -206,11 +224,19 @@ void GgufModel::bind_weights() {
       l.bk = view(p + "attn_k.bias", 0, s.kv_dim());
       l.bv = view(p + "attn_v.bias", 0, s.kv_dim());
     }
+    if (s.qk_norm) {
+      l.q_norm = view(p + "attn_q_norm.weight", 0, s.head_dim);
+      l.k_norm = view(p + "attn_k_norm.weight", 0, s.head_dim);
+    }
     l.wo = view(p + "attn_output.weight", s.dim, s.q_dim());
     l.ffn_norm = view(p + "ffn_norm.weight", 0, s.dim);
     l.w_gate = view(p + "ffn_gate.weight", s.ffn_dim, s.dim);
     l.w_up = view(p + "ffn_up.weight", s.ffn_dim, s.dim);
     l.w_down = view(p + "ffn_down.weight", s.dim, s.ffn_dim);
+    if (s.post_norms) {
+      l.post_attn_norm = view(p + "post_attention_norm.weight", 0, s.dim);
+      l.post_ffn_norm = view(p + "post_ffw_norm.weight", 0, s.dim);
+    }
     weights_.layers.push_back(std::move(l));
   }
   weights_.output_norm = view("output_norm.weight", 0, s.dim);

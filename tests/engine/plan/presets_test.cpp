@@ -17,12 +17,14 @@ using test::gpu_presets;
 using test::model_presets;
 using ::testing::HasSubstr;
 
-// Parameters of a Llama-shaped decoder (Llama, Mistral, Qwen2, Gemma: three FFN matrices,
-// two norms per layer) from its shape alone.
+// Parameters of a Llama-shaped decoder (Llama, Mistral, Qwen2/3, Gemma 1-3: three FFN
+// matrices, two norms per layer, two more after the sub-layers for Gemma 2/3, q and k norms of
+// head_dim for Qwen 3 and Gemma 3) from its shape alone.
 std::int64_t llama_shaped_params(const ModelSpec& s) {
   const std::int64_t attn = s.dim * s.q_dim() + 2 * s.dim * s.kv_dim() + s.q_dim() * s.dim +
-                            (s.qkv_bias ? s.q_dim() + 2 * s.kv_dim() : 0);
-  const std::int64_t layer = attn + 3 * s.dim * s.ffn_dim + 2 * s.dim;
+                            (s.qkv_bias ? s.q_dim() + 2 * s.kv_dim() : 0) +
+                            (s.qk_norm ? 2 * s.head_dim : 0);
+  const std::int64_t layer = attn + 3 * s.dim * s.ffn_dim + (s.post_norms ? 4 : 2) * s.dim;
   const std::int64_t embeddings = s.vocab_size * s.dim * (s.tied_embeddings ? 1 : 2);
   return embeddings + s.n_layers * layer + s.dim;
 }
@@ -44,7 +46,7 @@ TEST(Presets, LlamaShapedPresetsHaveTheParameterCountTheirShapeGives) {
     EXPECT_EQ(p.n_params, llama_shaped_params(p.spec)) << p.slug;
     ++checked;
   }
-  EXPECT_EQ(checked, 17);
+  EXPECT_EQ(checked, 30);
 }
 
 TEST(Presets, EveryModelNamesItsHuggingFaceRepoAndGpusTheirAliases) {

@@ -174,6 +174,31 @@ TEST(SentencePieceVocabTest, UserTextNeverBecomesAUserDefinedTokenFromAModelFile
   expect_user_defined_only_from_control(*tok);
 }
 
+// Gemma's vocab stores "\n", "\n\n" and runs of spaces as user-defined pieces, which llama.cpp
+// and transformers give wherever the text has them (the reference prompt ids say so): such
+// whitespace-only pieces are text, matched in typed text too, longest first, while a markup
+// piece such as "<tool>" beside them still is not. Before, the library was handed "\n" as a
+// control piece and refused any text with a line break.
+TEST(SentencePieceVocabTest, WhitespaceUserDefinedPiecesAreTextMatchedAnywhere) {
+  LlamaVocab v = vocab_with_user_defined();
+  v.add_space_prefix = false;
+  for (const char* piece : {"\n", "\n\n", "  ", "   "}) {
+    v.tokens.emplace_back(piece);
+    v.token_types.push_back(4);
+    v.scores.push_back(0.0f);
+  }
+  const auto newline = static_cast<TokenId>(v.tokens.size() - 4);
+  const TokenId two_newlines = newline + 1, two_spaces = newline + 2, three_spaces = newline + 3;
+  const auto tok = build(v);
+  const auto ids = tok->encode("a\n\n     b\na<tool>", false);
+  EXPECT_EQ(std::count(ids.begin(), ids.end(), two_newlines), 1);
+  EXPECT_EQ(std::count(ids.begin(), ids.end(), three_spaces), 1);  // 5 spaces: 3, then 2
+  EXPECT_EQ(std::count(ids.begin(), ids.end(), two_spaces), 1);
+  EXPECT_EQ(std::count(ids.begin(), ids.end(), newline), 1);
+  EXPECT_EQ(std::count(ids.begin(), ids.end(), kTool), 0);
+  EXPECT_EQ(tok->decode(ids), "a\n\n     b\na<tool>");
+}
+
 TEST(SentencePieceVocabTest, AddEosAppendsEosWhenSpecialsAreAdded) {
   LlamaVocab v = small_vocab();
   v.add_eos = true;
