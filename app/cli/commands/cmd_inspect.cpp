@@ -10,6 +10,7 @@
 #include "cli/command.h"
 #include "kv/format/kv_format.h"
 #include "model/model.h"
+#include "plan/kv_footprint.h"
 #include "text/chat_template.h"
 #include "text/tokenizer.h"
 #include "util/error.h"
@@ -54,19 +55,24 @@ nlohmann::json tensor_summary(const Model& model) {
 
 // Per K/V dtype, in blocks of the default size: a block's bytes (what the allocator takes),
 // the per-token figures derived from it (fractional when a block's Int4 K offsets do not
-// divide among its slots) and the whole blocks the full context needs.
+// divide among its slots) and the whole blocks one sequence of the full context holds in the
+// engine's layer groups (kv_footprint: a sliding-window group at its window), beside what
+// every layer holding every token would take.
 nlohmann::json kv_json(const ModelSpec& s) {
   constexpr std::int64_t bs = kDefaultKvBlockSize;
   nlohmann::json out = nlohmann::json::object();
   for (KvDtype d : {KvDtype::F16, KvDtype::Int8, KvDtype::Int4}) {
     const std::int64_t per_block = kv_bytes_per_block_per_layer(d, d, s.n_kv_heads, s.head_dim, bs);
     const double per_token = kv_bytes_per_token_per_layer(d, s.n_kv_heads, s.head_dim, bs);
+    const KvCacheConfig config = default_kv_config(s, d, d, bs);
     out[std::string(kv_dtype_name(d))] = {
         {"block_size", bs},
         {"bytes_per_block_per_layer", per_block},
         {"bytes_per_token_per_layer", per_token},
         {"bytes_per_token", per_token * static_cast<double>(s.n_layers)},
-        {"bytes_full_context", (s.context_length + bs - 1) / bs * per_block * s.n_layers}};
+        {"bytes_full_context", kv_footprint(config, 1, s.context_length, 1).held_bytes},
+        {"bytes_full_context_without_windows",
+         (s.context_length + bs - 1) / bs * per_block * s.n_layers}};
   }
   return out;
 }
@@ -124,9 +130,12 @@ void print_text(const nlohmann::json& j) {
       "{}):\n",
       s["n_layers"].get<int64_t>(), kDefaultKvBlockSize);
   for (const auto& [dtype, v] : j["kv_cache"].items()) {
-    fmt::print("  {:<5} {:>10.2f} bytes/token   {:>10.2f} MiB at the full context\n", dtype,
-               v["bytes_per_token"].get<double>(),
-               mib(v["bytes_full_context"].get<std::uint64_t>()));
+    const auto held = v["bytes_full_context"].get<std::uint64_t>();
+    const auto full = v["bytes_full_context_without_windows"].get<std::uint64_t>();
+    fmt::print("  {:<5} {:>10.2f} bytes/token   {:>10.2f} MiB at the full context", dtype,
+               v["bytes_per_token"].get<double>(), mib(held));
+    if (held != full) fmt::print(" ({:.2f} MiB if no layer slid)", mib(full));
+    fmt::print("\n");
   }
 }
 

@@ -1,0 +1,122 @@
+// Qwen 3 and Gemma 3 without a real file: tiny random-weight GGUFs written by the engine's own
+// synthetic writer (F32 weights, so neither program quantizes anything), run by llama.cpp (a
+// build of the 2026-08 snapshot, unslothai/llama.cpp) and by the CPU backend, every
+// position's logits compared. tests/data/llama-cpp-families.json holds llama.cpp's logits:
+// its ids were run one token per step (n_batch 1, default f16 cache) with a program linked to
+// libllama, reading the files this test writes to build/synthetic-families/ (kept there for
+// that purpose). The prompt outruns Gemma's window of 6, so every sliding layer drops keys.
+//
+// The comparison runs the exact reference path (float activations, llama.cpp's fp16 attention
+// order): on qwen3 it gives llama.cpp's logits to 1e-6. On gemma3 llama.cpp's CPU GELU rounds
+// its input to fp16 and reads an fp16 table, which moves its log-probabilities by up to 3e-3
+// here (the fp64 reference, tests/reference/fp64_forward.py, sides with KVScope's float GELU:
+// 1.3e-3 from the default path, 2.9e-3 from llama.cpp). A wrong window moves them ten
+// times further, as the last test shows.
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "model/synthetic_model.h"
+#include "run/engine.h"
+#include "support/test_data.h"
+
+namespace kvscope {
+namespace {
+
+ModelSpec tiny_spec(const std::string& architecture) {
+  ModelSpec s;
+  s.architecture = architecture;
+  s.name = "tiny-" + architecture;
+  s.n_layers = architecture == "gemma3" ? 7 : 3;  // gemma3: layer 5 global, 0-4 and 6 slide
+  s.dim = 64;
+  s.n_heads = 4;
+  s.n_kv_heads = architecture == "gemma3" ? 1 : 2;
+  s.head_dim = 32;  // not dim / n_heads: the file says key_length
+  s.rope_dim = 32;
+  s.ffn_dim = 128;
+  s.vocab_size = 320;
+  s.context_length = 256;
+  s.rope_theta = architecture == "gemma3" ? 1e6 : 1e4;
+  s.norm_eps = 1e-6;
+  s.tied_embeddings = true;
+  if (architecture == "gemma3") {
+    s.sliding_window = 6;
+    s.sliding_window_period = 6;
+    s.rope_theta_local = 1e4;
+  }
+  return s;
+}
+
+std::string tiny_file(const std::string& architecture) {
+  const auto dir = test::binary_dir() / "synthetic-families";
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / ("tiny-" + architecture + ".gguf")).string();
+  write_synthetic_gguf(path, tiny_spec(architecture), TensorType::F32, 7);
+  return path;
+}
+
+nlohmann::json reference(const std::string& architecture) {
+  const auto path = std::filesystem::path(__FILE__).parent_path().parent_path().parent_path() /
+                    "data" / "llama-cpp-families.json";
+  std::ifstream in(path);
+  return nlohmann::json::parse(in).at(architecture);
+}
+
+EngineOptions exact_options() {
+  EngineOptions o;
+  o.backend = BackendChoice::Cpu;
+  o.n_threads = 1;
+  o.q8_activations = false;
+  return o;
+}
+
+// max over positions and tokens of |ours - llama.cpp's|, over the largest |logit|
+double relative_difference(const std::string& architecture,
+                           const EngineOptions& options = exact_options()) {
+  const std::string model = tiny_file(architecture);
+  const nlohmann::json ref = reference(architecture);
+  const auto ids = ref.at("ids").get<std::vector<TokenId>>();
+  const auto want = ref.at("logits").get<std::vector<std::vector<float>>>();
+  Engine engine(model, options);
+  const std::vector<float> got = engine.evaluate(ids);
+  const auto vocab = static_cast<std::size_t>(engine.spec().vocab_size);
+  EXPECT_EQ(want.size(), ids.size());
+  double worst = 0.0, range = 0.0;
+  for (std::size_t t = 0; t < want.size(); ++t) {
+    EXPECT_EQ(want[t].size(), vocab);
+    for (std::size_t i = 0; i < vocab && i < want[t].size(); ++i) {
+      worst = std::max(worst, static_cast<double>(std::abs(got[t * vocab + i] - want[t][i])));
+      range = std::max(range, static_cast<double>(std::abs(want[t][i])));
+    }
+  }
+  ::testing::Test::RecordProperty(architecture + " max |dlogit| / max |logit|",
+                                  std::to_string(worst / range));
+  return worst / range;
+}
+
+TEST(LlamaCppFamilies, Qwen3LogitsAreLlamaCppsAtEveryPosition) {
+  EXPECT_LT(relative_difference("qwen3"), 1e-5);
+}
+
+TEST(LlamaCppFamilies, Gemma3LogitsAreLlamaCppsAtEveryPositionPastTheWindow) {
+  EXPECT_LT(relative_difference("gemma3"), 3e-3);
+}
+
+// The same file with every layer attending to the whole context (custom layer groups, window
+// 0): the 16-token prompt outruns the window of 6, so the logits leave llama.cpp's.
+TEST(LlamaCppFamilies, Gemma3WithoutItsWindowIsCaught) {
+  EngineOptions o = exact_options();
+  LayerGroupConfig all;
+  for (std::int64_t l = 0; l < tiny_spec("gemma3").n_layers; ++l) all.layers.push_back(l);
+  o.layer_groups = {all};
+  EXPECT_GT(relative_difference("gemma3", o), 3e-2);
+}
+
+}  // namespace
+}  // namespace kvscope
