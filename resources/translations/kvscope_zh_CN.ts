@@ -753,6 +753,22 @@ sha256 %1</translation>
         <source>Assistant</source>
         <translation>助手</translation>
     </message>
+    <message>
+        <source>Hide the model&apos;s reasoning</source>
+        <translation>隐藏模型的思考过程</translation>
+    </message>
+    <message>
+        <source>Show the model&apos;s reasoning</source>
+        <translation>显示模型的思考过程</translation>
+    </message>
+    <message>
+        <source>Thinking…</source>
+        <translation>正在思考…</translation>
+    </message>
+    <message>
+        <source>Thinking</source>
+        <translation>思考过程</translation>
+    </message>
 </context>
 <context>
     <name>kvscope::ui::DemoModelChooser</name>

@@ -7,8 +7,10 @@
 #include <QScrollBar>
 #include <QTextBlock>
 #include <QTextCursor>
+#include <QTextFrame>
 
 #include "chat/session.h"
+#include "chat/thinking.h"
 
 namespace kvscope::ui {
 
@@ -26,6 +28,22 @@ class UntrustedDocument : public QTextDocument {
     return QVariant::fromValue(QImage());
   }
 };
+
+// A "Thinking" header is a link to this scheme, the message index as its path; the view
+// handles it itself.
+const QLatin1String kThinkingScheme("kvscope-thinking");
+
+const QString kStreamingMark = QStringLiteral(" \u258d");
+
+const QTextDocument::MarkdownFeatures kMarkdown(QTextDocument::MarkdownDialectGitHub |
+                                                QTextDocument::MarkdownNoHTML);
+
+// `a` moved a fraction `t` of the way to `b`.
+QColor blend(const QColor& a, const QColor& b, double t) {
+  return QColor::fromRgbF(static_cast<float>(a.redF() + (b.redF() - a.redF()) * t),
+                          static_cast<float>(a.greenF() + (b.greenF() - a.greenF()) * t),
+                          static_cast<float>(a.blueF() + (b.blueF() - a.blueF()) * t));
+}
 
 }  // namespace
 
@@ -84,7 +102,21 @@ QVariant ChatView::loadResource(int /*type*/, const QUrl& /*name*/) {
   return QVariant::fromValue(QImage());
 }
 
+bool ChatView::thinkingExpanded(qsizetype item) const {
+  return expanded_thinking_.count(thinking_key(item)) > 0;
+}
+
+ChatView::ThinkingKey ChatView::thinking_key(qsizetype item) const {
+  const ChatSession* s = session_.data();
+  if (s == nullptr || item < 0 || item >= s->items().size()) return {0, -1, 0};
+  return {s->id(), item, s->items()[item].created_ms};
+}
+
 void ChatView::open_link(const QUrl& url) {
+  if (url.scheme() == kThinkingScheme) {
+    toggle_thinking(url.path().toLongLong());
+    return;
+  }
   if (!isWebLink(url)) {
     emit linkRefused(url);
     return;
@@ -98,6 +130,21 @@ void ChatView::changeEvent(QEvent* event) {
 }
 
 void ChatView::render_all() {
+  render_document();
+  scroll_if_following(true);
+}
+
+// Opening or closing a section keeps the view where it is: the header stays under the mouse.
+void ChatView::toggle_thinking(qsizetype item) {
+  const ThinkingKey key = thinking_key(item);
+  if (std::get<1>(key) < 0) return;
+  if (expanded_thinking_.erase(key) == 0) expanded_thinking_.insert(key);
+  const int value = verticalScrollBar()->value();
+  render_document();
+  verticalScrollBar()->setValue(value);
+}
+
+void ChatView::render_document() {
   last_item_timer_.stop();
   clear();
   last_item_start_ = 0;
@@ -107,9 +154,8 @@ void ChatView::render_all() {
   const auto& items = s->items();
   for (qsizetype i = 0; i < items.size(); ++i) {
     if (i + 1 == items.size()) last_item_start_ = cursor.position();
-    insert_item(cursor, items[i]);
+    insert_item(cursor, i, items[i]);
   }
-  scroll_if_following(true);
 }
 
 void ChatView::render_last() {
@@ -120,13 +166,14 @@ void ChatView::render_last() {
   cursor.setPosition(last_item_start_);
   cursor.movePosition(QTextCursor::End, QTextCursor::KeepAnchor);
   cursor.removeSelectedText();
-  insert_item(cursor, s->items().constLast());
+  insert_item(cursor, s->items().size() - 1, s->items().constLast());
   scroll_if_following(was_at_end);
 }
 
-// A header line ("You" / "Assistant", in the highlight colour), then the text as Markdown,
-// then a note in the placeholder colour when the reply ended early.
-void ChatView::insert_item(QTextCursor& cursor, const ChatItem& item) {
+// A header line ("You" / "Assistant", in the highlight colour), a reply's "Thinking" section
+// when it has one, then the text as Markdown, then a note in the placeholder colour when the
+// reply ended early.
+void ChatView::insert_item(QTextCursor& cursor, qsizetype index, const ChatItem& item) {
   const bool user = item.role == QLatin1String("user");
   QTextBlockFormat header_block;
   header_block.setTopMargin(cursor.position() == 0 ? 0 : 14);
@@ -142,14 +189,19 @@ void ChatView::insert_item(QTextCursor& cursor, const ChatItem& item) {
   }
   cursor.insertText(user ? tr("You") : tr("Assistant"));
   cursor.insertBlock(QTextBlockFormat(), QTextCharFormat());
-  QString text = item.text;
-  if (item.state == ChatItem::State::Streaming) text += QStringLiteral(" \u258d");
-  // GitHub Markdown without raw HTML: an <img> or <a> tag in a reply is shown as text
-  if (!text.isEmpty()) {
-    cursor.insertMarkdown(text,
-                          QTextDocument::MarkdownFeatures(QTextDocument::MarkdownDialectGitHub |
-                                                          QTextDocument::MarkdownNoHTML));
+  const bool streaming = item.state == ChatItem::State::Streaming;
+  ReplyThinking reply;
+  if (user) {
+    reply.answer = item.text;
+  } else {
+    reply = split_thinking(item.text);
   }
+  const bool open = reply.section == ReplyThinking::Section::Open;
+  if (reply.shown()) insert_thinking(cursor, index, reply.reasoning, open, streaming);
+  QString text = reply.answer;
+  if (streaming && !open) text += kStreamingMark;
+  // GitHub Markdown without raw HTML: an <img> or <a> tag in a reply is shown as text
+  if (!text.isEmpty()) cursor.insertMarkdown(text, kMarkdown);
   if (!item.note.isEmpty()) {
     QTextCharFormat note;
     note.setFontItalic(true);
@@ -160,6 +212,46 @@ void ChatView::insert_item(QTextCursor& cursor, const ChatItem& item) {
     cursor.insertBlock(QTextBlockFormat(), note);
     cursor.insertText(QStringLiteral("\u2014 ") + item.note);
   }
+}
+
+// "▶ Thinking" (a link that opens and closes the section; "Thinking…" while the model is
+// still in it), and when open, the reasoning as Markdown in a shaded box, in a softer colour
+// than the answer. Leaves the cursor in an empty block after the section.
+void ChatView::insert_thinking(QTextCursor& cursor, qsizetype index, const QString& reasoning,
+                               bool open, bool streaming) {
+  const bool expanded = thinkingExpanded(index);
+  QTextCharFormat toggle;
+  toggle.setAnchor(true);
+  toggle.setAnchorHref(QStringLiteral("%1:%2").arg(kThinkingScheme).arg(index));
+  toggle.setForeground(palette().color(QPalette::PlaceholderText));
+  toggle.setFontWeight(QFont::DemiBold);
+  toggle.setToolTip(expanded ? tr("Hide the model's reasoning") : tr("Show the model's reasoning"));
+  QTextBlockFormat toggle_block;
+  toggle_block.setBottomMargin(4);
+  cursor.setBlockFormat(toggle_block);
+  const QString arrow = expanded ? QStringLiteral("\u25bc ") : QStringLiteral("\u25b6 ");
+  cursor.insertText(arrow + (open && streaming ? tr("Thinking\u2026") : tr("Thinking")), toggle);
+  if (!expanded) {
+    cursor.insertBlock(QTextBlockFormat(), QTextCharFormat());
+    return;
+  }
+  QTextFrameFormat box;
+  box.setBackground(palette().color(QPalette::AlternateBase));
+  box.setBorder(0);
+  box.setPadding(8);
+  box.setBottomMargin(8);
+  QTextFrame* frame = cursor.insertFrame(box);
+  const int start = cursor.position();
+  const QString text = reasoning + (open && streaming ? kStreamingMark : QString());
+  if (!text.isEmpty()) cursor.insertMarkdown(text, kMarkdown);
+  cursor.setPosition(start, QTextCursor::KeepAnchor);
+  QTextCharFormat soft;
+  soft.setForeground(blend(palette().color(QPalette::Text), palette().color(QPalette::Base), 0.3));
+  cursor.mergeCharFormat(soft);
+  cursor.setPosition(frame->lastPosition());
+  cursor.movePosition(QTextCursor::NextBlock);
+  cursor.setBlockFormat(QTextBlockFormat());
+  cursor.setCharFormat(QTextCharFormat());
 }
 
 bool ChatView::at_end() const {

@@ -1,6 +1,8 @@
 // ChatView: renders a ChatSession as a document, each message's text as Markdown. While a
 // reply streams only that last message is re-rendered (at most every 80 ms), and the view
-// follows the end unless the user has scrolled up.
+// follows the end unless the user has scrolled up. A reply that begins with <think> shows its
+// reasoning in a "Thinking" section (thinking.h), collapsed until its header is clicked; the
+// message itself keeps the tags, only the view leaves them out.
 //
 // Message text is untrusted (a model writes it): it is rendered without raw HTML, the view
 // loads no resource at all (an image `![](/dev/zero)` made the GUI thread read forever, a
@@ -14,6 +16,8 @@
 #include <QUrl>
 
 #include <functional>
+#include <set>
+#include <tuple>
 
 namespace kvscope::ui {
 
@@ -37,6 +41,10 @@ class ChatView : public QTextBrowser {
   void setLinkHandlers(std::function<bool(const QUrl&)> confirm,
                        std::function<void(const QUrl&)> open);
 
+  // Whether message `item` of the session shows its reasoning (its "Thinking" header was
+  // clicked open). Remembered per chat while the view lives; a regenerated reply starts closed.
+  bool thinkingExpanded(qsizetype item) const;
+
   // Nothing is loaded (an empty image: the document draws its placeholder).
   QVariant loadResource(int type, const QUrl& name) override;
 
@@ -48,10 +56,18 @@ class ChatView : public QTextBrowser {
   void changeEvent(QEvent* event) override;
 
  private:
+  // An expanded "Thinking" section: chat, message index, the message's created_ms.
+  using ThinkingKey = std::tuple<qint64, qsizetype, qint64>;
+
   void open_link(const QUrl& url);
   void render_all();
+  void render_document();
   void render_last();
-  void insert_item(QTextCursor& cursor, const ChatItem& item);
+  void insert_item(QTextCursor& cursor, qsizetype index, const ChatItem& item);
+  void insert_thinking(QTextCursor& cursor, qsizetype index, const QString& reasoning, bool open,
+                       bool streaming);
+  void toggle_thinking(qsizetype item);
+  ThinkingKey thinking_key(qsizetype item) const;
   void scroll_if_following(bool was_at_end);
   bool at_end() const;
 
@@ -60,6 +76,7 @@ class ChatView : public QTextBrowser {
   QTimer last_item_timer_;
   std::function<bool(const QUrl&)> confirm_link_;
   std::function<void(const QUrl&)> open_link_;
+  std::set<ThinkingKey> expanded_thinking_;
 };
 
 }  // namespace kvscope::ui
