@@ -96,6 +96,24 @@ class LivePanelTest : public QObject {
     QCOMPARE(h.pagedWaste()[0].y(), 100.0 * 11 / 32);
   }
 
+  // Layers in runs read as ranges (Gemma 3's sliding group, or 30 layers), not a cut-off list.
+  void blockMapGroupHeaderWritesLayerRanges() {
+    BlockMapWidget map;
+    PanelFrame f = small_frame(21, 0);
+    f.cache.groups[0].layers = {0, 1, 2, 3, 4, 6, 7, 8, 9, 10, 12, 13, 14, 15, 16};
+    f.cache.groups[0].window = 512;
+    LayerGroupSnapshot global = f.cache.groups[0];
+    global.layers = {5, 11, 17};
+    global.window = 0;
+    f.cache.groups.push_back(global);
+    map.setFrame(f);
+    QVERIFY2(map.groupTitle(0).startsWith(QStringLiteral(
+                 "Group 0 \u00b7 layers 0-4, 6-10, 12-16 \u00b7 sliding window 512")),
+             qPrintable(map.groupTitle(0)));
+    QVERIFY2(map.groupTitle(1).contains(QStringLiteral("layers 5, 11, 17 \u00b7 full attention")),
+             qPrintable(map.groupTitle(1)));
+  }
+
   void blockMapTooltipNamesOwnerFillRefcountAndBytes() {
     BlockMapWidget map;
     map.resize(400, 200);

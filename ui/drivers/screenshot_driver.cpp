@@ -67,9 +67,10 @@ void ScreenshotDriver::on_finished(const ReplyFinished& result) {
   if (result.chat != first_ && result.chat != second_) return;
   if (regenerating_) {
     if (result.chat != second_) return;
-    if (!grabbed_regenerate_) {
-      fail(QStringLiteral("the regenerated reply ended before its shot"));
-      return;
+    if (!grabbed_regenerate_) {  // it stopped early, as above: shoot now
+      std::printf("note: the regenerated reply ended before its shot; taken after it\n");
+      grabbed_regenerate_ = true;
+      grab(QStringLiteral("regenerate"));
     }
     QTimer::singleShot(400, this, [this] { grab_pages_and_quit(); });
     return;
@@ -83,9 +84,13 @@ void ScreenshotDriver::on_finished(const ReplyFinished& result) {
     return;
   }
   if (++finished_ < 2) return;
-  if (!grabbed_mid_) {
-    fail(QStringLiteral("the replies ended before the mid-generation shot"));
-    return;
+  if (!grabbed_mid_) {  // a model that stops early (a base model's stop string): shoot now
+    std::printf(
+        "note: the replies ended before %lld tokens of chat 2; the mid shot is taken "
+        "after them\n",
+        static_cast<long long>(plan_.grab_after));
+    grabbed_mid_ = true;
+    grab(QStringLiteral("mid"));
   }
   // The worker's last frame (the cache after both replies) follows the finish signals.
   QTimer::singleShot(400, this, [this] {

@@ -6,7 +6,8 @@
 // kept reply: saved mid-way as <prefix>-regenerate), a chat saved by an earlier run is
 // opened (<prefix>-saved-chat, when there is one), and each page beside the chat is
 // saved (<prefix>-models once its scan ends, -fits, -demo-paging, -demo-prefix, -demo-gqa,
-// -demo-quant). It quits with 0, or 1 saying what was wrong.
+// -demo-quant). A reply that stops before its shot's token count (a base model's stop string)
+// is shot when it ends, with a note. It quits with 0, or 1 saying what was wrong.
 #pragma once
 
 #include <QElapsedTimer>

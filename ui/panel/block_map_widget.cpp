@@ -19,10 +19,18 @@ constexpr int kMargin = 4;
 constexpr int kMaxCell = 16;
 constexpr int kMinCell = 3;
 
+// "0-4, 6-10, 12-16": runs of consecutive layers as ranges, so Gemma's five sliding layers in
+// six, or 30 layers in one group ("0-29"), read at a glance instead of being cut off.
 QString layer_list(const std::vector<std::int64_t>& layers) {
   QStringList out;
-  for (std::int64_t l : layers) out << QString::number(l);
-  return out.join(QLatin1Char(','));
+  for (std::size_t i = 0; i < layers.size();) {
+    std::size_t j = i;
+    while (j + 1 < layers.size() && layers[j + 1] == layers[j] + 1) ++j;
+    out << (j == i ? QString::number(layers[i])
+                   : QStringLiteral("%1-%2").arg(layers[i]).arg(layers[j]));
+    i = j + 1;
+  }
+  return out.join(QStringLiteral(", "));
 }
 
 QString dtype(KvDtype d) {
@@ -152,7 +160,7 @@ QString BlockMapWidget::owner_name(SeqId seq) const {
                               : tr("chat %1 (sequence %2)").arg(it->second).arg(seq);
 }
 
-QString BlockMapWidget::group_title(std::size_t g) const {
+QString BlockMapWidget::groupTitle(std::size_t g) const {
   const LayerGroupSnapshot& s = groups_[g];
   const QString window =
       s.window > 0 ? tr("sliding window %1").arg(s.window) : tr("full attention");
@@ -177,7 +185,7 @@ void BlockMapWidget::paintEvent(QPaintEvent*) {
     const GroupLayout& L = layout_[g];
     p.setPen(palette().color(QPalette::Text));
     p.drawText(L.header, Qt::AlignLeft | Qt::AlignVCenter,
-               fontMetrics().elidedText(group_title(g), Qt::ElideRight, L.header.width()));
+               fontMetrics().elidedText(groupTitle(g), Qt::ElideRight, L.header.width()));
     for (int c = 0; c < L.n_cells; ++c) {
       const QRect r(L.origin.x() + (c % L.cols) * L.cell, L.origin.y() + (c / L.cols) * L.cell,
                     L.cell - 1, L.cell - 1);

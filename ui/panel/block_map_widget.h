@@ -32,6 +32,9 @@ class BlockMapWidget : public QWidget {
   // The tooltip text for the cell under `pos` (empty when there is none).
   QString describeAt(QPoint pos) const;
   std::int64_t blockCount() const;
+  // The header of a group: "Group 1 · layers 0-4, 6-10 · sliding window 512 · K f16 / V f16 ·
+  // 36 of 2048 blocks used, 0 shared".
+  QString groupTitle(std::size_t group) const;
 
   QSize sizeHint() const override { return {520, 220}; }
   QSize minimumSizeHint() const override { return {200, 90}; }
@@ -63,7 +66,6 @@ class BlockMapWidget : public QWidget {
   void paint_legend(QPainter& p) const;
   QColor owner_color(SeqId seq) const;
   QString owner_name(SeqId seq) const;
-  QString group_title(std::size_t group) const;
 
   std::vector<LayerGroupSnapshot> groups_;
   std::int64_t block_size_ = 16;
