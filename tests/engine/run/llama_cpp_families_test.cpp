@@ -1,4 +1,4 @@
-// Qwen 3 and Gemma 3 without a real file: tiny random-weight GGUFs written by the engine's own
+// Qwen 2, Qwen 3 and Gemma 3 without a real file: tiny random-weight GGUFs written by the engine's own
 // synthetic writer (F32 weights, so neither program quantizes anything), run by llama.cpp (a
 // build of the 2026-08 snapshot, unslothai/llama.cpp) and by the CPU backend, every
 // position's logits compared. tests/data/llama-cpp-families.json holds llama.cpp's logits:
@@ -37,8 +37,9 @@ ModelSpec tiny_spec(const std::string& architecture) {
   s.dim = 64;
   s.n_heads = 4;
   s.n_kv_heads = architecture == "gemma3" ? 1 : 2;
-  s.head_dim = 32;  // not dim / n_heads: the file says key_length
-  s.rope_dim = 32;
+  // qwen3 and gemma3: not dim / n_heads (the file says key_length); llama.cpp's qwen2 wants it
+  s.head_dim = architecture == "qwen2" ? 16 : 32;
+  s.rope_dim = s.head_dim;
   s.ffn_dim = 128;
   s.vocab_size = 320;
   s.context_length = 256;
@@ -102,6 +103,10 @@ double relative_difference(const std::string& architecture,
 
 TEST(LlamaCppFamilies, Qwen3LogitsAreLlamaCppsAtEveryPosition) {
   EXPECT_LT(relative_difference("qwen3"), 1e-5);
+}
+
+TEST(LlamaCppFamilies, Qwen2LogitsWithBiasesAreLlamaCppsAtEveryPosition) {
+  EXPECT_LT(relative_difference("qwen2"), 1e-5);
 }
 
 TEST(LlamaCppFamilies, Gemma3LogitsAreLlamaCppsAtEveryPositionPastTheWindow) {
