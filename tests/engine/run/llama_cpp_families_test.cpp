@@ -1,5 +1,5 @@
-// Qwen 2, Qwen 3 and Gemma 3 without a real file: tiny random-weight GGUFs written by the engine's own
-// synthetic writer (F32 weights, so neither program quantizes anything), run by llama.cpp (a
+// Qwen 2, Qwen 3 and Gemma 3 without a real file: tiny random-weight GGUFs written by the engine's
+// own synthetic writer (F32 weights, so neither program quantizes anything), run by llama.cpp (a
 // build of the 2026-08 snapshot, unslothai/llama.cpp) and by the CPU backend, every
 // position's logits compared. tests/data/llama-cpp-families.json holds llama.cpp's logits:
 // its ids were run one token per step (n_batch 1, default f16 cache) with a program linked to
