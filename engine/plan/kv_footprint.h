@@ -24,8 +24,8 @@ namespace kvscope {
 
 // The cache the engine builds for a model by default: the model's layer groups
 // (model_layer_groups: one with every layer, or the sliding layers and the global ones),
-// the given K and V dtypes and max_context = the model's context length. budget_bytes / n_blocks are left 0: the
-// planner (or the engine) sets the budget.
+// the given K and V dtypes and max_context = the model's context length. budget_bytes / n_blocks
+// are left 0: the planner (or the engine) sets the budget.
 KvCacheConfig default_kv_config(const ModelSpec& spec, KvDtype k_dtype, KvDtype v_dtype,
                                 std::int64_t block_size = 16);
 
