@@ -48,14 +48,14 @@ RopeScaling parse_rope_scaling(const json& config, const std::string& source) {
   return out;
 }
 
-// Mistral uses sliding_window directly (null: off); Qwen2 lists a window but applies it
+// Mistral uses sliding_window directly (null: off); Qwen2 and Qwen3 list a window but apply it
 // only when use_sliding_window is true, and then (as transformers and vLLM do) only to the
 // layers from max_window_layers on (28 when absent). One window serves every layer here, so
 // a config that slides some layers and not others is refused rather than run differently.
 std::int64_t parse_sliding_window(const json& config, const std::string& model_type,
                                   std::int64_t n_layers, const std::string& source) {
   const auto window = hf::find_int(config, "sliding_window", source);
-  if (!window || model_type != "qwen2") return window.value_or(0);
+  if (!window || (model_type != "qwen2" && model_type != "qwen3")) return window.value_or(0);
   if (!hf::find_bool(config, "use_sliding_window", source).value_or(false)) return 0;
   const std::int64_t first = hf::find_int(config, "max_window_layers", source).value_or(28);
   if (first >= n_layers) return 0;  // no layer slides
@@ -74,10 +74,11 @@ ModelSpec spec_from_json(const json& config, const std::string& source) {
   }
   const auto model_type = hf::find_string(config, "model_type", source);
   if (!model_type) throw_error<ModelError>("{}: model_type: missing", source);
-  if (*model_type != "llama" && *model_type != "mistral" && *model_type != "qwen2") {
+  if (*model_type != "llama" && *model_type != "mistral" && *model_type != "qwen2" &&
+      *model_type != "qwen3") {
     throw_error<ModelError>(
-        "{}: model_type '{}' is not supported (KVScope runs llama, mistral and qwen2)", source,
-        quote_prefix(*model_type));
+        "{}: model_type '{}' is not supported (KVScope runs llama, mistral, qwen2 and qwen3)",
+        source, quote_prefix(*model_type));
   }
 
   ModelSpec spec;
@@ -102,6 +103,7 @@ ModelSpec spec_from_json(const json& config, const std::string& source) {
   spec.tied_embeddings = hf::find_bool(config, "tie_word_embeddings", source).value_or(false);
   spec.qkv_bias =
       *model_type == "qwen2" || hf::find_bool(config, "attention_bias", source).value_or(false);
+  apply_architecture_defaults(spec);  // qwen3: q/k norms
   try {
     validate(spec);
   } catch (const ModelError& e) {

@@ -216,6 +216,10 @@ void HfModel::bind_weights(const std::string& folder) {
       l.bk = vector_view(p + "self_attn.k_proj.bias", s.kv_dim());
       l.bv = vector_view(p + "self_attn.v_proj.bias", s.kv_dim());
     }
+    if (s.qk_norm) {
+      l.q_norm = vector_view(p + "self_attn.q_norm.weight", s.head_dim);
+      l.k_norm = vector_view(p + "self_attn.k_norm.weight", s.head_dim);
+    }
     l.wo = view(p + "self_attn.o_proj.weight", s.dim, s.q_dim());
     l.ffn_norm = vector_view(p + "post_attention_layernorm.weight", s.dim);
     l.w_gate = view(p + "mlp.gate_proj.weight", s.ffn_dim, s.dim);

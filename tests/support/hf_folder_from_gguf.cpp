@@ -63,10 +63,16 @@ SafetensorsEntry bf16_entry(std::string name, const WeightView& w, std::int64_t 
 void add_layer(std::vector<SafetensorsEntry>& shard, const ModelSpec& s, const LayerWeights& l,
                std::int64_t i) {
   const auto p = fmt::format("model.layers.{}.", i);
+  // llama GGUFs hold Q/K rows permuted for adjacent pairs; qwen3's keep the HF order
+  const std::int64_t rope_rows = s.rope_pairing == RopePairing::Adjacent ? s.head_dim : 0;
   shard.push_back(bf16_entry(p + "input_layernorm.weight", l.attn_norm));
-  shard.push_back(bf16_entry(p + "self_attn.q_proj.weight", l.wq, s.head_dim));
-  shard.push_back(bf16_entry(p + "self_attn.k_proj.weight", l.wk, s.head_dim));
+  shard.push_back(bf16_entry(p + "self_attn.q_proj.weight", l.wq, rope_rows));
+  shard.push_back(bf16_entry(p + "self_attn.k_proj.weight", l.wk, rope_rows));
   shard.push_back(bf16_entry(p + "self_attn.v_proj.weight", l.wv));
+  if (s.qk_norm) {
+    shard.push_back(bf16_entry(p + "self_attn.q_norm.weight", l.q_norm));
+    shard.push_back(bf16_entry(p + "self_attn.k_norm.weight", l.k_norm));
+  }
   shard.push_back(bf16_entry(p + "self_attn.o_proj.weight", l.wo));
   shard.push_back(bf16_entry(p + "post_attention_layernorm.weight", l.ffn_norm));
   shard.push_back(bf16_entry(p + "mlp.gate_proj.weight", l.w_gate));
@@ -109,8 +115,9 @@ void write_weights(const Model& model, const fs::path& folder, int n_shards) {
 }
 
 json config_json(const ModelSpec& s, const GgufFile& gguf) {
-  return {{"architectures", {"LlamaForCausalLM"}},
-          {"model_type", "llama"},
+  const bool qwen3 = s.architecture == "qwen3";
+  return {{"architectures", {qwen3 ? "Qwen3ForCausalLM" : "LlamaForCausalLM"}},
+          {"model_type", qwen3 ? "qwen3" : "llama"},
           {"hidden_act", "silu"},
           {"hidden_size", s.dim},
           {"intermediate_size", s.ffn_dim},
@@ -157,12 +164,15 @@ json generation_config_json(const GgufFile& gguf) {
   return config;
 }
 
-// What this converter can express: a plain llama with adjacent-pair RoPE rows.
+// What this converter can express: a plain llama with adjacent-pair RoPE rows, or a qwen3.
 void check_convertible(const ModelSpec& s, const std::string& path) {
-  if (s.architecture != "llama" || s.rope_pairing != RopePairing::Adjacent || s.qkv_bias ||
+  const bool llama = s.architecture == "llama" && s.rope_pairing == RopePairing::Adjacent;
+  if ((!llama && s.architecture != "qwen3") || s.qkv_bias ||
       s.rope_scaling.type != RopeScalingType::None || s.rope_dim != s.head_dim) {
     throw_error<ModelError>(
-        "{}: only llama GGUFs without biases or RoPE scaling are converted to a HF folder", path);
+        "{}: only llama and qwen3 GGUFs without biases or RoPE scaling are converted to a HF "
+        "folder",
+        path);
   }
 }
 

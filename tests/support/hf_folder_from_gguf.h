@@ -1,9 +1,10 @@
-// A Hugging Face folder made from a llama-architecture GGUF by the project's own code, to
+// A Hugging Face folder made from a llama- or qwen3-architecture GGUF by the project's own code, to
 // check the HF loading path against the GGUF one on the same weights: every tensor
 // dequantized with the engine's dequantize_row and stored as BF16 in `n_shards` safetensors
 // shards split by layers (model-0000k-of-0000n.safetensors, with model.safetensors.index.json),
-// under the names transformers' LlamaForCausalLM uses, Q and K rows put back in HF order
-// (llama.cpp's converter permutes them for adjacent-pair RoPE); config.json from the GGUF's
+// under the names transformers' LlamaForCausalLM (Qwen3ForCausalLM, with q_norm / k_norm) uses,
+// a llama's Q and K rows put back in HF order (llama.cpp's converter permutes them for
+// adjacent-pair RoPE); config.json from the GGUF's
 // spec; tokenizer.json from its vocab (gguf_tokenizer_json.h); tokenizer_config.json (BOS /
 // EOS / padding text, add_bos_token, chat template) and generation_config.json from its
 // tokenizer.ggml.* metadata. Tied embeddings stay tied: no lm_head.weight is written.

@@ -26,9 +26,11 @@
 
 #include "cpu/cpu_ops.h"
 #include "engine/run/reference_cases.h"
+#include "model/synthetic_model.h"
 #include "run/engine.h"
 #include "support/hf_folder_from_gguf.h"
 #include "support/test_data.h"
+#include "text/byte_unicode.h"
 
 namespace kvscope {
 namespace {
@@ -149,6 +151,57 @@ TEST(HfFolderFromGguf, GreedyIdsAndLogprobsAreTheGgufsOnTheSamePrefix) {
   }
   std::printf("HF folder vs GGUF: top-5 log-probabilities at most %.4f nats apart\n", worst);
   ::testing::Test::RecordProperty("max_logprob_diff", std::to_string(worst));
+}
+
+// Qwen 3 from a Hugging Face folder (Qwen3ForCausalLM: q_norm and k_norm, head_dim given, NeoX
+// RoPE): a tiny random qwen3 GGUF with BF16 matrices and its folder hold the same matrices; the
+// GGUF's F32 norm weights (about 1 +- 0.1) are BF16 in the folder, 3 significant digits, which
+// moves these logits (about +-0.6) by 1.1e-2 at most. Norms swapped or left out move them
+// by tenths.
+TEST(HfFolderFromGguf, AQwen3FolderGivesItsGgufsLogits) {
+  ModelSpec s;
+  s.architecture = "qwen3";
+  s.n_layers = 2;
+  s.dim = 64;
+  s.n_heads = 4;
+  s.n_kv_heads = 2;
+  s.head_dim = 32;
+  s.rope_dim = 32;
+  s.ffn_dim = 128;
+  s.vocab_size = 320;
+  s.context_length = 128;
+  s.rope_theta = 1e6;
+  s.norm_eps = 1e-6;
+  s.tied_embeddings = true;
+  // Qwen's byte-level BPE: the 256 byte characters, a merge, an end-of-text token
+  SyntheticVocab v;
+  v.model = "gpt2";
+  for (int b = 0; b < 256; ++b) {
+    v.tokens.emplace_back(byte_to_unicode(static_cast<std::uint8_t>(b)));
+    v.token_types.push_back(1);
+  }
+  v.tokens.emplace_back("ab");
+  v.token_types.push_back(1);
+  v.merges = {"a b"};
+  v.tokens.emplace_back("<|endoftext|>");
+  v.token_types.push_back(3);
+  v.bos_id = v.eos_id = static_cast<std::int64_t>(v.tokens.size()) - 1;
+  v.unk_id.reset();
+  const fs::path dir = test::scratch_dir();
+  const std::string gguf_path = (dir / "qwen3.gguf").string();
+  write_synthetic_gguf(gguf_path, s, TensorType::BF16, 11, &v);
+  test::write_hf_folder_from_gguf(gguf_path, dir / "qwen3-hf", 1);
+  Engine gguf(gguf_path, exact_options());
+  Engine hf((dir / "qwen3-hf").string(), exact_options());
+  EXPECT_TRUE(hf.spec().qk_norm);
+  EXPECT_EQ(hf.spec().head_dim, 32);
+  const std::vector<TokenId> tokens = {257, 40, 200, 7, 123, 250, 19, 64};
+  const std::vector<float> a = gguf.evaluate(tokens);
+  const std::vector<float> b = hf.evaluate(tokens);
+  ASSERT_EQ(a.size(), b.size());
+  float worst = 0.0f;
+  for (std::size_t i = 0; i < a.size(); ++i) worst = std::max(worst, std::abs(a[i] - b[i]));
+  EXPECT_LT(worst, 3e-2f);
 }
 
 }  // namespace
