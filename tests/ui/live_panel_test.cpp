@@ -1,7 +1,9 @@
 // The live panel: a snapshot from the real engine reaches every chart's series and the
 // block map; the view model stacks memory parts and keeps one point per token count; the
 // block map's tooltip names the block's owner, fill, refcount and bytes.
+#include <QBarCategoryAxis>
 #include <QBarSet>
+#include <QCategoryAxis>
 #include <QLineSeries>
 #include <QSignalSpy>
 #include <QtTest>
@@ -14,6 +16,7 @@
 #include "panel/live_panel.h"
 #include "panel/memory_chart.h"
 #include "ui_test_support.h"
+#include "widgets/layer_labels.h"
 #include "worker/engine_worker.h"
 
 namespace kvscope::ui {
@@ -112,6 +115,41 @@ class LivePanelTest : public QObject {
              qPrintable(map.groupTitle(0)));
     QVERIFY2(map.groupTitle(1).contains(QStringLiteral("layers 5, 11, 17 \u00b7 full attention")),
              qPrintable(map.groupTitle(1)));
+  }
+
+  // Both chats' blocks are drawn, so both are in the legend, a long name elided rather than
+  // the next one dropped; with more owners than fit, "+N more".
+  void blockMapLegendNamesEveryOwner() {
+    BlockMapWidget map;
+    map.resize(620, 200);
+    map.setFrame(small_frame(21, 0));
+    map.setChatNames({{7, QStringLiteral("Apache License Version 2.0, January 2004 and more")},
+                      {8, QStringLiteral("Tell me a long story about the moon")}});
+    const QStringList texts = map.legendTexts();
+    QVERIFY2(texts.size() == 5, qPrintable(texts.join(" | ")));  // 2 chats, shared, partly, free
+    QVERIFY2(texts[0].startsWith("Apache") && texts[1].startsWith("Tell"),
+             qPrintable(texts.join(" | ")));
+    QVERIFY2(texts.contains("free"), qPrintable(texts.join(" | ")));
+    map.resize(300, 200);  // too narrow for two names beside the key
+    map.setFrame(small_frame(21, 0));
+    const QStringList narrow = map.legendTexts();
+    QVERIFY2(narrow.join(" ").contains("more"), qPrintable(narrow.join(" | ")));
+  }
+
+  // 30 layers (SmolLM2): the bar axis prints nothing (it would print "..." under most bars),
+  // the number axis 0, 5, ..., 25 under their bars; 18 layers (Gemma 3 270M): every number.
+  void layerAxesPrintEveryFifthLayerWhenCrowded() {
+    QBarCategoryAxis bars;
+    QCategoryAxis numbers;
+    set_layer_axes(&bars, &numbers, 30);
+    QCOMPARE(bars.count(), 30);
+    QVERIFY(!bars.labelsVisible());
+    QCOMPARE(numbers.categoriesLabels(), QStringList({"0", "5", "10", "15", "20", "25"}));
+    QCOMPARE(numbers.endValue(QStringLiteral("25")), 25.0);
+    QCOMPARE(numbers.min(), -0.5);
+    QCOMPARE(numbers.max(), 29.5);
+    set_layer_axes(&bars, &numbers, 18);
+    QCOMPARE(numbers.count(), 18);
   }
 
   void blockMapTooltipNamesOwnerFillRefcountAndBytes() {

@@ -7,7 +7,9 @@
 // of consecutive blocks (the tooltip says which and how many are in use).
 #pragma once
 
+#include <QRect>
 #include <QString>
+#include <QStringList>
 #include <QWidget>
 
 #include <map>
@@ -35,6 +37,8 @@ class BlockMapWidget : public QWidget {
   // The header of a group: "Group 1 · layers 0-4, 6-10 · sliding window 512 · K f16 / V f16 ·
   // 36 of 2048 blocks used, 0 shared".
   QString groupTitle(std::size_t group) const;
+  // The legend's texts as drawn (owners elided, "+N more", then the key).
+  QStringList legendTexts() const;
 
   QSize sizeHint() const override { return {520, 220}; }
   QSize minimumSizeHint() const override { return {200, 90}; }
@@ -63,6 +67,13 @@ class BlockMapWidget : public QWidget {
   void relayout();
   CellState cell_state(std::size_t group, int cell) const;
   void paint_cell(QPainter& p, const QRect& r, const CellState& s) const;
+  struct LegendItem {
+    CellState state;
+    QString text;
+    QRect cell;  // null: no cell ("+N more")
+    QRect text_rect;
+  };
+  std::vector<LegendItem> legend_items() const;
   void paint_legend(QPainter& p) const;
   QColor owner_color(SeqId seq) const;
   QString owner_name(SeqId seq) const;

@@ -3,6 +3,7 @@
 #include <QBarCategoryAxis>
 #include <QBarSeries>
 #include <QBarSet>
+#include <QCategoryAxis>
 #include <QChart>
 #include <QLineSeries>
 #include <QValueAxis>
@@ -11,6 +12,7 @@
 
 #include "widgets/chart_legend.h"
 #include "widgets/chart_style.h"
+#include "widgets/layer_labels.h"
 #include "worker/engine_messages.h"
 
 namespace kvscope::ui {
@@ -22,6 +24,7 @@ LayerChart::LayerChart(QWidget* parent)
       k_error_(new QLineSeries),
       v_error_(new QLineSeries),
       layers_(new QBarCategoryAxis),
+      layer_numbers_(new QCategoryAxis),
       bytes_axis_(new QValueAxis),
       error_axis_(new QValueAxis) {
   QChart* c = chart();
@@ -35,6 +38,7 @@ LayerChart::LayerChart(QWidget* parent)
   c->addSeries(k_error_);
   c->addSeries(v_error_);
   c->addAxis(layers_, Qt::AlignBottom);
+  c->addAxis(layer_numbers_, Qt::AlignBottom);
   c->addAxis(bytes_axis_, Qt::AlignLeft);
   c->addAxis(error_axis_, Qt::AlignRight);
   bars_->attachAxis(layers_);
@@ -43,7 +47,8 @@ LayerChart::LayerChart(QWidget* parent)
     s->attachAxis(layers_);
     s->attachAxis(error_axis_);
   }
-  layers_->setTitleText(tr("layer"));
+  layer_numbers_->setTitleText(tr("layer"));
+  layer_numbers_->setGridLineVisible(false);
   bytes_axis_->setTitleText(tr("KiB"));
   bytes_axis_->setLabelFormat(QStringLiteral("%.3g"));
   error_axis_->setTitleText(tr("%"));
@@ -56,11 +61,7 @@ LayerChart::LayerChart(QWidget* parent)
 void LayerChart::update(const PanelFrame& frame) {
   const auto& layers = frame.cache.layers;
   const auto n = static_cast<qsizetype>(layers.size());
-  if (layers_->count() != n) {
-    QStringList names;
-    for (qsizetype i = 0; i < n; ++i) names << QString::number(i);
-    layers_->setCategories(names);
-  }
+  if (layers_->count() != n) set_layer_axes(layers_, layer_numbers_, n);
   QList<qreal> kib;
   QList<QPointF> k_err, v_err;
   double max_kib = 1, max_err = 1e-3;

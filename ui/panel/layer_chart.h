@@ -6,6 +6,7 @@
 #include "widgets/chart_frame.h"
 
 class QBarCategoryAxis;
+class QCategoryAxis;
 class QBarSeries;
 class QBarSet;
 class QLineSeries;
@@ -36,6 +37,7 @@ class LayerChart : public ChartFrame {
   QLineSeries* k_error_;
   QLineSeries* v_error_;
   QBarCategoryAxis* layers_;
+  QCategoryAxis* layer_numbers_;  // the printed layer numbers (widgets/layer_labels.h)
   QValueAxis* bytes_axis_;
   QValueAxis* error_axis_;
 };

@@ -3,6 +3,7 @@
 #include <QBarCategoryAxis>
 #include <QBarSeries>
 #include <QBarSet>
+#include <QCategoryAxis>
 #include <QChart>
 #include <QValueAxis>
 
@@ -11,6 +12,7 @@
 #include "demos/common/table.h"
 #include "widgets/chart_legend.h"
 #include "widgets/chart_style.h"
+#include "widgets/layer_labels.h"
 #include "worker/engine_messages.h"
 
 namespace kvscope::ui {
@@ -36,16 +38,19 @@ QuantLayerChart::QuantLayerChart(QWidget* parent)
       k_(new QBarSet(tr("K"))),
       v_(new QBarSet(tr("V"))),
       layers_(new QBarCategoryAxis),
+      layer_numbers_(new QCategoryAxis),
       error_axis_(new QValueAxis) {
   QChart* c = chart();
   bars_->append(k_);
   bars_->append(v_);
   c->addSeries(bars_);
   c->addAxis(layers_, Qt::AlignBottom);
+  c->addAxis(layer_numbers_, Qt::AlignBottom);
   c->addAxis(error_axis_, Qt::AlignLeft);
   bars_->attachAxis(layers_);
   bars_->attachAxis(error_axis_);
-  layers_->setTitleText(tr("layer"));
+  layer_numbers_->setTitleText(tr("layer"));
+  layer_numbers_->setGridLineVisible(false);
   error_axis_->setTitleText(tr("relative RMS error, %"));
   error_axis_->setLabelFormat(QStringLiteral("%.4g"));
   error_axis_->setTickCount(4);
@@ -72,11 +77,7 @@ void QuantLayerChart::setFrame(const PanelFrame& frame) {
     return;
   }
   const auto n = static_cast<qsizetype>(layers.size());
-  if (layers_->count() != n) {
-    QStringList names;
-    for (qsizetype i = 0; i < n; ++i) names << QString::number(i);
-    layers_->setCategories(names);
-  }
+  if (layers_->count() != n) set_layer_axes(layers_, layer_numbers_, n);
   QList<qreal> k, v;
   double top = 1e-3;
   for (const LayerKvSnapshot& l : layers) {

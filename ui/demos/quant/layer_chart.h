@@ -7,6 +7,7 @@
 #include "widgets/chart_frame.h"
 
 class QBarCategoryAxis;
+class QCategoryAxis;
 class QBarSeries;
 class QBarSet;
 class QValueAxis;
@@ -37,6 +38,7 @@ class QuantLayerChart : public ChartFrame {
   QBarSet* k_;
   QBarSet* v_;
   QBarCategoryAxis* layers_;
+  QCategoryAxis* layer_numbers_;  // the printed layer numbers (widgets/layer_labels.h)
   QValueAxis* error_axis_;
   bool measured_ = false;
 };
