@@ -19,6 +19,8 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -58,7 +60,11 @@ std::string tiny_file(const std::string& architecture) {
   const auto dir = test::binary_dir() / "synthetic-families";
   std::filesystem::create_directories(dir);
   const std::string path = (dir / ("tiny-" + architecture + ".gguf")).string();
-  write_synthetic_gguf(path, tiny_spec(architecture), TensorType::F32, 7);
+  // Tests run in parallel processes, each reading the file mapped: write a copy and rename it
+  // over, so a mapped file is never cut short under a reader (the bytes are the same).
+  const std::string part = path + "." + std::to_string(::getpid());
+  write_synthetic_gguf(part, tiny_spec(architecture), TensorType::F32, 7);
+  std::filesystem::rename(part, path);
   return path;
 }
 
