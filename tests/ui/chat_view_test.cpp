@@ -42,6 +42,15 @@ const QString kReasoning = QStringLiteral("The user says hello. I should greet t
 const QString kQwenReply =
     QStringLiteral("<think>\n%1\n</think>\n\nHello! How can I help?").arg(kReasoning);
 
+// `view` on screen (600 x 400) showing `session`; false when no window came up.
+bool show_session(ChatView& view, ChatSession& session) {
+  view.resize(600, 400);
+  view.show();
+  if (!QTest::qWaitForWindowExposed(&view)) return false;
+  view.setSession(&session);
+  return true;
+}
+
 // Clicks the view's "Thinking" header (the n-th one) as a user would.
 bool click_thinking_header(ChatView& view, int n = 0) {
   QTextCursor at;
@@ -151,11 +160,8 @@ class ChatViewTest : public QObject {
 
   void clickingTheThinkingHeaderShowsAndHidesTheReasoning() {
     ChatView view;
-    view.resize(600, 400);
-    view.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&view));
     ChatSession session(1, QStringLiteral("t"));
-    view.setSession(&session);
+    QVERIFY(show_session(view, session));
     show_reply(session, kQwenReply);
     view.flush();
     QSignalSpy refused(&view, &ChatView::linkRefused);
@@ -206,11 +212,8 @@ class ChatViewTest : public QObject {
 
   void whileStreamingItSaysThinkingUntilTheClosingTagThenTheAnswerFollows() {
     ChatView view;
-    view.resize(600, 400);
-    view.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&view));
     ChatSession session(1, QStringLiteral("t"));
-    view.setSession(&session);
+    QVERIFY(show_session(view, session));
     session.beginUserTurn(QStringLiteral("hi"));
     session.appendReplyText(QStringLiteral("<think>\nThe user says"), 2);
     view.flush();
@@ -240,11 +243,8 @@ class ChatViewTest : public QObject {
 
   void aRegeneratedReplyStartsClosed() {
     ChatView view;
-    view.resize(600, 400);
-    view.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&view));
     ChatSession session(1, QStringLiteral("t"));
-    view.setSession(&session);
+    QVERIFY(show_session(view, session));
     show_reply(session, kQwenReply);
     view.flush();
     QVERIFY(click_thinking_header(view));

@@ -38,14 +38,6 @@ constexpr double kMarginForIds = 0.4;  // greedy ids agree where the file's marg
 
 using Case = test::ReferenceCase;
 
-EngineOptions cpu_options() {
-  EngineOptions o;
-  o.backend = BackendChoice::Cpu;
-  o.n_threads = 2;
-  o.context_length = 1024;
-  return o;
-}
-
 std::vector<Case> cases() {
   const auto reference = test::find_shared("reference/gemma3-270m-greedy.json");
   return reference ? test::load_reference_cases(reference->string()) : std::vector<Case>{};
@@ -54,7 +46,7 @@ std::vector<Case> cases() {
 TEST(Gemma3Reference, PromptsTokenizeAsLlamaCppWithBos) {
   KVSCOPE_REQUIRE_DOWNLOADED_MODEL(model, kModel, "gemma-3-270m");
   KVSCOPE_REQUIRE_SHARED(reference, "reference/gemma3-270m-greedy.json");
-  Engine engine(model, cpu_options());
+  Engine engine(model, test::reference_cpu_options(1024));
   for (const Case& c : cases()) {
     EXPECT_EQ(engine.tokenize(c.prompt, true), c.prompt_ids) << c.prompt.substr(0, 40);
   }
@@ -65,7 +57,7 @@ TEST(Gemma3Reference, PromptsTokenizeAsLlamaCppWithBos) {
 TEST(Gemma3Reference, TeacherForcedLogprobsAgreeWithLlamaCppPastTheWindow) {
   KVSCOPE_REQUIRE_DOWNLOADED_MODEL(model, kModel, "gemma-3-270m");
   KVSCOPE_REQUIRE_SHARED(reference, "reference/gemma3-270m-greedy.json");
-  Engine engine(model, cpu_options());
+  Engine engine(model, test::reference_cpu_options(1024));
   const auto vocab = static_cast<std::size_t>(engine.spec().vocab_size);
   for (const Case& c : cases()) {
     const std::string what = "\"" + c.prompt.substr(0, 40) + "\"";
@@ -93,7 +85,7 @@ TEST(Gemma3Reference, TeacherForcedLogprobsAgreeWithLlamaCppPastTheWindow) {
 TEST(Gemma3Reference, GreedyDecodeFollowsLlamaCppUntilANearTie) {
   KVSCOPE_REQUIRE_DOWNLOADED_MODEL(model, kModel, "gemma-3-270m");
   KVSCOPE_REQUIRE_SHARED(reference, "reference/gemma3-270m-greedy.json");
-  Engine engine(model, cpu_options());
+  Engine engine(model, test::reference_cpu_options(1024));
   for (const Case& c : cases()) {
     GenerationRequest r;
     r.prompt = c.prompt_ids;
@@ -121,7 +113,7 @@ TEST(Gemma3Reference, TheSlidingLayersKeepOnlyTheWindowsBlocks) {
   ASSERT_EQ(all.size(), 4u);
   const Case& longest = all[3];
   ASSERT_GT(longest.prompt_ids.size(), 600u);
-  Engine engine(model, cpu_options());
+  Engine engine(model, test::reference_cpu_options(1024));
   const KvCacheManager& kv = engine.kv_cache();
   ASSERT_EQ(kv.n_groups(), 2);
   ASSERT_EQ(kv.group_of_layer(0), 0);  // layers 0-4, 6-10, 12-16: window 512

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "run/engine.h"
 #include "run/request.h"
 
 namespace kvscope::test {
@@ -26,6 +27,15 @@ struct ReferenceCase {
   std::vector<TokenId> greedy_ids;
   std::vector<ReferenceStep> steps;
 };
+
+// The CPU backend on 2 threads at `context` tokens: how the reference tests run a model.
+inline EngineOptions reference_cpu_options(std::int64_t context) {
+  EngineOptions o;
+  o.backend = BackendChoice::Cpu;
+  o.n_threads = 2;
+  o.context_length = context;
+  return o;
+}
 
 inline std::vector<ReferenceCase> load_reference_cases(const std::string& path) {
   std::ifstream in(path);

@@ -34,14 +34,6 @@ constexpr double kMarginForIds =
 using Step = test::ReferenceStep;
 using Case = test::ReferenceCase;
 
-EngineOptions cpu_options() {
-  EngineOptions o;
-  o.backend = BackendChoice::Cpu;
-  o.n_threads = 2;
-  o.context_length = 512;
-  return o;
-}
-
 // |ours - llama.cpp's| for each of llama.cpp's top 5 at one step, appended to `diffs`; our
 // greedy pick there must be llama.cpp's when its margin is wide.
 void compare_step(const Step& ref, std::span<const float> logprobs, std::vector<double>& diffs,
@@ -69,7 +61,7 @@ void expect_within_spread(std::vector<double> diffs, const std::string& what) {
 TEST(SmolLM2Reference, PromptsTokenizeWithoutBosAsTheFileSays) {
   KVSCOPE_REQUIRE_SHARED(model, "models/SmolLM2-135M-Instruct.Q4_1.gguf");
   KVSCOPE_REQUIRE_SHARED(reference, "reference/smollm2-greedy.json");
-  Engine engine(model, cpu_options());
+  Engine engine(model, test::reference_cpu_options(512));
   for (const Case& c : test::load_reference_cases(reference)) {
     EXPECT_EQ(engine.tokenize(c.prompt, true), c.prompt_ids) << c.prompt;
   }
@@ -80,7 +72,7 @@ TEST(SmolLM2Reference, PromptsTokenizeWithoutBosAsTheFileSays) {
 TEST(SmolLM2Reference, TeacherForcedLogprobsAgreeWithLlamaCppAtEveryStep) {
   KVSCOPE_REQUIRE_SHARED(model, "models/SmolLM2-135M-Instruct.Q4_1.gguf");
   KVSCOPE_REQUIRE_SHARED(reference, "reference/smollm2-greedy.json");
-  Engine engine(model, cpu_options());
+  Engine engine(model, test::reference_cpu_options(512));
   const auto vocab = static_cast<std::size_t>(engine.spec().vocab_size);
   for (const Case& c : test::load_reference_cases(reference)) {
     std::vector<TokenId> tokens = c.prompt_ids;
@@ -102,7 +94,7 @@ TEST(SmolLM2Reference, TeacherForcedLogprobsAgreeWithLlamaCppAtEveryStep) {
 TEST(SmolLM2Reference, GreedyDecodeFollowsLlamaCppUntilANearTie) {
   KVSCOPE_REQUIRE_SHARED(model, "models/SmolLM2-135M-Instruct.Q4_1.gguf");
   KVSCOPE_REQUIRE_SHARED(reference, "reference/smollm2-greedy.json");
-  Engine engine(model, cpu_options());
+  Engine engine(model, test::reference_cpu_options(512));
   for (const Case& c : test::load_reference_cases(reference)) {
     GenerationRequest r;
     r.prompt = c.prompt_ids;
