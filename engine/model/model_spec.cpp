@@ -137,15 +137,6 @@ std::int64_t ModelSpec::layer_window(std::int64_t layer) const {
   return layer_slides(layer) ? sliding_window : 0;
 }
 
-bool ModelSpec::mixed_windows() const {
-  bool some = false, all = true;
-  for (std::int64_t l = 0; l < n_layers; ++l) {
-    some = some || layer_slides(l);
-    all = all && layer_slides(l);
-  }
-  return some && !all;
-}
-
 double ModelSpec::score_scale() const {
   return attention_scale != 0.0 ? attention_scale : 1.0 / std::sqrt(static_cast<double>(head_dim));
 }

@@ -71,8 +71,6 @@ struct ModelSpec {
   bool layer_slides(std::int64_t layer) const;
   // The window of layer l: sliding_window where it slides, 0 (everything) elsewhere.
   std::int64_t layer_window(std::int64_t layer) const;
-  // Whether some layers slide and others do not (two KV cache layer groups).
-  bool mixed_windows() const;
   // The factor q.k is multiplied by.
   double score_scale() const;
 };

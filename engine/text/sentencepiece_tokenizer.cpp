@@ -105,7 +105,7 @@ SentencePieceTokenizer::SentencePieceTokenizer(std::string_view serialized, SpVo
   // User text never becomes a special token: the library gets the user-defined pieces as
   // control pieces, which it never matches in text; split_control adds them where control
   // text names them (as the BPE path does, and unlike llama.cpp, which matches user-defined
-  // pieces in any text). Whitespace-only pieces stay text (sp_model_proto.h says why).
+  // pieces in any text). Whitespace-only pieces are split out of the text (encode_run).
   const auto status =
       processor_->LoadFromSerializedProto(sp_model_without_user_defined(serialized, source_));
   if (!status.ok()) {

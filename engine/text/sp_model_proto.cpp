@@ -1,7 +1,6 @@
 #include "text/sp_model_proto.h"
 
 #include <bit>
-#include <vector>
 
 #include "util/error.h"
 
@@ -248,25 +247,16 @@ int hex_value(char c) {
   return -1;
 }
 
-// The type fields of one piece that say user-defined, rewritten in `out` to say control,
-// unless the piece is whitespace only. The two values differ only in the low bits of the
-// varint's first byte (4 needs no more bits, whatever the encoding's length), so the rewrite
-// keeps every length and offset.
+// Every type field of one piece that says user-defined, rewritten in `out` to say control.
+// The two values differ only in the low bits of the varint's first byte (4 needs no more
+// bits, whatever the encoding's length), so the rewrite keeps every length and offset.
 void make_user_defined_control(ProtoReader reader, std::string& out) {
   constexpr auto kUserDefined = static_cast<std::int32_t>(SpPieceType::UserDefined);
   constexpr auto kControl = static_cast<std::uint8_t>(SpPieceType::Control);
-  std::string_view piece;
-  std::vector<std::size_t> type_offsets;
   while (!reader.done()) {
     const ProtoField f = reader.next();
-    if (f.number == kPiecePiece) piece = f.bytes;
-    if (f.number == kPieceType && reader.int32_value(f) == kUserDefined) {
-      type_offsets.push_back(f.value_offset);
-    }
-  }
-  if (sp_whitespace_piece(piece)) return;
-  for (const std::size_t at : type_offsets) {
-    char& first = out[at];
+    if (f.number != kPieceType || reader.int32_value(f) != kUserDefined) continue;
+    char& first = out[f.value_offset];
     first = static_cast<char>((static_cast<std::uint8_t>(first) & 0x80) | kControl);
   }
 }

@@ -59,19 +59,19 @@ struct SpModel {
 int sp_byte_piece_value(std::string_view piece);
 
 // Whether a piece is spaces, tabs and line breaks only (Gemma's "\n\n", its runs of
-// spaces): text that cannot stand for anything but itself.
+// spaces): text that cannot stand for anything but itself, so the tokenizer splits user
+// text at such user-defined pieces (sentencepiece_tokenizer.h) as llama.cpp does.
 bool sp_whitespace_piece(std::string_view piece);
 
 // A serialized ModelProto holding exactly the fields above (vocab_size = pieces.size()).
 std::string serialize_sp_model(const SpModel& model);
 
 // `bytes` (a serialized ModelProto) with every user-defined piece made a control piece, in
-// place, except pieces of whitespace only; all other bytes are kept. libsentencepiece
-// matches user-defined pieces inside any text it encodes (so typing "<|im_end|>" would give
-// that token); loaded from this copy, it never produces them, and the tokenizer adds them
-// only where control text names them. Whitespace pieces (Gemma's "\n" and runs of spaces,
-// which it was trained to see wherever they occur, as llama.cpp and transformers give them)
-// stand for nothing but themselves, so they stay text pieces matched anywhere.
+// place; all other bytes are kept. libsentencepiece matches user-defined pieces inside any
+// text it encodes (so typing "<|im_end|>" would give that token); loaded from this copy, it
+// never produces them, and the tokenizer adds them only where control text names them (or,
+// for whitespace pieces, where the text has them: it splits them out before the library
+// sees the text).
 // Throws ModelError as parse_sp_model.
 std::string sp_model_without_user_defined(std::string_view bytes, const std::string& source);
 
