@@ -1,6 +1,7 @@
 #include "kv/kv_cache_config.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "util/error.h"
 
@@ -53,6 +54,11 @@ void validate(const KvCacheConfig& config) {
         config.budget_bytes, config.n_blocks);
   }
   for (std::size_t g = 0; g < config.groups.size(); ++g) kv_group_layout(config, g);  // sizes
+  if (config.window_sequences < 0 || config.max_grow_tokens < 0) {
+    throw_error<UsageError>(
+        "KV cache config: window pools for {} sequences growing {} tokens at a time (>= 0)",
+        config.window_sequences, config.max_grow_tokens);
+  }
   if (config.exact_tail_blocks < 0 || config.exact_tail_shadows < 0 ||
       (config.exact_tail_blocks > 0) != (config.exact_tail_shadows > 0)) {
     throw_error<UsageError>(
@@ -85,6 +91,83 @@ KvBlockLayout kv_group_layout(const KvCacheConfig& config, std::size_t group) {
                              config.n_kv_heads, config.head_dim, config.block_size);
 }
 
+std::int64_t kv_sequence_cap_blocks(const KvCacheConfig& config, std::size_t group) {
+  const std::int64_t bs = config.block_size;
+  const std::int64_t full = (config.max_context + bs - 1) / bs;
+  const std::int64_t window = config.groups.at(group).window;
+  if (window == 0 || config.max_grow_tokens < 1) return full;
+  return std::min(full, (window + config.max_grow_tokens + 2 * bs - 3) / bs);  // ceil, see .h
+}
+
+namespace {
+
+// A group's pool cap (window_sequences full sets), or -1 when it has none.
+std::int64_t pool_cap(const KvCacheConfig& config, std::size_t group) {
+  if (config.groups[group].window == 0 || config.window_sequences < 1 ||
+      config.max_grow_tokens < 1) {
+    return -1;
+  }
+  const std::int64_t per_sequence = kv_sequence_cap_blocks(config, group);
+  // both factors < 2^31 in any real config; saturate rather than wrap for absurd ones
+  return per_sequence > (std::int64_t{1} << 62) / config.window_sequences
+             ? std::int64_t{1} << 62
+             : per_sequence * config.window_sequences;
+}
+
+}  // namespace
+
+std::vector<std::int64_t> kv_group_pool_blocks(const KvCacheConfig& config, std::int64_t n) {
+  std::vector<std::int64_t> blocks;
+  for (std::size_t g = 0; g < config.groups.size(); ++g) {
+    const std::int64_t cap = pool_cap(config, g);
+    blocks.push_back(cap < 0 ? n : std::min(n, cap));
+  }
+  return blocks;
+}
+
+std::int64_t kv_group_pools_bytes(const KvCacheConfig& config, std::int64_t n) {
+  const std::vector<std::int64_t> blocks = kv_group_pool_blocks(config, n);
+  std::int64_t bytes = 0;
+  constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+  for (std::size_t g = 0; g < blocks.size(); ++g) {
+    const std::int64_t b = kv_group_layout(config, g).block_bytes();
+    if (blocks[g] > (kMax - bytes) / b) return kMax;  // saturate: an absurd size never fits
+    bytes += blocks[g] * b;
+  }
+  return bytes;
+}
+
+namespace {
+
+// The largest n in [0, hi) whose pools take at most `bytes`, hi itself taking more.
+std::int64_t largest_below(const KvCacheConfig& config, std::int64_t bytes, std::int64_t hi) {
+  std::int64_t lo = 0;  // 0 blocks take 0 bytes
+  while (hi - lo > 1) {
+    const std::int64_t mid = lo + (hi - lo) / 2;
+    (kv_group_pools_bytes(config, mid) <= bytes ? lo : hi) = mid;
+  }
+  return lo;
+}
+
+// The largest n whose pools take at most `bytes` (0 when one block each does not fit).
+// The pools' bytes rise with n and stop rising once every group is at its cap.
+std::int64_t largest_n_within(const KvCacheConfig& config, std::int64_t bytes) {
+  std::int64_t uncapped_bytes = 0;  // bytes one more n adds past every cap
+  std::int64_t largest_cap = 0;
+  for (std::size_t g = 0; g < config.groups.size(); ++g) {
+    const std::int64_t cap = pool_cap(config, g);
+    if (cap < 0) uncapped_bytes += kv_group_layout(config, g).block_bytes();
+    largest_cap = std::max(largest_cap, cap);
+  }
+  if (uncapped_bytes == 0) {  // only capped groups: n past the largest cap changes nothing
+    if (kv_group_pools_bytes(config, largest_cap) <= bytes) return largest_cap;
+    return largest_below(config, bytes, largest_cap);
+  }
+  return largest_below(config, bytes, bytes / uncapped_bytes + 1);
+}
+
+}  // namespace
+
 std::int64_t kv_blocks_per_group(const KvCacheConfig& config) {
   if (config.n_blocks > 0) return config.n_blocks;
   std::int64_t set_bytes = 0;  // one block of every group; each < 2^40, so no overflow
@@ -92,7 +175,8 @@ std::int64_t kv_blocks_per_group(const KvCacheConfig& config) {
     set_bytes += kv_group_layout(config, g).block_bytes();
   }
   const std::int64_t tail_bytes = kv_exact_tail_bytes(config);
-  const std::int64_t n = std::max<std::int64_t>(0, config.budget_bytes - tail_bytes) / set_bytes;
+  const std::int64_t n =
+      largest_n_within(config, std::max<std::int64_t>(0, config.budget_bytes - tail_bytes));
   if (n < 1 && tail_bytes > 0) {
     throw_error<CapacityError>(
         "KV cache: budget of {} bytes holds no block after the {} bytes of the exact tail's fp16 "

@@ -5,9 +5,13 @@
 // side (K, V) and one attention window, and its own pool of blocks and block table per
 // sequence. The default is one group with all layers (uniform_layer_groups).
 //
-// Pool sizing: every group gets the same number of blocks, so any sequence can reach the
-// same length in every group:
-//   blocks_per_group = (budget_bytes - kv_exact_tail_bytes) / sum over groups of block_bytes(group)
+// Pool sizing: every full-attention group gets the same number of blocks n, so any
+// sequence can reach the same length in each; a sliding-window group gets n too, or fewer
+// when window_sequences caps it (below):
+//   pool(g) = n                                              full attention, or no cap
+//           = min(n, window_sequences x kv_sequence_cap_blocks(g))   sliding window
+//   n       = the largest with sum over groups of pool(g) x block_bytes(g)
+//             <= budget_bytes - kv_exact_tail_bytes
 // or n_blocks when it is given instead of a budget.
 #pragma once
 
@@ -48,6 +52,14 @@ struct KvCacheConfig {
   // of budget_bytes (kv_exact_tail_bytes); without host_storage the device holds them.
   std::int64_t exact_tail_blocks = 0;
   std::int64_t exact_tail_shadows = 0;
+  // Sliding-window pools. A sequence that grows by at most max_grow_tokens at a time never
+  // holds more than kv_sequence_cap_blocks() blocks of a sliding-window group, so with both
+  // > 0 such a group's pool holds window_sequences of those sets (when that is fewer than
+  // n): Gemma 3 at 32k tokens keeps at most 65 blocks of 16 tokens per sequence in its local
+  // layers, not 2,048. More sequences than window_sequences still run; past the window they
+  // wait for blocks (preemption) as any sequence the pool cannot hold does. 0: no cap.
+  std::int64_t window_sequences = 0;
+  std::int64_t max_grow_tokens = 0;
 };
 
 // One group holding layers 0 .. n_layers - 1 with one dtype and a window (0 = full).
@@ -71,9 +83,24 @@ bool kv_group_has_exact_tail(const KvCacheConfig& config, std::size_t group);
 // Bytes of all groups' exact-tail copies (0 when off).
 std::int64_t kv_exact_tail_bytes(const KvCacheConfig& config);
 
-// Blocks each group's pool gets (see above; with an exact tail, from the budget left after
-// its copies). CapacityError when the budget does not hold
-// one block per group, naming the budget and the bytes one block per group needs.
+// The most blocks one sequence holds in a group at any moment: ceil(max_context /
+// block_size) for full attention or without max_grow_tokens; for a window W and grows of
+// at most G tokens
+//   min(ceil(max_context / block_size), ceil((W + G + block_size - 2) / block_size))
+// (a grow from length T first releases the blocks that end before T - W + 1, then appends
+// up to G tokens; the most are held when T - W + 1 falls one slot short of a block's end).
+std::int64_t kv_sequence_cap_blocks(const KvCacheConfig& config, std::size_t group);
+
+// Each group's pool when the full-attention groups get n blocks (see above). [n_groups]
+std::vector<std::int64_t> kv_group_pool_blocks(const KvCacheConfig& config, std::int64_t n);
+
+// Bytes of those pools, the exact tail's copies not included.
+std::int64_t kv_group_pools_bytes(const KvCacheConfig& config, std::int64_t n);
+
+// n, the blocks each full-attention group's pool gets (see above; with an exact tail, from
+// the budget left after its copies); kv_group_pool_blocks(config, n) gives every group's.
+// With only capped window groups, the largest cap. CapacityError when the budget does not
+// hold one block per group, naming the budget and the bytes one block per group needs.
 std::int64_t kv_blocks_per_group(const KvCacheConfig& config);
 
 }  // namespace kvscope

@@ -15,12 +15,14 @@ KvCacheConfig validated(KvCacheConfig config) {
 }  // namespace
 
 KvCacheManager::KvCacheManager(KvCacheConfig config) : config_(validated(std::move(config))) {
-  const std::int64_t n_blocks = kv_blocks_per_group(config_);
+  const std::vector<std::int64_t> pool_blocks =
+      kv_group_pool_blocks(config_, kv_blocks_per_group(config_));
   const std::int64_t n_layers = kv_config_n_layers(config_);
   layer_group_.resize(static_cast<std::size_t>(n_layers));
   layer_in_group_.resize(static_cast<std::size_t>(n_layers));
   for (std::size_t g = 0; g < config_.groups.size(); ++g) {
     const KvBlockLayout layout = kv_group_layout(config_, g);
+    const std::int64_t n_blocks = pool_blocks[g];
     Group group{layout, BlockPool(n_blocks), SlidingWindow(config_.groups[g].window), std::nullopt,
                 std::nullopt};
     if (config_.host_storage) group.storage.emplace(n_blocks, layout.block_bytes());

@@ -147,8 +147,13 @@ KvFootprint kv_footprint(const KvCacheConfig& config, std::int64_t batch, std::i
     f.blocks_per_group_needed = std::max(f.blocks_per_group_needed, gf.peak_blocks);
     f.groups.push_back(gf);
   }
-  f.pool_bytes_needed = add_sat(mul_sat(f.blocks_per_group_needed, kv_block_set_bytes(config)),
-                                kv_exact_tail_bytes(config));
+  const std::vector<std::int64_t> pools = kv_group_pool_blocks(config, f.blocks_per_group_needed);
+  for (std::size_t g = 0; g < f.groups.size(); ++g) {
+    f.groups[g].pool_blocks = pools[g];
+    f.windows_hold = f.windows_hold && f.groups[g].peak_blocks <= pools[g];
+  }
+  f.pool_bytes_needed =
+      add_sat(kv_group_pools_bytes(config, f.blocks_per_group_needed), kv_exact_tail_bytes(config));
   return f;
 }
 

@@ -1,8 +1,9 @@
 // The KV cache's memory as the paged allocator (engine/kv) takes it, computed without
 // running the allocator: per layer group, whole blocks of kv_group_layout().block_bytes(),
-// blocks a sliding window has released not counted, and every group's pool the same size
-// (kv_cache_config.h). The planner and KvCacheManager share the bytes function
-// (kv_bytes_per_block_per_layer) and the block layout, so these numbers are the allocator's.
+// blocks a sliding window has released not counted, every full group's pool the same size
+// and a sliding-window group's at most its cap (kv_cache_config.h). The planner and KvCacheManager
+// share the bytes function (kv_bytes_per_block_per_layer), the block layout and the pool sizing
+// (kv_group_pool_blocks), so these numbers are the allocator's.
 //
 // Growth model. A sequence reaches `tokens` tokens through grow() calls of `step` tokens
 // (the last one shorter when step does not divide tokens): step = prefill chunk while the
@@ -22,6 +23,10 @@
 
 namespace kvscope {
 
+// The sequences a sliding-window group's pool is sized for at its cap unless a plan's batch
+// is larger: the engine's EngineOptions::default_sequences.
+inline constexpr std::int64_t kDefaultWindowSequences = 4;
+
 // The cache the engine builds for a model by default: the model's layer groups
 // (model_layer_groups: one with every layer, or the sliding layers and the global ones),
 // the given K and V dtypes and max_context = the model's context length. budget_bytes / n_blocks
@@ -36,8 +41,8 @@ KvCacheConfig default_kv_config(const ModelSpec& spec, KvDtype k_dtype, KvDtype 
 // fractional when a block's Int4 K offsets do not divide evenly among its slots.
 double kv_bytes_per_token(const KvCacheConfig& config);
 
-// Bytes one block of each group takes, added up: the pool's unit of growth, since every
-// group gets the same number of blocks.
+// Bytes one block of each group takes, added up: the pool's unit of growth while no
+// sliding-window group is at its cap (kv_cache_config.h).
 std::int64_t kv_block_set_bytes(const KvCacheConfig& config);
 
 // Blocks a sequence holds in `group` right after the grow() that took it from
@@ -61,16 +66,22 @@ struct KvGroupFootprint {
   std::int64_t block_bytes = 0;  // one block of this group
   std::int64_t held_blocks = 0;  // held at the end, all sequences
   std::int64_t peak_blocks = 0;  // held at the busiest moment, all sequences
+  // The group's pool when the full groups get blocks_per_group_needed (kv_group_pool_blocks:
+  // a sliding-window group's is capped at window_sequences sequences' worth).
+  std::int64_t pool_blocks = 0;
 };
 
 struct KvFootprint {
   std::vector<KvGroupFootprint> groups;
   std::int64_t held_bytes = 0;  // sum over groups of held_blocks x block_bytes
-  // The pool must give every group max over groups of peak_blocks blocks: this many.
+  // n, the blocks the pool must give the full groups: the most any group's peak takes.
   std::int64_t blocks_per_group_needed = 0;
-  // blocks_per_group_needed x kv_block_set_bytes, plus the exact tail's fp16 copies
-  // (kv_exact_tail_bytes: a fixed set, whatever the batch)
+  // sum over groups of pool_blocks x block_bytes (kv_group_pools_bytes), plus the exact
+  // tail's fp16 copies (kv_exact_tail_bytes: a fixed set, whatever the batch)
   std::int64_t pool_bytes_needed = 0;
+  // false when a capped window group cannot hold its peak whatever the budget: more
+  // sequences past the window than its pool was sized for (window_sequences).
+  bool windows_hold = true;
 };
 
 KvFootprint kv_footprint(const KvCacheConfig& config, std::int64_t batch, std::int64_t tokens,

@@ -129,9 +129,13 @@ std::int64_t tail_as_built(const PlanRequest& r) {
   return r.backend == PlanBackend::Cpu ? kDefaultExactTailBlocks : 0;
 }
 
-// r.kv with the exact tail the engine would give it under a KV budget of kv_budget bytes.
+// r.kv with the window pools and the exact tail the engine would give it under a KV budget
+// of kv_budget bytes. Window pools: as the request's cache has them (an engine's own), else
+// for the batch or the engine's default sequences, whichever is more, grown a chunk at a time.
 KvCacheConfig cache_as_built(const PlanRequest& r, std::int64_t kv_budget) {
   KvCacheConfig kv = r.kv;
+  if (kv.window_sequences == 0) kv.window_sequences = std::max(r.batch, kDefaultWindowSequences);
+  if (kv.max_grow_tokens == 0) kv.max_grow_tokens = r.prefill_chunk;
   const std::int64_t tail = tail_as_built(r);
   if (tail == 0) return kv;
   kv.budget_bytes = std::max<std::int64_t>(0, kv_budget);
@@ -139,6 +143,18 @@ KvCacheConfig cache_as_built(const PlanRequest& r, std::int64_t kv_budget) {
   apply_exact_tail(kv, tail, kExactTailSequences, r.prefill_chunk);
   kv.budget_bytes = 0;
   return kv;
+}
+
+// What the batch would need with every window ignored, as llama.cpp's --swa-full keeps
+// it (0 when no group slides): the comparison the plan states for its windows' saving.
+std::int64_t full_cache_bytes(const KvCacheConfig& kv, const PlanRequest& r) {
+  KvCacheConfig full = kv;
+  bool slides = false;
+  for (LayerGroupConfig& g : full.groups) {
+    slides = slides || g.window > 0;
+    g.window = 0;
+  }
+  return slides ? kv_footprint(full, r.batch, r.context, r.prefill_chunk).pool_bytes_needed : 0;
 }
 
 }  // namespace
@@ -165,14 +181,20 @@ MemoryPlan plan_memory(const PlanRequest& r) {
   // The cache as the engine would build it: with the exact tail its backend gives it
   const KvCacheConfig kv = cache_as_built(r, p.kv_budget_bytes);
   p.kv = kv_footprint(kv, r.batch, r.context, r.prefill_chunk);
-  // The allocator's sizing (kv_blocks_per_group): the exact tail's copies first, then the
-  // same number of blocks for every group.
+  p.kv_window_sequences = kv.window_sequences;
+  p.kv_full_cache_bytes = full_cache_bytes(kv, r);
+  // The allocator's sizing (kv_blocks_per_group): the exact tail's copies first, then n
+  // blocks for every full group and at most its cap for a sliding-window group.
   const std::int64_t tail_bytes = kv_exact_tail_bytes(kv);
   p.kv_exact_tail_copies = tail_bytes > 0 ? kv.exact_tail_shadows : 0;
   p.kv_exact_tail_bytes = tail_bytes;
-  p.kv_blocks_per_group =
-      std::max<std::int64_t>(0, p.kv_budget_bytes - tail_bytes) / p.kv_block_set_bytes;
-  p.kv_pool_bytes = p.kv_blocks_per_group * p.kv_block_set_bytes + tail_bytes;
+  KvCacheConfig budgeted = kv;
+  budgeted.budget_bytes = std::max<std::int64_t>(1, p.kv_budget_bytes);
+  budgeted.n_blocks = 0;
+  const std::int64_t left = std::max<std::int64_t>(0, p.kv_budget_bytes - tail_bytes);
+  p.kv_blocks_per_group = kv_group_pools_bytes(kv, 1) <= left ? kv_blocks_per_group(budgeted) : 0;
+  p.kv_group_blocks = kv_group_pool_blocks(kv, p.kv_blocks_per_group);
+  p.kv_pool_bytes = kv_group_pools_bytes(kv, p.kv_blocks_per_group) + tail_bytes;
 
   const std::int64_t kv_needed = p.kv.pool_bytes_needed;
   const std::int64_t others = r.kv_budget_bytes > 0 ? 0 : fixed;
@@ -181,8 +203,11 @@ MemoryPlan plan_memory(const PlanRequest& r) {
   p.total_needed = std::min(kCap, std::min(kCap, kv_needed) + others);
   p.margin_bytes = p.usable_bytes - p.total_needed;
   p.within_context = r.context <= r.kv.max_context;
-  p.fits = p.within_context && p.kv_budget_bytes > 0 &&
-           p.kv.blocks_per_group_needed <= p.kv_blocks_per_group;
+  bool groups_fit = p.kv_budget_bytes > 0;
+  for (std::size_t g = 0; g < p.kv.groups.size(); ++g) {
+    groups_fit = groups_fit && p.kv.groups[g].peak_blocks <= p.kv_group_blocks[g];
+  }
+  p.fits = p.within_context && groups_fit;
   return p;
 }
 

@@ -2,10 +2,12 @@
 //
 //   usable      = floor(total x utilisation) - used by others
 //   KV budget   = usable - weights - workspace          (or a KV budget given directly)
-//   KV pool     = every layer group gets floor(KV budget / block set bytes) blocks
-//                 (kv_blocks_per_group, the allocator's own sizing)
+//   KV pool     = every full-attention group gets n blocks, a sliding-window group at most
+//                 its cap (window + a chunk, per sequence, for max(batch, 4) sequences);
+//                 n the largest whose pools fit the KV budget (kv_blocks_per_group and
+//                 kv_group_pool_blocks, the allocator's own sizing)
 //   fits        = every group's busiest moment (kv_footprint) needs no more blocks than
-//                 that, and the context is within the model's max_context
+//                 its pool, and the context is within the model's max_context
 //
 // Workspace, the memory a forward step needs besides weights and KV, is an estimate
 // stated term by term:
@@ -35,6 +37,7 @@
 
 #include <cstdint>
 #include <string_view>
+#include <vector>
 
 #include "kv/kv_cache_config.h"
 #include "model/model_spec.h"
@@ -116,19 +119,23 @@ PlanRequest make_plan_request(const ModelSpec& spec, WeightFootprint weights, Kv
 struct MemoryPlan {
   WeightFootprint weights;
   Workspace workspace;
-  std::int64_t usable_bytes = 0;          // budget.usable(), or the KV budget when given
-  std::int64_t kv_budget_bytes = 0;       // what the KV pool may take (>= 0)
-  double kv_bytes_per_token = 0.0;        // before block rounding (kv_footprint.h)
-  std::int64_t kv_block_set_bytes = 0;    // one block of every group
-  std::int64_t kv_blocks_per_group = 0;   // the pool the engine would build
-  std::int64_t kv_exact_tail_copies = 0;  // fp16 copies of the exact tail (0: none)
-  std::int64_t kv_exact_tail_bytes = 0;   // their bytes, taken from the KV budget first
-  std::int64_t kv_pool_bytes = 0;  // kv_blocks_per_group x kv_block_set_bytes + exact-tail bytes
-  KvFootprint kv;                  // what the batch needs
-  std::int64_t total_needed = 0;   // weights + workspace + kv.pool_bytes_needed
-                                   // (kv.pool_bytes_needed alone with a KV budget)
-  std::int64_t margin_bytes = 0;   // usable_bytes - total_needed (negative: short)
-  bool within_context = false;     // context <= kv.max_context
+  std::int64_t usable_bytes = 0;              // budget.usable(), or the KV budget when given
+  std::int64_t kv_budget_bytes = 0;           // what the KV pool may take (>= 0)
+  double kv_bytes_per_token = 0.0;            // before block rounding (kv_footprint.h)
+  std::int64_t kv_block_set_bytes = 0;        // one block of every group
+  std::int64_t kv_blocks_per_group = 0;       // n: each full group's pool the engine would build
+  std::vector<std::int64_t> kv_group_blocks;  // [groups] every group's pool (window ones capped)
+  std::int64_t kv_window_sequences = 0;       // sequences a window group's cap is sized for
+  std::int64_t kv_exact_tail_copies = 0;      // fp16 copies of the exact tail (0: none)
+  std::int64_t kv_exact_tail_bytes = 0;       // their bytes, taken from the KV budget first
+  std::int64_t kv_pool_bytes = 0;  // sum of kv_group_blocks x block bytes + exact-tail bytes
+  // kv.pool_bytes_needed with every window ignored (llama.cpp's --swa-full); 0 without windows
+  std::int64_t kv_full_cache_bytes = 0;
+  KvFootprint kv;                 // what the batch needs
+  std::int64_t total_needed = 0;  // weights + workspace + kv.pool_bytes_needed
+                                  // (kv.pool_bytes_needed alone with a KV budget)
+  std::int64_t margin_bytes = 0;  // usable_bytes - total_needed (negative: short)
+  bool within_context = false;    // context <= kv.max_context
   bool fits = false;
 };
 

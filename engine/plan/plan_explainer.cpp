@@ -103,6 +103,34 @@ std::string exact_tail_term(const MemoryPlan& p) {
                      group_digits(p.kv_exact_tail_bytes / p.kv_exact_tail_copies));
 }
 
+// "B0 blocks x S0 B + B1 blocks x S1 B" over the groups' pools.
+std::string pools_sum(const KvFootprint& f) {
+  std::string sum;
+  for (const KvGroupFootprint& g : f.groups) {
+    sum += fmt::format("{}{} x {} B", sum.empty() ? "" : " + ", group_digits(g.pool_blocks),
+                       group_digits(g.block_bytes));
+  }
+  return sum;
+}
+
+// Several groups: the full ones get the busiest group's blocks, a sliding one at most its
+// cap (kv_cache_config.h).
+void explain_group_pools(std::string& out, const PlanRequest& r, const MemoryPlan& p) {
+  out +=
+      fmt::format("  pools: n = {} blocks, the busiest group's, for every full-attention group\n",
+                  group_digits(p.kv.blocks_per_group_needed));
+  for (std::size_t g = 0; g < r.kv.groups.size(); ++g) {
+    const std::int64_t window = r.kv.groups[g].window;
+    if (window == 0) continue;
+    out += fmt::format(
+        "    group {} (sliding): min(n, {} x ceil(({} + {} + {} - 2) / {})) = {} blocks: the "
+        "window plus one chunk, for {}\n",
+        g, p.kv_window_sequences, group_digits(window), group_digits(r.prefill_chunk),
+        r.kv.block_size, r.kv.block_size, group_digits(p.kv.groups[g].pool_blocks),
+        sequences(p.kv_window_sequences));
+  }
+}
+
 void explain_kv(std::string& out, const PlanRequest& r, const MemoryPlan& p) {
   out += fmt::format("KV cache: {} x {} tokens, blocks of {} tokens\n", sequences(r.batch),
                      group_digits(r.context), r.kv.block_size);
@@ -116,11 +144,16 @@ void explain_kv(std::string& out, const PlanRequest& r, const MemoryPlan& p) {
                     group_digits(p.kv.blocks_per_group_needed / r.batch),
                     group_digits(p.kv.groups[0].block_bytes), tail, bytes(p.kv.pool_bytes_needed));
   } else {
+    explain_group_pools(out, r, p);
+    out +=
+        fmt::format("  needed: {}{} = {}\n", pools_sum(p.kv), tail, bytes(p.kv.pool_bytes_needed));
+  }
+  if (p.kv_full_cache_bytes > 0) {
     out += fmt::format(
-        "  needed: every group's pool has the same number of blocks, the busiest group's {} x "
-        "one block of each group {} B{} = {}\n",
-        group_digits(p.kv.blocks_per_group_needed), group_digits(p.kv_block_set_bytes), tail,
-        bytes(p.kv.pool_bytes_needed));
+        "  the windows save {} against keeping every layer's whole context ({}, llama.cpp's "
+        "--swa-full)\n",
+        human_bytes(p.kv_full_cache_bytes - p.kv.pool_bytes_needed),
+        human_bytes(p.kv_full_cache_bytes));
   }
   if (p.kv_exact_tail_copies > 0) {
     out += "  exact tail: each sequence's newest blocks also kept in fp16 (kv/exact_tail.h)\n";
@@ -165,7 +198,16 @@ void explain_budget(std::string& out, const PlanRequest& r, const MemoryPlan& p)
     out +=
         fmt::format("  KV budget = usable - weights - workspace = {}\n", bytes(p.kv_budget_bytes));
   }
-  if (p.kv_exact_tail_bytes > 0) {
+  if (p.kv_full_cache_bytes > 0) {
+    out += fmt::format(
+        "  KV pool = the largest n whose pools fit {}{}: n = {}, sliding groups at most their "
+        "cap, {}\n",
+        bytes(p.kv_budget_bytes),
+        p.kv_exact_tail_bytes > 0
+            ? fmt::format(" less {} B of exact-tail copies", group_digits(p.kv_exact_tail_bytes))
+            : std::string(),
+        group_digits(p.kv_blocks_per_group), bytes(p.kv_pool_bytes));
+  } else if (p.kv_exact_tail_bytes > 0) {
     out += fmt::format(
         "  KV pool = floor(({} - {} B of exact-tail copies) / {} B per block set) = {} blocks per "
         "group, with the copies {}\n",

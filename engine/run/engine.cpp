@@ -96,6 +96,11 @@ KvCacheConfig Engine::make_kv_config() const {
   c.block_size = options_.block_size;
   c.max_context = options_.context_length;
   c.host_storage = backend_->uses_host_kv_storage();
+  // Sliding-window pools hold default_sequences sequences at their cap (kv_cache_config.h);
+  // every grow is at most one prefill chunk.
+  c.window_sequences =
+      std::clamp<std::int64_t>(options_.default_sequences, 1, options_.scheduler.max_running);
+  c.max_grow_tokens = options_.scheduler.max_batch_tokens;
   const std::int64_t blocks_per_context = (c.max_context + c.block_size - 1) / c.block_size;
 
   if (options_.kv_budget_bytes > 0) {

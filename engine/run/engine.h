@@ -76,6 +76,8 @@ struct EngineOptions {
   std::uint64_t kv_budget_bytes = 0;
   std::uint64_t memory_budget_bytes = 0;
   double memory_utilisation = 0.9;  // fraction of memory_budget_bytes the engine may use
+  // Full contexts the CPU's pool holds without a budget; also the sequences a sliding-window
+  // group's pool is sized for at its cap (kv/kv_cache_config.h: window_sequences).
   std::int64_t default_sequences = 4;
   SchedulerOptions scheduler;
   // Polled while the engine is built (after the model file is read, between the layers the

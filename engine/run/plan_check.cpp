@@ -27,9 +27,11 @@ PlanRequest engine_plan_request(const Engine& engine) {
   } else if (o.memory_budget_bytes > 0) {
     r.budget = {static_cast<std::int64_t>(o.memory_budget_bytes), o.memory_utilisation, 0};
   } else {
-    std::int64_t set_bytes = 0;
-    for (std::int64_t g = 0; g < kv.n_groups(); ++g) set_bytes += kv.layout(g).block_bytes();
-    r.kv_budget_bytes = kv.pool(0).n_blocks() * set_bytes + kv_exact_tail_bytes(kv.config());
+    std::int64_t pools = 0;
+    for (std::int64_t g = 0; g < kv.n_groups(); ++g) {
+      pools += kv.pool(g).n_blocks() * kv.layout(g).block_bytes();
+    }
+    r.kv_budget_bytes = pools + kv_exact_tail_bytes(kv.config());
   }
   return r;
 }

@@ -97,14 +97,25 @@ void FitsSummary::show_verdict(const FitsAnswers& a) {
   restyle();
 }
 
+// "KV cache 111 MiB (2,113 blocks)", and what sliding windows save when the model has them.
+QString FitsSummary::kv_legend_text(const MemoryPlan& p) const {
+  std::int64_t blocks = 0;
+  for (const KvGroupFootprint& g : p.kv.groups) blocks += g.pool_blocks;
+  QString text =
+      tr("KV cache %1 (%2 blocks)").arg(bytes_text(p.kv.pool_bytes_needed), count_text(blocks));
+  if (p.kv_full_cache_bytes > p.kv.pool_bytes_needed) {
+    text += tr("; sliding windows save %1")
+                .arg(bytes_text(p.kv_full_cache_bytes - p.kv.pool_bytes_needed));
+  }
+  return text;
+}
+
 void FitsSummary::show_legend(const FitsAnswers& a) {
   const MemoryPlan& p = a.plan;
   QVector<LegendEntry> entries = {
       {FitsStackBar::partColor(FitsStackBar::Weights),
        tr("weights %1").arg(bytes_text(p.weights.bytes))},
-      {FitsStackBar::partColor(FitsStackBar::Kv),
-       tr("KV cache %1 (%2 blocks)")
-           .arg(bytes_text(p.kv.pool_bytes_needed), count_text(p.kv.blocks_per_group_needed))},
+      {FitsStackBar::partColor(FitsStackBar::Kv), kv_legend_text(p)},
       {FitsStackBar::partColor(FitsStackBar::Workspace),
        tr("workspace %1").arg(bytes_text(p.workspace.total()))},
   };

@@ -39,6 +39,7 @@ class FitsSummary : public QWidget {
   void show_maxima(const FitsAnswers& a);
   void show_roofline(const FitsAnswers& a);
   void show_legend(const FitsAnswers& a);
+  QString kv_legend_text(const MemoryPlan& p) const;
   void restyle();
 
   QLabel* verdict_;

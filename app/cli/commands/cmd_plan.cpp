@@ -204,6 +204,8 @@ json to_json(const ModelChoice& m, const GpuPreset* gpu, const PlanRequest& r, c
       {"usable_bytes", pl.usable_bytes},
       {"kv_budget_bytes", pl.kv_budget_bytes},
       {"kv_pool_blocks_per_group", pl.kv_blocks_per_group},
+      {"kv_group_pool_blocks", pl.kv_group_blocks},
+      {"kv_full_cache_bytes", pl.kv_full_cache_bytes},
       {"total_bytes", pl.total_needed},
       {"margin_bytes", pl.margin_bytes},
       {"within_context", pl.within_context},

@@ -83,12 +83,14 @@ RequestId Scheduler::submit(GenerationRequest request, RequestCallbacks callback
   if (n_prompt > ctx) {
     throw_error<CapacityError>("the prompt has {} tokens but the context holds {}", n_prompt, ctx);
   }
-  // The prompt must fit the pool alone (a sliding window holds at most window + one block).
+  // The prompt must fit the pool alone (a sliding window holds at most its cap, read in
+  // chunks of max_batch_tokens).
+  KvCacheConfig chunked = kv_.config();
+  chunked.max_grow_tokens = options_.max_batch_tokens;
   for (std::int64_t g = 0; g < kv_.n_groups(); ++g) {
     const std::int64_t bs = kv_.layout(g).block_size;
-    const std::int64_t window = kv_.config().groups[static_cast<std::size_t>(g)].window;
-    const std::int64_t tokens = window > 0 ? std::min(n_prompt, window + bs) : n_prompt;
-    const std::int64_t need = (tokens + bs - 1) / bs;
+    const std::int64_t need = std::min(
+        (n_prompt + bs - 1) / bs, kv_sequence_cap_blocks(chunked, static_cast<std::size_t>(g)));
     if (need > kv_.pool(g).n_blocks()) {
       throw_error<CapacityError>(
           "the KV cache has {} blocks of {} tokens but this prompt of {} tokens needs {}: "

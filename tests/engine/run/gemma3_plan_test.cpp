@@ -1,7 +1,8 @@
 // "What fits" for a Gemma 3 is what the engine allocates: the planner counts the sliding
-// layers' group at its window (the blocks the window still sees, plus the one being filled)
-// and the global layers' group at the whole context, and an engine given a memory budget
-// builds exactly the planner's pool for both groups. A tiny random-weight gemma3 file (MQA,
+// layers' group at its window (the blocks the window still sees, plus the one being filled;
+// its pool at its cap, the window plus a chunk for each of 4 sequences) and the global
+// layers' group at the whole context, and an engine given a memory budget builds exactly
+// the planner's pool for both groups. A tiny random-weight gemma3 file (MQA,
 // head_dim 32, window 32 on five layers of six) stands in for the real shapes.
 #include <cstdint>
 #include <string>
@@ -13,6 +14,7 @@
 #include "plan/memory_model.h"
 #include "plan/weight_footprint.h"
 #include "run/engine.h"
+#include "run/plan_check.h"
 #include "support/test_data.h"
 
 namespace kvscope {
@@ -85,12 +87,40 @@ TEST(Gemma3Plan, AnEngineWithABudgetBuildsThePlannersPoolForBothGroups) {
     r.budget.utilisation = o.memory_utilisation;
     const MemoryPlan plan = plan_memory(r);
     ASSERT_EQ(engine.kv_cache().n_groups(), 2) << budget;
+    ASSERT_EQ(plan.kv_group_blocks.size(), 2u);
     for (std::int64_t g = 0; g < 2; ++g) {
-      EXPECT_EQ(engine.kv_cache().pool(g).n_blocks(), plan.kv_blocks_per_group) << budget;
+      EXPECT_EQ(engine.kv_cache().pool(g).n_blocks(),
+                plan.kv_group_blocks[static_cast<std::size_t>(g)])
+          << budget;
     }
+    // the sliding group at its cap: 4 sequences x ceil((32 + 64 + 14) / 16) blocks; the
+    // global group takes the rest of the budget
+    EXPECT_EQ(engine.kv_cache().pool(0).n_blocks(), 4 * 7) << budget;
+    EXPECT_EQ(engine.kv_cache().pool(1).n_blocks(), plan.kv_blocks_per_group) << budget;
+    EXPECT_GT(plan.kv_blocks_per_group, 4 * 7) << budget;
     EXPECT_EQ(static_cast<std::int64_t>(engine.memory_info().kv_pool), plan.kv_pool_bytes)
         << budget;
   }
+}
+
+// The CLI's "check against the engine": one sequence grown chunk by chunk reaches exactly
+// the planner's maximum context, with the pools and the blocks held as planned.
+TEST(Gemma3Plan, TheEnginesCheckAgreesWithTheCappedPools) {
+  EngineOptions o;
+  o.backend = BackendChoice::Cpu;
+  o.n_threads = 1;
+  o.context_length = 1024;
+  // the sliding group's cap (28 blocks of 20,480 B) and 30 global blocks of 4,096 B
+  o.kv_budget_bytes = 28 * 20'480 + 30 * 4'096 + 100;
+  o.scheduler.max_batch_tokens = 64;
+  Engine engine(tiny_gemma3(), o);
+  const PlanCheck check = check_plan(engine);
+  EXPECT_EQ(check.planned_max_context, 30 * 16);
+  EXPECT_TRUE(check.agrees()) << "planned " << check.planned_max_context << " reached "
+                              << check.reached_tokens << ", pools " << check.predicted_pool_bytes
+                              << " / " << check.allocated_pool_bytes << ", used "
+                              << check.predicted_used_bytes << " / " << check.allocated_used_bytes;
+  EXPECT_GT(check.plan.kv_full_cache_bytes, check.plan.kv.pool_bytes_needed);
 }
 
 }  // namespace
