@@ -46,6 +46,11 @@ HfAddedTokens::HfAddedTokens(const json& config, const std::string& source) {
   if (!config.is_array()) {
     throw_error<ModelError>("{}: expected a list, found {}", where, describe_json(config));
   }
+  if (config.size() > kMaxTokens) {
+    throw_error<ModelError>("{}: {} tokens, more than the {} this reader accepts", where,
+                            config.size(), kMaxTokens);
+  }
+  std::size_t content_bytes = 0;
   for (std::size_t i = 0; i < config.size(); ++i) {
     const json& t = config[i];
     const std::string field = fmt::format("{}[{}]", where, i);
@@ -64,23 +69,16 @@ HfAddedTokens::HfAddedTokens(const json& config, const std::string& source) {
     token.lstrip = hf::find_bool(t, "lstrip", field).value_or(false);
     token.rstrip = hf::find_bool(t, "rstrip", field).value_or(false);
     token.single_word = hf::find_bool(t, "single_word", field).value_or(false);
-    by_first_byte_[static_cast<std::uint8_t>(token.content[0])].push_back(tokens_.size());
+    content_bytes += token.content.size();
+    if (content_bytes > kMaxContentBytes) {
+      throw_error<ModelError>("{}: more than {} bytes of content in all", field, kMaxContentBytes);
+    }
+    (token.normalized ? normalized_ : raw_)
+        .add(token.content, static_cast<std::int32_t>(tokens_.size()));
     tokens_.push_back(std::move(token));
   }
-  for (auto& list : by_first_byte_) {
-    std::stable_sort(list.begin(), list.end(), [&](std::size_t a, std::size_t b) {
-      return tokens_[a].content.size() > tokens_[b].content.size();
-    });
-  }
-}
-
-const HfAddedToken* HfAddedTokens::longest_at(std::string_view text, std::size_t pos,
-                                              bool normalized) const {
-  for (const std::size_t i : by_first_byte_[static_cast<std::uint8_t>(text[pos])]) {
-    const HfAddedToken& t = tokens_[i];
-    if (t.normalized == normalized && text.substr(pos).starts_with(t.content)) return &t;
-  }
-  return nullptr;
+  raw_.build();
+  normalized_.build();
 }
 
 bool HfAddedTokens::is_word_char(std::string_view ch) const {
@@ -106,13 +104,19 @@ bool HfAddedTokens::word_boundaries(std::string_view text, std::size_t begin,
 std::vector<HfAddedTokens::Segment> HfAddedTokens::split(std::string_view text, bool normalized,
                                                          const AllowSpecial& allow) const {
   std::vector<Segment> out;
+  const AddedTokenMatcher& matcher = normalized ? normalized_ : raw_;
+  if (matcher.empty()) {
+    if (!text.empty()) out.push_back({0, text.size(), -1});
+    return out;
+  }
+  const std::vector<std::int32_t> longest = matcher.longest_at_each(text);  // [text.size()]
   std::size_t text_start = 0;  // where the text not yet emitted begins
   for (std::size_t pos = 0; pos < text.size();) {
-    const HfAddedToken* t = longest_at(text, pos, normalized);
-    if (t == nullptr) {
+    if (longest[pos] < 0) {
       ++pos;
       continue;
     }
+    const HfAddedToken* t = &tokens_[static_cast<std::size_t>(longest[pos])];
     const std::size_t match_end = pos + t->content.size();
     if ((t->special && !allow(pos, match_end)) ||
         (t->single_word && !word_boundaries(text, pos, match_end))) {

@@ -3,11 +3,11 @@
 // raw text, the others on the normalized text; lstrip / rstrip swallow the whitespace
 // beside a match, single_word takes it only between non-word characters. A special token
 // is taken only where the caller allows it (template control text); elsewhere it is text,
-// its match still consumed (as the library's encode_special_tokens skips it).
+// its match still consumed (as the library's encode_special_tokens skips it). The tokens are
+// found in one pass linear in the text (AddedTokenMatcher), as the library's Aho-Corasick.
 // Internal to engine/text.
 #pragma once
 
-#include <array>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "text/added_token_matcher.h"
 #include "text/pcre2_regex.h"
 #include "text/tokenizer.h"
 
@@ -41,6 +42,10 @@ class HfAddedTokens {
   // Whether a special token may be taken at text[begin, end).
   using AllowSpecial = std::function<bool(std::size_t begin, std::size_t end)>;
 
+  // At most this many tokens and bytes of content in all (Gemma 3 lists ~6,400 tokens).
+  static constexpr std::size_t kMaxTokens = std::size_t{1} << 19;
+  static constexpr std::size_t kMaxContentBytes = std::size_t{4} << 20;
+
   // `config` is the "added_tokens" list (null: none). ModelError naming `source`.
   HfAddedTokens(const nlohmann::json& config, const std::string& source);
 
@@ -51,12 +56,12 @@ class HfAddedTokens {
   const std::vector<HfAddedToken>& tokens() const { return tokens_; }
 
  private:
-  const HfAddedToken* longest_at(std::string_view text, std::size_t pos, bool normalized) const;
   bool is_word_char(std::string_view ch) const;
   bool word_boundaries(std::string_view text, std::size_t begin, std::size_t end) const;
 
   std::vector<HfAddedToken> tokens_;
-  std::array<std::vector<std::size_t>, 256> by_first_byte_;  // indices, longest first
+  AddedTokenMatcher raw_;                        // the tokens with normalized == false
+  AddedTokenMatcher normalized_;                 // and the others
   Pcre2Regex word_char_{R"(\A[\p{L}\p{N}]\z)"};  // one character: Rust's char::is_alphanumeric
 };
 
