@@ -183,6 +183,12 @@ void add_in_place(std::span<float> x, std::span<const float> y) {
   for (std::size_t i = 0; i < x.size(); ++i) x[i] += y[i];
 }
 
+void soft_cap(std::span<float> x, float cap) {
+  if (!(cap > 0.0f)) throw_error<UsageError>("soft_cap: cap must be positive, got {}", cap);
+  const float inv = 1.0f / cap;
+  for (float& v : x) v = std::tanh(v * inv) * cap;
+}
+
 void softmax(std::span<float> x) {
   if (x.empty()) return;
   float max = -std::numeric_limits<float>::infinity();

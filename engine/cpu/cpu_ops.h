@@ -51,6 +51,9 @@ float silu(float x);
 void swiglu(std::span<const float> gate, std::span<const float> up, std::span<float> out);
 // x[i] += y[i] (the residual connection).
 void add_in_place(std::span<float> x, std::span<const float> y);
+// x[i] = cap * tanh(x[i] / cap) (Gemma 2's logit soft-cap), as llama.cpp's ggml_scale by
+// 1/cap, ggml_tanh, ggml_scale by cap: the reciprocal in float, each step rounded. cap > 0.
+void soft_cap(std::span<float> x, float cap);
 
 // --- Probabilities ---------------------------------------------------------------------
 

@@ -105,6 +105,8 @@ void validate(const ModelSpec& spec) {
     check_positive_finite("rope_theta_local", spec.rope_theta_local);
   check_positive_finite("embedding_scale", spec.embedding_scale);
   if (spec.attention_scale != 0.0) check_positive_finite("attention_scale", spec.attention_scale);
+  if (spec.attn_softcap != 0.0) check_positive_finite("attn_softcap", spec.attn_softcap);
+  if (spec.final_softcap != 0.0) check_positive_finite("final_softcap", spec.final_softcap);
   validate_rope_scaling(spec);
 }
 
@@ -118,6 +120,9 @@ void apply_architecture_defaults(ModelSpec& s) {
     s.rope_theta_local = 10000.0;
     s.rope_scaling_local = false;
     s.qk_norm = true;
+  } else {
+    s.attn_softcap = 50.0;
+    s.final_softcap = 30.0;
   }
   s.post_norms = true;
   s.ffn_activation = FfnActivation::GeluTanh;

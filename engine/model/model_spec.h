@@ -29,7 +29,7 @@ struct RopeScaling {
 enum class FfnActivation { Silu, GeluTanh };
 
 struct ModelSpec {
-  std::string architecture;  // "llama", "qwen2", "qwen3", "gemma3", "mistral" (llama-shaped)
+  std::string architecture;  // llama, qwen2, qwen3, gemma2, gemma3, mistral (llama-shaped)
   std::string name;          // general.name or the folder name
   std::int64_t n_layers = 0;
   std::int64_t dim = 0;  // hidden size (n_embd)
@@ -63,6 +63,10 @@ struct ModelSpec {
   double embedding_scale = 1.0;  // token embeddings are multiplied by this (Gemma: sqrt(dim))
   // Scores are q.k * attention_scale; 0: 1 / sqrt(head_dim). Gemma's query_pre_attn_scalar^-1/2.
   double attention_scale = 0.0;
+  // Soft-capping, c * tanh(x / c), 0: off. attn_softcap bends every scaled attention score
+  // before the softmax, final_softcap every output logit (Gemma 2: 50 and 30).
+  double attn_softcap = 0.0;
+  double final_softcap = 0.0;
 
   std::int64_t q_dim() const { return n_heads * head_dim; }
   std::int64_t kv_dim() const { return n_kv_heads * head_dim; }
@@ -80,10 +84,10 @@ struct ModelSpec {
 // "gemma3" a window period of 6, base 10000 and no scaling on the sliding layers, q/k norms,
 // post-norms, a GELU gate, embeddings times sqrt(dim) and scores times 1 / sqrt(head_dim)
 // (1 / sqrt(dim / n_heads) for the 62-layer 27B, whose query_pre_attn_scalar that is);
-// "gemma2" the same with a period of 2, one RoPE, no q/k norms (46 layers for its 27B; its
-// soft-capping is not modelled: the engine does not run gemma2). The GGUF norm weights
-// already hold Gemma's 1 + w. A file's own keys may then override these. Other
-// architectures are left as they are.
+// "gemma2" the same with a period of 2, one RoPE, no q/k norms (46 layers for its 27B) and
+// soft-capping, attention scores at 50 and logits at 30. The GGUF norm weights already hold
+// Gemma's 1 + w (a Hugging Face folder's loader adds the 1). A file's own keys may then override
+// these. Other architectures are left as they are.
 void apply_architecture_defaults(ModelSpec& spec);
 
 // Throws ModelError naming the field when a value is missing, zero, negative or inconsistent

@@ -103,11 +103,17 @@ void write_hparams(GgufWriter& w, const ModelSpec& s, const std::string& arch) {
   w.set_f32(arch + ".rope.freq_base", static_cast<float>(s.rope_theta));
   w.set_f32(arch + ".attention.layer_norm_rms_epsilon", static_cast<float>(s.norm_eps));
   if (s.sliding_window > 0) w.set_u32(arch + ".attention.sliding_window", u32(s.sliding_window));
-  if (arch == "gemma3") {  // what read_gemma3 (gguf_model.cpp) takes as given otherwise
+  if (arch == "gemma2" || arch == "gemma3") {  // what read_gemma_keys (gguf_model.cpp) defaults
     w.set_u32(arch + ".attention.sliding_window_pattern", u32(s.sliding_window_period));
     if (s.rope_theta_local != 0.0) {
       w.set_f32(arch + ".rope.freq_base_swa", static_cast<float>(s.rope_theta_local));
     }
+    if (s.final_softcap != 0.0) {
+      w.set_f32(arch + ".final_logit_softcapping", static_cast<float>(s.final_softcap));
+    }
+  }
+  if (arch == "gemma2") {  // llama.cpp caps gemma2's scores always: the file says at what
+    w.set_f32(arch + ".attn_logit_softcapping", static_cast<float>(s.attn_softcap));
   }
   const RopeScaling& rs = s.rope_scaling;
   if (rs.type == RopeScalingType::Linear || rs.type == RopeScalingType::Yarn) {
@@ -171,7 +177,8 @@ void write_synthetic_gguf(const std::string& path, const ModelSpec& spec, Tensor
   check_vocab(v, spec.vocab_size);
 
   const std::string& a = spec.architecture;
-  const std::string arch = a == "qwen2" || a == "qwen3" || a == "gemma3" ? a : "llama";
+  const std::string arch =
+      a == "qwen2" || a == "qwen3" || a == "gemma2" || a == "gemma3" ? a : "llama";
   GgufWriter w;
   write_hparams(w, spec, arch);
   write_vocab(w, v);
@@ -218,7 +225,7 @@ void write_synthetic_gguf(const std::string& path, const ModelSpec& spec, Tensor
     matrix(p + "ffn_gate.weight", spec.ffn_dim, spec.dim);
     matrix(p + "ffn_up.weight", spec.ffn_dim, spec.dim);
     matrix(p + "ffn_down.weight", spec.dim, spec.ffn_dim);
-    if (arch == "gemma3") {
+    if (arch == "gemma2" || arch == "gemma3") {
       vector(p + "post_attention_norm.weight", spec.dim, 1.0f, 0.1f);
       vector(p + "post_ffw_norm.weight", spec.dim, 1.0f, 0.1f);
     }

@@ -34,8 +34,9 @@ struct SyntheticVocab {
 SyntheticVocab default_synthetic_vocab(std::int64_t vocab_size);
 
 // Writes a GGUF model of `spec`'s shape to `path`. Architecture "qwen2" (with Q/K/V
-// biases), "qwen3" (q/k norms) or "gemma3" (q/k norms, post-norms, the window's period and
-// the sliding layers' rope base) when spec.architecture names it, else "llama";
+// biases), "qwen3" (q/k norms), "gemma2" (post-norms, the window's period, both soft-caps) or
+// "gemma3" (q/k norms, post-norms, the window's period, the sliding layers' rope base, a final
+// soft-cap when set) when spec.architecture names it, else "llama";
 // spec.qkv_bias adds the biases to a llama file too. What else a family computes (Gemma's
 // embedding scale, GELU gate) is the loader's reading of the architecture. Matrices are stored as
 // `weight_type` (quantized row by row), norms and biases as f32. Values are uniform in

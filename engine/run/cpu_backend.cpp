@@ -32,6 +32,8 @@ std::span<float> row_range(std::vector<float>& v, std::int64_t begin, std::int64
 // Tokens per share of the element-wise work (norms, RoPE, SwiGLU): a decode step's single
 // token runs inline, a prompt's tokens are split over the threads.
 constexpr std::int64_t kTokensPerShare = 4;
+// Logits per share of the final soft-cap (a tanh each): a 256k vocabulary in a few shares.
+constexpr std::int64_t kSoftCapShare = 16384;
 
 std::uint64_t host_memory_bytes() {
   const long pages = ::sysconf(_SC_PHYS_PAGES);
@@ -235,7 +237,8 @@ void CpuBackend::attention_block(std::int64_t layer, std::span<const SequenceChu
                              &scratch_.v[t * kv_dim], true);
     }
   }
-  const AttentionShape shape{spec_.n_heads, spec_.n_kv_heads, spec_.head_dim};
+  const AttentionShape shape{spec_.n_heads, spec_.n_kv_heads, spec_.head_dim,
+                             static_cast<float>(spec_.attn_softcap)};
   t = 0;
   for (const auto& c : chunks) {
     const auto n = static_cast<std::int64_t>(c.tokens.size());
@@ -371,6 +374,16 @@ void CpuBackend::compute_logits(std::span<const SequenceChunk> chunks, std::vect
                                grouped_output_.get());
   } else {
     matmul_.project(pool_, model_.weights().output, logits, order, grouped_output_.get());
+  }
+  if (spec_.final_softcap != 0.0) {  // Gemma 2: logits = cap * tanh(logits / cap)
+    const auto cap = static_cast<float>(spec_.final_softcap);
+    const auto n = static_cast<std::int64_t>(logits.size());
+    pool_.parallel_for(
+        n,
+        [&](std::int64_t begin, std::int64_t end) {
+          soft_cap({logits.data() + begin, static_cast<std::size_t>(end - begin)}, cap);
+        },
+        kSoftCapShare);
   }
 }
 

@@ -116,6 +116,8 @@ std::optional<std::string> unsupported_architecture(const ModelSpec& spec) {
   if (std::abs(spec.score_scale() * std::sqrt(static_cast<double>(spec.head_dim)) - 1.0) > 1e-9) {
     missing.push_back("its own attention scale");
   }
+  if (spec.attn_softcap != 0.0) missing.push_back("soft-capped attention scores");
+  if (spec.final_softcap != 0.0) missing.push_back("soft-capped logits");
   if (missing.empty()) return std::nullopt;
   return fmt::format("the CUDA backend does not run {} models yet ({})", spec.architecture,
                      fmt::join(missing, ", "));

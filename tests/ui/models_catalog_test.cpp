@@ -55,11 +55,11 @@ std::vector<CatalogModel> test_catalog(const QByteArray& body) {
      "sliding_window": 0, "tied_embeddings": true, "repo": "org/repo",
      "files": [{"quant": "F32", "file": "s.gguf", "bytes": %1, "exact_bytes": true,
                 "sha256": "%2"}]},
-    {"name": "gemma-like", "display_name": "Gemma Like", "architecture": "gemma2",
-     "n_params": 2614341888, "n_layers": 26, "dim": 2304, "n_heads": 8, "n_kv_heads": 4,
-     "head_dim": 256, "ffn_dim": 9216, "vocab_size": 256000, "context_length": 8192,
-     "sliding_window": 0, "tied_embeddings": true, "repo": "org/gemma",
-     "files": [{"quant": "Q4_K_S", "file": "g.gguf", "bytes": 1640000000}]}]})")
+    {"name": "phi-like", "display_name": "Phi Like", "architecture": "phi3",
+     "n_params": 3821079552, "n_layers": 32, "dim": 3072, "n_heads": 32, "n_kv_heads": 32,
+     "head_dim": 96, "ffn_dim": 8192, "vocab_size": 32064, "context_length": 131072,
+     "sliding_window": 0, "tied_embeddings": false, "repo": "org/phi",
+     "files": [{"quant": "Q4_K_M", "file": "p.gguf", "bytes": 2390000000}]}]})")
                            .arg(body.size())
                            .arg(sha);
   return parse_model_catalog(text.toStdString(), "test catalog");

@@ -61,11 +61,12 @@ void scores_portable(const float* qh, const float* k, std::int64_t n_keys, std::
 }
 
 void keys_portable(const float* q, const float* k, const float* v, std::int64_t n_keys,
-                   FloatAttentionState& st, float* scores, const KeyTerms* terms) {
+                   FloatAttentionState& st, float* scores, const KeyTerms* terms, float softcap) {
   const std::int64_t row = st.row;
   for (std::int64_t h = 0; h < st.n_heads; ++h) {
     float* w = scores + h * ((n_keys + kLanes - 1) / kLanes * kLanes);
     scores_portable(q + h * row, k, n_keys, row, terms, h, w);
+    soft_cap(w, n_keys, softcap);
     raise_max(st, h, max_of(w, n_keys));
     for (std::int64_t j = 0; j < n_keys; ++j) w[j] = exp_lane(w[j] - st.max[h]);
     for (std::int64_t j = 0; j < n_keys; ++j) st.sum[h] += w[j];
@@ -116,10 +117,11 @@ void float_attention_key_query_terms(const float* q, std::int64_t head_dim, floa
 }
 
 void float_attention_keys(const float* q, const float* k, const float* v, std::int64_t n_keys,
-                          FloatAttentionState& state, float* scores, const KeyTerms* terms) {
+                          FloatAttentionState& state, float* scores, const KeyTerms* terms,
+                          float softcap) {
   if (n_keys <= 0) return;
-  if (const SimdTable* t = simd()) return t->keys(q, k, v, n_keys, state, scores, terms);
-  keys_portable(q, k, v, n_keys, state, scores, terms);
+  if (const SimdTable* t = simd()) return t->keys(q, k, v, n_keys, state, scores, terms, softcap);
+  keys_portable(q, k, v, n_keys, state, scores, terms, softcap);
 }
 
 void float_attention_merge(FloatAttentionState& into, const FloatAttentionState& from) {

@@ -64,10 +64,11 @@ void float_attention_key_query_terms(const float* q, std::int64_t head_dim, floa
 // Feeds n_keys keys to every head of `state`:
 //   q: [n_heads][row] pre-scaled, zero padded;  k, v: [n_keys][row] zero padded;
 //   scores: scratch of at least n_heads * round_up(n_keys, 8) floats;
-//   terms: offset-int4 keys' terms (nullptr for fp16 and int8 keys).
+//   terms: offset-int4 keys' terms (nullptr for fp16 and int8 keys);
+//   softcap: each score s becomes softcap * tanh(s / softcap) before the softmax (0: off).
 void float_attention_keys(const float* q, const float* k, const float* v, std::int64_t n_keys,
                           FloatAttentionState& state, float* scores,
-                          const KeyTerms* terms = nullptr);
+                          const KeyTerms* terms = nullptr, float softcap = 0.0f);
 
 // into = the state of into's keys and from's keys together (same heads and row).
 void float_attention_merge(FloatAttentionState& into, const FloatAttentionState& from);

@@ -50,6 +50,14 @@ inline void raise_max(FloatAttentionState& st, std::int64_t h, float block_max) 
   st.max[h] = block_max;
 }
 
+// s[j] = softcap * tanh(s[j] / softcap) for j < n (Gemma 2's scores); softcap 0: unchanged.
+// Scalar in every version, so the versions keep giving the same bits.
+inline void soft_cap(float* s, std::int64_t n, float softcap) {
+  if (softcap == 0.0f) return;
+  const float inv = 1.0f / softcap;
+  for (std::int64_t j = 0; j < n; ++j) s[j] = softcap * std::tanh(s[j] * inv);
+}
+
 inline float max_of(const float* s, std::int64_t n) {
   float m = s[0];
   for (std::int64_t j = 1; j < n; ++j) m = s[j] > m ? s[j] : m;
@@ -61,7 +69,7 @@ inline float max_of(const float* s, std::int64_t n) {
 struct SimdTable {
   // float_attention_keys for a non-empty run.
   void (*keys)(const float* q, const float* k, const float* v, std::int64_t n_keys,
-               FloatAttentionState& st, float* scores, const KeyTerms* terms);
+               FloatAttentionState& st, float* scores, const KeyTerms* terms, float softcap);
   // acc[h] = from.acc[h] * rf + into.acc[h] * ri
   void (*merge)(FloatAttentionState& into, const FloatAttentionState& from, std::int64_t h,
                 float ri, float rf);

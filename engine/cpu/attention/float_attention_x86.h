@@ -234,11 +234,12 @@ KVSCOPE_X86_INLINE void accumulate_all(FloatAttentionState& st, const float* sco
 // processor overlaps them. Per head the operations and their order are unchanged.
 template <std::int64_t kRow>
 void keys_of_row(const float* q, const float* k, const float* v, std::int64_t n_keys,
-                 FloatAttentionState& st, float* scores, const KeyTerms* terms) {
+                 FloatAttentionState& st, float* scores, const KeyTerms* terms, float softcap) {
   const std::int64_t row = row_length<kRow>(st.row);
   const std::int64_t stride = (n_keys + kLanes - 1) / kLanes * kLanes;
   for (std::int64_t h = 0; h < st.n_heads; ++h) {
     scores_of<kRow>(q + h * row, k, n_keys, row, terms, h, scores + h * stride);
+    soft_cap(scores + h * stride, n_keys, softcap);
   }
   for (std::int64_t h = 0; h < st.n_heads; ++h) {
     float* w = scores + h * stride;
@@ -254,8 +255,9 @@ void keys_of_row(const float* q, const float* k, const float* v, std::int64_t n_
 }
 
 void keys(const float* q, const float* k, const float* v, std::int64_t n_keys,
-          FloatAttentionState& st, float* scores, const KeyTerms* terms) {
-  with_length(st.row, [&](auto row) { keys_of_row<row()>(q, k, v, n_keys, st, scores, terms); });
+          FloatAttentionState& st, float* scores, const KeyTerms* terms, float softcap) {
+  with_length(st.row,
+              [&](auto row) { keys_of_row<row()>(q, k, v, n_keys, st, scores, terms, softcap); });
 }
 
 void merge(FloatAttentionState& into, const FloatAttentionState& from, std::int64_t h, float ri,

@@ -46,14 +46,23 @@ float dot_f16_portable(const std::uint16_t* k, const std::uint16_t* q, std::int6
   return static_cast<float>(sum);
 }
 
+// ggml's soft-cap of the scores of n keys, each already multiplied by scale / softcap:
+// s = softcap * tanhf(s). softcap 0: unchanged.
+void cap_scores(float* s, std::int64_t n, float softcap) {
+  if (softcap == 0.0f) return;
+  for (std::int64_t i = 0; i < n; ++i) s[i] = softcap * std::tanh(s[i]);
+}
+
 void keys_portable(const std::uint16_t* k, const std::uint16_t* v, std::int64_t stride,
-                   std::int64_t n_keys, std::int64_t hd, float scale, const std::uint16_t* q16,
-                   std::uint16_t* acc, GgmlFlashHead* state, std::int64_t n_heads) {
+                   std::int64_t n_keys, std::int64_t hd, float scale, float softcap,
+                   const std::uint16_t* q16, std::uint16_t* acc, GgmlFlashHead* state,
+                   std::int64_t n_heads) {
   for (std::int64_t key = 0; key < n_keys; ++key, k += stride, v += stride) {
     for (std::int64_t h = 0; h < n_heads; ++h) {
       GgmlFlashHead& st = state[h];
       std::uint16_t* a = acc + h * hd;
-      const float s = dot_f16_portable(k, q16 + h * hd, hd) * scale;
+      float s = dot_f16_portable(k, q16 + h * hd, hd) * scale;
+      cap_scores(&s, 1, softcap);
       float ms = 1.0f, vs = 1.0f;
       if (s > st.max) {
         ms = std::exp(st.max - s);
@@ -188,7 +197,7 @@ KVSCOPE_TARGET_AVX2 inline void step_hd8(GgmlFlashHead& st, float s, __m256 v, _
 // overlap; scores of a chunk of keys first, then the updates in key order.
 KVSCOPE_TARGET_AVX2 void keys_hd8_avx2(const std::uint16_t* k, const std::uint16_t* v,
                                        std::int64_t stride, std::int64_t n_keys, float scale,
-                                       const std::uint16_t* q16, std::uint16_t* acc,
+                                       float softcap, const std::uint16_t* q16, std::uint16_t* acc,
                                        GgmlFlashHead* state, std::int64_t n_heads) {
   float s0[kChunk], s1[kChunk];
   for (std::int64_t h = 0; h < n_heads; h += 2) {
@@ -198,7 +207,11 @@ KVSCOPE_TARGET_AVX2 void keys_hd8_avx2(const std::uint16_t* k, const std::uint16
     for (std::int64_t k0 = 0; k0 < n_keys; k0 += kChunk) {
       const std::int64_t n = std::min(kChunk, n_keys - k0);
       scores_avx2(k + k0 * stride, stride, n, 8, scale, q16 + h * 8, s0);
-      if (pair) scores_avx2(k + k0 * stride, stride, n, 8, scale, q16 + (h + 1) * 8, s1);
+      cap_scores(s0, n, softcap);
+      if (pair) {
+        scores_avx2(k + k0 * stride, stride, n, 8, scale, q16 + (h + 1) * 8, s1);
+        cap_scores(s1, n, softcap);
+      }
       for (std::int64_t key = 0; key < n; ++key) {
         const __m256 vv = load8_f16(v + (k0 + key) * stride);
         step_hd8(state[h], s0[key], vv, y0);
@@ -212,15 +225,18 @@ KVSCOPE_TARGET_AVX2 void keys_hd8_avx2(const std::uint16_t* k, const std::uint16
 
 KVSCOPE_TARGET_AVX2 void keys_avx2(const std::uint16_t* k, const std::uint16_t* v,
                                    std::int64_t stride, std::int64_t n_keys, std::int64_t hd,
-                                   float scale, const std::uint16_t* q16, std::uint16_t* acc,
-                                   GgmlFlashHead* state, std::int64_t n_heads) {
-  if (hd == 8) return keys_hd8_avx2(k, v, stride, n_keys, scale, q16, acc, state, n_heads);
+                                   float scale, float softcap, const std::uint16_t* q16,
+                                   std::uint16_t* acc, GgmlFlashHead* state, std::int64_t n_heads) {
+  if (hd == 8) {
+    return keys_hd8_avx2(k, v, stride, n_keys, scale, softcap, q16, acc, state, n_heads);
+  }
   float scores[kChunk];
   for (std::int64_t k0 = 0; k0 < n_keys; k0 += kChunk) {
     const std::int64_t n = std::min(kChunk, n_keys - k0);
     // heads are independent: each walks the chunk (in L1 after the first) in key order
     for (std::int64_t h = 0; h < n_heads; ++h) {
       scores_avx2(k + k0 * stride, stride, n, hd, scale, q16 + h * hd, scores);
+      cap_scores(scores, n, softcap);
       GgmlFlashHead& st = state[h];
       std::uint16_t* a = acc + h * hd;
       for (std::int64_t key = 0; key < n; ++key) {
@@ -257,13 +273,15 @@ void ggml_flash_begin(const float* q, std::int64_t head_dim, std::uint16_t* q16,
 void ggml_flash_keys(const std::uint16_t* k, const std::uint16_t* v, std::int64_t stride,
                      std::int64_t n_keys, std::int64_t head_dim, float scale,
                      const std::uint16_t* q16, std::uint16_t* acc, GgmlFlashHead* state,
-                     std::int64_t n_heads) {
+                     std::int64_t n_heads, float softcap) {
+  // as ggml: with a soft-cap the scale is divided by it first, s = softcap * tanhf(s) after
+  const float s_scale = softcap != 0.0f ? scale / softcap : scale;
 #if KVSCOPE_X86_SIMD
   if (use_avx2_fma_f16c()) {
-    return keys_avx2(k, v, stride, n_keys, head_dim, scale, q16, acc, state, n_heads);
+    return keys_avx2(k, v, stride, n_keys, head_dim, s_scale, softcap, q16, acc, state, n_heads);
   }
 #endif
-  keys_portable(k, v, stride, n_keys, head_dim, scale, q16, acc, state, n_heads);
+  keys_portable(k, v, stride, n_keys, head_dim, s_scale, softcap, q16, acc, state, n_heads);
 }
 
 void ggml_flash_end(const std::uint16_t* acc, const GgmlFlashHead& state, std::int64_t head_dim,

@@ -6,6 +6,7 @@
 // Per query head, keys are visited one at a time in position order:
 //   q16   = fp16(q)                                   (Q converted to K's dot type)
 //   s     = float(sum_i double(k16[i] * q16[i])) * scale       (ggml_vec_dot_f16)
+//   s     = softcap * tanhf(s), scale divided by softcap first (only with a soft-cap)
 //   if s > M:  ms = expf(M - s), M = s, acc = fp16(acc * ms), vs = 1
 //   else:      ms = 1, vs = expf(s - M)
 //   acc   = fp16(fma(v16, vs, acc))                    (ggml_vec_mad_f16, accumulator fp16)
@@ -35,11 +36,12 @@ void ggml_flash_begin(const float* q, std::int64_t head_dim, std::uint16_t* q16,
 
 // Feeds n_keys keys, in order, to the n_heads query heads of one GQA group (they all read
 // the same K and V, each with its own state). k, v: [n_keys][stride] fp16 bits, the first
-// head_dim of each row used; q16, acc: [n_heads][head_dim]; state: [n_heads].
+// head_dim of each row used; q16, acc: [n_heads][head_dim]; state: [n_heads]. With a soft-cap
+// (Gemma 2) each score is softcap * tanhf(dot * (scale / softcap)), as ggml's logit_softcap.
 void ggml_flash_keys(const std::uint16_t* k, const std::uint16_t* v, std::int64_t stride,
                      std::int64_t n_keys, std::int64_t head_dim, float scale,
                      const std::uint16_t* q16, std::uint16_t* acc, GgmlFlashHead* state,
-                     std::int64_t n_heads);
+                     std::int64_t n_heads, float softcap = 0.0f);
 
 // out = float(acc) * (1 / S), or 0 when no key was fed. out: [head_dim].
 void ggml_flash_end(const std::uint16_t* acc, const GgmlFlashHead& state, std::int64_t head_dim,

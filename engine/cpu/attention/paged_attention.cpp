@@ -47,9 +47,10 @@ void for_each_visible_block(const LayerView& lv, std::int64_t pos, Fn&& fn) {
 }
 
 // fp16 K and V: llama.cpp's flash attention for the `group` query heads of KV head
-// `kv_head`. q, out: [group][head_dim] (q rotated, not scaled).
+// `kv_head`, scores soft-capped by `softcap` (0: not). q, out: [group][head_dim] (q rotated,
+// not scaled).
 void attend_f16(const LayerView& lv, std::int64_t kv_head, std::int64_t group, std::int64_t pos,
-                float scale, const float* q, float* out, Scratch& s) {
+                float scale, float softcap, const float* q, float* out, Scratch& s) {
   const std::int64_t hd = lv.L.head_dim;
   s.q16.resize(static_cast<std::size_t>(group * hd));
   s.acc.resize(static_cast<std::size_t>(group * hd));
@@ -66,7 +67,7 @@ void attend_f16(const LayerView& lv, std::int64_t kv_head, std::int64_t group, s
     const auto* v =
         reinterpret_cast<const std::uint16_t*>(lv.L.data(base, KvSide::V, lv.layer, kv_head, s0));
     ggml_flash_keys(k, v, stride, s1 - s0 + 1, hd, scale, s.q16.data(), s.acc.data(),
-                    s.heads.data(), group);
+                    s.heads.data(), group, softcap);
   });
   for (std::int64_t h = 0; h < group; ++h) {
     ggml_flash_end(&s.acc[h * hd], s.heads[h], hd, out + h * hd);
@@ -115,11 +116,13 @@ struct FloatScratch {
   std::vector<float> scores;        // [heads][round_up(block_size, 8)]
 };
 
-// One float work unit: query heads [h0, h0 + n_heads) of KV head kv_head for token t.
+// One float work unit: query heads [h0, h0 + n_heads) of KV head kv_head for token t, whose
+// scores pass through the layer's soft-cap (0: none).
 struct FloatTask {
   const LayerView& lv;
   std::int64_t kv_head, h0, n_heads, pos;
   std::int64_t row, chunk_blocks;
+  float softcap = 0.0f;
 };
 
 // The chunks holding keys visible from `pos`: [first, last].
@@ -274,7 +277,7 @@ void attend_tile_chunk(const FloatTask& task, std::int64_t c, TileScratch& ts,
                              &ts.q_terms[i * task.n_heads * width], ts.one.offsets.data(), width};
         float_attention_keys(&ts.q[i * task.n_heads * row], &ts.one.keys[(s0 - s0u) * row],
                              &ts.one.values[(s0 - s0u) * row], s1 - s0 + 1, states[i],
-                             ts.one.scores.data(), k4 ? &terms : nullptr);
+                             ts.one.scores.data(), k4 ? &terms : nullptr, task.softcap);
       }
     }
   }
@@ -344,8 +347,10 @@ void float_attention(ThreadPool& pool, const LayerView& lv, const AttentionShape
     const std::int64_t kvh = unit / plan.parts % shape.n_kv_heads;
     const std::int64_t h0 = unit % plan.parts * plan.part_heads;
     *first = t * q_dim + (kvh * group + h0) * hd;  // heads of a group are adjacent in q, out
-    return FloatTask{lv,  kvh,         h0, std::min(plan.part_heads, group - h0), start_pos + t,
-                     row, chunk_blocks};
+    FloatTask task{lv,  kvh,         h0, std::min(plan.part_heads, group - h0), start_pos + t,
+                   row, chunk_blocks};
+    task.softcap = shape.softcap;
+    return task;
   };
   if (!plan.split_chunks) {  // (tile of tokens, KV head, part) items
     const std::int64_t tile = std::clamp<std::int64_t>(
@@ -412,7 +417,7 @@ void ggml_order_attention(ThreadPool& pool, const LayerView& lv, const Attention
       const std::int64_t n_heads = std::min(plan.part_heads, group - h0);
       if (n_heads <= 0) continue;
       const std::int64_t first = t * q_dim + (kvh * group + h0) * hd;
-      attend_f16(lv, kvh, n_heads, start_pos + t, scale, q + first, out + first, s);
+      attend_f16(lv, kvh, n_heads, start_pos + t, scale, shape.softcap, q + first, out + first, s);
     }
   });
 }

@@ -28,8 +28,9 @@ class ThreadPool;
 //              reference path.
 enum class AttentionMath { GgmlOrder, Float };
 
-// out = softmax(q k^T / sqrt(head_dim)) v over the keys each query may see (causal, and the
-// layer group's sliding window), reading K/V from the paged cache of `seq` in `layer`.
+// out = softmax(cap(q k^T / sqrt(head_dim))) v over the keys each query may see (causal, and
+// the layer group's sliding window), reading K/V from the paged cache of `seq` in `layer`;
+// cap(s) = shape.softcap * tanh(s / shape.softcap), or s when the shape has no soft-cap.
 //   q:   [n_tokens][n_heads][head_dim], token i at position start_pos + i (already rotated)
 //   out: [n_tokens][n_heads][head_dim]
 // The K/V of positions up to start_pos + n_tokens - 1 must already be written.

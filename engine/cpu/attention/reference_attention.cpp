@@ -62,17 +62,19 @@ void reference_attention(const KvCacheManager& kv, SeqId seq, std::int64_t layer
   const std::int64_t first = kv.first_visible_position(group, query_pos);
   const std::int64_t heads_per_kv = shape.n_heads / shape.n_kv_heads;
   const double scale = 1.0 / std::sqrt(static_cast<double>(d));
+  const double cap = shape.softcap;
   for (std::int64_t h = 0; h < shape.n_heads; ++h) {
     const std::int64_t kv_head = h / heads_per_kv;
     const float* qh = q.data() + h * d;
-    // scores[pos - first] = q . k_pos / sqrt(d); then softmax weights over them
+    // scores[pos - first] = cap(q . k_pos / sqrt(d)); then softmax weights over them
     std::vector<double> scores;
     for (std::int64_t pos = first; pos <= query_pos; ++pos) {
       const std::vector<float> k =
           decode(slot_source(kv, group, table, pos, query_pos), KvSide::K, li, kv_head);
       double dot = 0.0;
       for (std::int64_t i = 0; i < d; ++i) dot += static_cast<double>(qh[i]) * k[i];
-      scores.push_back(dot * scale);
+      const double score = dot * scale;
+      scores.push_back(cap > 0.0 ? cap * std::tanh(score / cap) : score);
     }
     const double top = *std::max_element(scores.begin(), scores.end());
     double sum = 0.0;

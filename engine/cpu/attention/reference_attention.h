@@ -12,8 +12,9 @@
 
 namespace kvscope {
 
-// out = softmax(q k^T / sqrt(head_dim)) v over the keys the query at query_pos sees: from
-// the layer group's first visible position (its sliding window) to query_pos itself.
+// out = softmax(cap(q k^T / sqrt(head_dim))) v over the keys the query at query_pos sees: from
+// the layer group's first visible position (its sliding window) to query_pos itself;
+// cap(s) = shape.softcap * tanh(s / shape.softcap), or s when the shape has no soft-cap.
 //   q:   [n_heads][head_dim], already rotated
 //   out: [n_heads][head_dim]
 // Query head h reads KV head h / (n_heads / n_kv_heads). Each key and value is decoded by its

@@ -93,19 +93,25 @@ std::optional<std::int64_t> layer_of(std::string_view name) {
 
 bool gguf_architecture_supported(std::string_view architecture) {
   return architecture == "llama" || architecture == "qwen2" || architecture == "qwen3" ||
-         architecture == "gemma3";
+         architecture == "gemma2" || architecture == "gemma3";
 }
 
 namespace {
 
-// A gemma3 file's keys over the architecture's defaults (model_spec.h): llama.cpp reads the
-// window's period and the sliding layers' rope base when the file has them.
-void read_gemma3_keys(const GgufFile& f, ModelSpec& s) {
+// A Gemma file's keys over the architecture's defaults (model_spec.h), as llama.cpp reads them:
+// the window's period, the sliding layers' rope base and the soft-caps when the file has them.
+// A gemma2 file without a window slides over 4096 tokens (llama.cpp's default); a gemma3 file
+// without one does not slide.
+void read_gemma_keys(const GgufFile& f, ModelSpec& s) {
   const std::string& a = s.architecture;
   if (const auto p = f.find_int(a + ".attention.sliding_window_pattern")) {
     s.sliding_window_period = *p;
   }
   if (const auto base = f.find_float(a + ".rope.freq_base_swa")) s.rope_theta_local = *base;
+  if (const auto cap = f.find_float(a + ".final_logit_softcapping")) s.final_softcap = *cap;
+  if (a != "gemma2") return;
+  if (!f.has(a + ".attention.sliding_window")) s.sliding_window = 4096;
+  if (const auto cap = f.find_float(a + ".attn_logit_softcapping")) s.attn_softcap = *cap;
 }
 
 }  // namespace
@@ -116,8 +122,8 @@ ModelSpec gguf_model_spec(const GgufFile& f) {
   const std::string& a = s.architecture;
   if (!gguf_architecture_supported(a)) {
     throw_error<ModelError>(
-        "{}: general.architecture '{}' is not supported (KVScope runs llama, qwen2, qwen3 and "
-        "gemma3)",
+        "{}: general.architecture '{}' is not supported (KVScope runs llama, qwen2, qwen3, "
+        "gemma2 and gemma3)",
         f.path(), a);
   }
   s.name = f.find_string("general.name").value_or(std::filesystem::path(f.path()).stem().string());
@@ -147,7 +153,7 @@ ModelSpec gguf_model_spec(const GgufFile& f) {
   s.rope_pairing = a == "llama" ? RopePairing::Adjacent : RopePairing::HalfSplit;
   s.qkv_bias = a == "qwen2" || f.find_tensor("blk.0.attn_q.bias") != nullptr;
   apply_architecture_defaults(s);
-  if (a == "gemma3") read_gemma3_keys(f, s);
+  if (a == "gemma2" || a == "gemma3") read_gemma_keys(f, s);
   s.tied_embeddings = f.find_tensor("output.weight") == nullptr;
   try {
     validate(s);

@@ -275,6 +275,19 @@ TEST(CpuOps, AddInPlaceIsTheResidualSum) {
   EXPECT_THROW(add_in_place(x, std::vector<float>{1}), UsageError);
 }
 
+// Gemma 2's logit cap: nearly the identity well inside the cap, never past it, odd.
+TEST(CpuOps, SoftCapBendsTowardsTheCapAndNeverPassesIt) {
+  std::vector<float> x = {0.0f, 0.3f, -0.3f, 30.0f, -90.0f, 1e30f};
+  soft_cap(x, 30.0f);
+  EXPECT_EQ(x[0], 0.0f);
+  EXPECT_NEAR(x[1], 0.3f, 1e-5f);
+  EXPECT_EQ(x[2], -x[1]);
+  EXPECT_NEAR(x[3], 30.0f * std::tanh(1.0f), 1e-5f);
+  EXPECT_NEAR(x[4], -30.0f * std::tanh(3.0f), 1e-5f);
+  EXPECT_EQ(x[5], 30.0f);
+  EXPECT_THROW(soft_cap(x, 0.0f), UsageError);
+}
+
 TEST(CpuOps, SoftmaxSumsToOneAndMatchesExpFormula) {
   auto x = random_floats(50, 17, 8.0f);
   const auto original = x;

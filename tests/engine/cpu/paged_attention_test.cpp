@@ -39,13 +39,15 @@ struct Case {
   int n_query = 1;  // the last n_query tokens are the queries
   int window = 0;
   int threads = 1;
-  int exact_tail = 0;  // blocks a query reads from fp16 copies (quantized dtypes; exact_tail.h)
+  int exact_tail = 0;    // blocks a query reads from fp16 copies (quantized dtypes; exact_tail.h)
+  float softcap = 0.0f;  // scores s -> softcap * tanh(s / softcap) (Gemma 2); 0: off
 
   std::string name() const {
     return std::string(kv_dtype_name(dtype)) + " head_dim " + std::to_string(head_dim) + " group " +
            std::to_string(group) + " block " + std::to_string(block_size) + " len " +
            std::to_string(length) + " queries " + std::to_string(n_query) + " window " +
-           std::to_string(window) + " exact tail " + std::to_string(exact_tail);
+           std::to_string(window) + " exact tail " + std::to_string(exact_tail) + " softcap " +
+           std::to_string(softcap);
   }
 };
 
@@ -126,7 +128,7 @@ std::vector<float> expected_f16(const Case& c, const Fixture& f, const std::vect
         ggml_flash_begin(qg + h * hd, hd, &q16[h * hd], &acc[h * hd], st[h]);
       }
       ggml_flash_keys(k16.data(), v16.data(), hd, pos - first + 1, hd, scale, q16.data(),
-                      acc.data(), st.data(), c.group);
+                      acc.data(), st.data(), c.group, c.softcap);
       for (int h = 0; h < c.group; ++h) {
         ggml_flash_end(&acc[h * hd], st[h], hd, &out[t * q_dim + (g * c.group + h) * hd]);
       }
@@ -182,7 +184,8 @@ std::vector<double> expected_exact(const Case& c, const Fixture& f, const std::v
         const auto kp = stored(f.k, p, pos);
         double d = 0;
         for (int i = 0; i < hd; ++i) d += double{q[t * q_dim + h * hd + i]} * kp[g * hd + i];
-        w.push_back(d / std::sqrt(static_cast<double>(hd)));
+        const double s = d / std::sqrt(static_cast<double>(hd));
+        w.push_back(c.softcap > 0 ? c.softcap * std::tanh(s / c.softcap) : s);
         mx = std::max(mx, w.back());
       }
       for (double& x : w) sum += (x = std::exp(x - mx));
@@ -201,8 +204,8 @@ std::vector<float> run(const Case& c, const Fixture& f, const std::vector<float>
   ThreadPool pool(c.threads);
   std::vector<float> out(q.size(), -7.0f);
   const int n_heads = c.n_kv_heads * c.group;
-  paged_attention(pool, f.kv, kSeq, 1, {n_heads, c.n_kv_heads, c.head_dim}, c.length - c.n_query,
-                  c.n_query, q, out, math);
+  paged_attention(pool, f.kv, kSeq, 1, {n_heads, c.n_kv_heads, c.head_dim, c.softcap},
+                  c.length - c.n_query, c.n_query, q, out, math);
   return out;
 }
 
@@ -211,7 +214,7 @@ std::vector<double> reference(const Case& c, const Fixture& f, const std::vector
   const int n_heads = c.n_kv_heads * c.group, q_dim = n_heads * c.head_dim;
   std::vector<float> out(q.size());
   for (int t = 0; t < c.n_query; ++t) {
-    reference_attention(f.kv, kSeq, 1, {n_heads, c.n_kv_heads, c.head_dim},
+    reference_attention(f.kv, kSeq, 1, {n_heads, c.n_kv_heads, c.head_dim, c.softcap},
                         c.length - c.n_query + t,
                         std::span<const float>(q).subspan(t * q_dim, q_dim),
                         std::span<float>(out).subspan(t * q_dim, q_dim));
@@ -242,6 +245,7 @@ TEST(ReferenceAttention, IsExactAttentionOverTheValuesTheCacheStores) {
         for (const int tail : {0, 2}) {
           if (tail > 0 && dtype == KvDtype::F16) continue;  // fp16 keeps no exact tail
           Case c;
+          c.softcap = window > 0 ? 1.5f : 0.0f;
           c.dtype = dtype;
           c.head_dim = 40;
           c.block_size = block_size;
@@ -510,6 +514,67 @@ TEST(CpuAttention, FloatMathPortableAndAvx2GiveTheSameBits) {
     const PortableArithmeticScope portable;
     expect_bits_equal(run(c, f, q, AttentionMath::Float), simd, c.name());
   }
+}
+
+// Soft-capped scores (Gemma 2) in every path: llama.cpp's fp16 kernel bit for bit on an fp16
+// cache (its AVX2 head_dim 8 and general versions, and the portable one), float math on every
+// dtype against the reference, prompt tiles and a decoded token's chunks alike. The cap of 1.5
+// bends these scores (up to about 10) hard, so a path that skips it fails by far more than the
+// tolerance: that is checked too.
+TEST(CpuAttention, SoftCappedScoresInEveryPath) {
+  for (const KvDtype dtype : {KvDtype::F16, KvDtype::Int8, KvDtype::Int4}) {
+    for (const int head_dim : {8, 64}) {
+      for (const int n_query : {1, 5}) {
+        Case c;
+        c.dtype = dtype;
+        c.head_dim = head_dim;
+        c.block_size = 7;
+        c.group = 3;
+        c.length = 300;
+        c.n_query = n_query;
+        c.threads = 2;
+        c.softcap = 1.5f;
+        const Fixture f(c);
+        const auto q = queries(c);
+        const auto want = reference(c, f, q);
+        expect_near_exact(run(c, f, q, AttentionMath::Float), want, c.name() + " float");
+        if (dtype == KvDtype::F16) {
+          const auto ggml = run(c, f, q, AttentionMath::GgmlOrder);
+          expect_bits_equal(ggml, expected_f16(c, f, q), c.name());
+          if (cpu_has_avx2_fma_f16c()) {
+            const PortableArithmeticScope portable;
+            c.threads = 1;  // the calling thread runs every item, inside the scope
+            expect_bits_equal(run(c, f, q, AttentionMath::GgmlOrder), ggml, c.name() + " portable");
+            c.threads = 2;
+          }
+        }
+        Case uncapped = c;
+        uncapped.softcap = 0.0f;
+        const auto plain = run(uncapped, f, q, AttentionMath::Float);
+        double moved = 0;
+        for (std::size_t i = 0; i < plain.size(); ++i)
+          moved = std::max(moved, std::abs(plain[i] - want[i]));
+        EXPECT_GT(moved, 0.05) << c.name() << ": the cap changes little here";
+      }
+    }
+  }
+}
+
+TEST(CpuAttention, FloatMathPortableAndAvx2GiveTheSameBitsWithASoftCap) {
+  if (!cpu_has_avx2_fma_f16c()) GTEST_SKIP() << "this CPU has no AVX2 + FMA + F16C";
+  Case c;
+  c.dtype = KvDtype::Int4;
+  c.head_dim = 64;
+  c.block_size = 7;
+  c.length = 200;
+  c.n_query = 3;
+  c.threads = 1;
+  c.softcap = 1.5f;
+  const Fixture f(c);
+  const auto q = queries(c);
+  const auto simd = run(c, f, q, AttentionMath::Float);
+  const PortableArithmeticScope portable;
+  expect_bits_equal(run(c, f, q, AttentionMath::Float), simd, c.name());
 }
 
 TEST(CpuAttention, RejectsBuffersOfTheWrongSize) {

@@ -3,6 +3,7 @@
 // real stories260K model.
 #include "model/gguf/gguf_model.h"
 
+#include <cmath>
 #include <cstring>
 #include <functional>
 #include <map>
@@ -13,8 +14,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "model/gguf/gguf_file.h"
 #include "model/gguf/gguf_writer.h"
 #include "model/model.h"
+#include "model/synthetic_model.h"
 #include "support/test_data.h"
 #include "util/error.h"
 
@@ -294,6 +297,62 @@ TEST(GgufModel, MissingMetadataKeyIsNamed) {
   TinyGguf t;
   t.skip_meta = {"feed_forward_length"};
   EXPECT_THAT(load_error(t.write()), HasSubstr("llama.feed_forward_length"));
+}
+
+// gemma2 as llama.cpp reads it (src/models/gemma2.cpp): every other layer slides, one RoPE, no
+// q/k norms, post-norms, a GELU gate, embeddings times sqrt(dim), scores times 1/sqrt(head_dim),
+// and the soft-caps the file gives.
+TEST(GgufModel, Gemma2IsReadAsLlamaCppReadsIt) {
+  ModelSpec s;
+  s.architecture = "gemma2";
+  s.n_layers = 4;
+  s.dim = 64;
+  s.n_heads = 4;
+  s.n_kv_heads = 2;
+  s.head_dim = 32;
+  s.rope_dim = 32;
+  s.ffn_dim = 128;
+  s.vocab_size = 300;
+  s.context_length = 256;
+  s.sliding_window = 6;
+  s.sliding_window_period = 2;
+  s.attn_softcap = 20.0;
+  s.final_softcap = 10.0;
+  s.tied_embeddings = true;
+  const std::string path = (test::scratch_dir() / "gemma2.gguf").string();
+  write_synthetic_gguf(path, s, TensorType::F32, 3);
+  const GgufModel model(path);
+  const ModelSpec& m = model.spec();
+  EXPECT_EQ(m.architecture, "gemma2");
+  EXPECT_EQ(m.sliding_window, 6);
+  EXPECT_TRUE(m.layer_slides(0));
+  EXPECT_FALSE(m.layer_slides(1));
+  EXPECT_TRUE(m.layer_slides(2));
+  EXPECT_FALSE(m.layer_slides(3));
+  EXPECT_EQ(m.rope_theta_local, 0.0);
+  EXPECT_FALSE(m.qk_norm);
+  EXPECT_TRUE(m.post_norms);
+  EXPECT_EQ(m.ffn_activation, FfnActivation::GeluTanh);
+  EXPECT_DOUBLE_EQ(m.embedding_scale, 8.0);
+  EXPECT_DOUBLE_EQ(m.score_scale(), 1.0 / std::sqrt(32.0));
+  EXPECT_DOUBLE_EQ(m.attn_softcap, 20.0);
+  EXPECT_DOUBLE_EQ(m.final_softcap, 10.0);
+  const LayerWeights& l3 = model.weights().layers[3];
+  EXPECT_EQ(l3.post_attn_norm.name, "blk.3.post_attention_norm.weight");
+  EXPECT_EQ(l3.post_ffn_norm.name, "blk.3.post_ffw_norm.weight");
+  EXPECT_FALSE(l3.q_norm);
+}
+
+// Without the keys, llama.cpp's defaults: a window of 4096, scores capped at 50, logits at 30.
+TEST(GgufModel, Gemma2WithoutItsKeysTakesLlamaCppsDefaults) {
+  TinyGguf t;
+  t.arch = "gemma2";
+  const GgufFile f(t.write());
+  const ModelSpec s = gguf_model_spec(f);
+  EXPECT_EQ(s.sliding_window, 4096);
+  EXPECT_EQ(s.sliding_window_period, 2);
+  EXPECT_DOUBLE_EQ(s.attn_softcap, 50.0);
+  EXPECT_DOUBLE_EQ(s.final_softcap, 30.0);
 }
 
 TEST(GgufModel, UnsupportedArchitectureIsRejected) {
