@@ -1,5 +1,10 @@
 #include "model/hf_config.h"
 
+#include <algorithm>
+#include <cmath>
+#include <optional>
+#include <vector>
+
 #include "model/hf_json.h"
 #include "model/json_reader.h"
 #include "util/error.h"
@@ -68,21 +73,123 @@ std::int64_t parse_sliding_window(const json& config, const std::string& model_t
   return *window;
 }
 
-ModelSpec spec_from_json(const json& config, const std::string& source) {
-  if (!config.is_object()) {
-    throw_error<ModelError>("{}: expected a JSON object, found {}", source, config.type_name());
+bool is_gemma(const std::string& model_type) {
+  return model_type == "gemma2" || model_type == "gemma3_text";
+}
+
+// transformers' values for the fields a Gemma config may leave out (Gemma2Config and
+// Gemma3TextConfig): Gemma 3 4B's text_config, for one, gives little beyond its sizes and window.
+// The config's own fields, null included ("no soft-cap"), win.
+json with_gemma_defaults(const json& config, const std::string& model_type) {
+  const bool gemma2 = model_type == "gemma2";
+  json out = {{"vocab_size", gemma2 ? 256000 : 262208},
+              {"hidden_size", 2304},
+              {"intermediate_size", 9216},
+              {"num_hidden_layers", 26},
+              {"num_attention_heads", 8},
+              {"num_key_value_heads", 4},
+              {"head_dim", 256},
+              {"max_position_embeddings", gemma2 ? 8192 : 131072},
+              {"rms_norm_eps", 1e-6},
+              {"rope_theta", gemma2 ? 10000.0 : 1000000.0},
+              {"query_pre_attn_scalar", 256},
+              {"sliding_window", 4096},
+              {"tie_word_embeddings", true}};
+  if (gemma2) {
+    out["attn_logit_softcapping"] = 50.0;
+    out["final_logit_softcapping"] = 30.0;
+  } else {
+    out["rope_local_base_freq"] = 10000.0;
+    out["sliding_window_pattern"] = 6;
   }
-  const auto model_type = hf::find_string(config, "model_type", source);
+  out.update(config);
+  return out;
+}
+
+// The period of the sliding layers (ModelSpec::sliding_window_period) that layer_types lists
+// ("sliding_attention" / "full_attention" per layer, newer configs), or nullopt without the
+// list; a layout no period gives is refused.
+std::optional<std::int64_t> period_of_layer_types(const json& config, std::int64_t n_layers,
+                                                  const std::string& source) {
+  const auto it = config.find("layer_types");
+  if (it == config.end() || it->is_null()) return std::nullopt;
+  if (!it->is_array() || static_cast<std::int64_t>(it->size()) != n_layers) {
+    throw_error<ModelError>("{}: layer_types: expected a list of {} layer types", source, n_layers);
+  }
+  std::vector<bool> slides;
+  for (const json& t : *it) {
+    if (!t.is_string() || (t != "sliding_attention" && t != "full_attention")) {
+      throw_error<ModelError>(
+          "{}: layer_types: {} is neither sliding_attention nor "
+          "full_attention",
+          source, describe_json(t));
+    }
+    slides.push_back(t == "sliding_attention");
+  }
+  // the first global layer ends the first period; none: every layer slides (period 0)
+  const auto first_global = std::find(slides.begin(), slides.end(), false);
+  const std::int64_t p = first_global == slides.end() ? 0 : first_global - slides.begin() + 1;
+  for (std::int64_t l = 0; l < n_layers; ++l) {
+    if (slides[static_cast<std::size_t>(l)] != (p == 0 || l % p < p - 1)) {
+      throw_error<ModelError>(
+          "{}: layer_types: layer {} breaks the pattern of its first {} layers; KVScope runs "
+          "sliding layers that repeat with a period",
+          source, l, p);
+    }
+  }
+  return p;
+}
+
+// What a Gemma config says beyond the llama fields, over apply_architecture_defaults: which
+// layers slide, the sliding layers' rope base, the attention scale from query_pre_attn_scalar,
+// the soft-caps.
+void read_gemma_fields(const json& config, const std::string& source, ModelSpec& spec) {
+  spec.sliding_window = hf::find_int(config, "sliding_window", source).value_or(0);
+  if (const auto p = period_of_layer_types(config, spec.n_layers, source)) {
+    spec.sliding_window_period = *p;  // 1 when no layer slides
+  } else if (const auto pattern = hf::find_int(config, "sliding_window_pattern", source)) {
+    spec.sliding_window_period = *pattern;
+  }
+  if (const auto base = hf::find_float(config, "rope_local_base_freq", source)) {
+    spec.rope_theta_local = *base;
+  }
+  const double scalar = hf::find_float(config, "query_pre_attn_scalar", source).value_or(256.0);
+  if (!(scalar > 0.0)) {
+    throw_error<ModelError>("{}: query_pre_attn_scalar: must be positive, got {}", source, scalar);
+  }
+  spec.attention_scale = 1.0 / std::sqrt(scalar);
+  spec.attn_softcap = hf::find_float(config, "attn_logit_softcapping", source).value_or(0.0);
+  spec.final_softcap = hf::find_float(config, "final_logit_softcapping", source).value_or(0.0);
+}
+
+ModelSpec spec_from_json(const json& config_in, const std::string& source) {
+  if (!config_in.is_object()) {
+    throw_error<ModelError>("{}: expected a JSON object, found {}", source, config_in.type_name());
+  }
+  const auto model_type = hf::find_string(config_in, "model_type", source);
   if (!model_type) throw_error<ModelError>("{}: model_type: missing", source);
+  if (*model_type == "gemma3") {  // Gemma3ForConditionalGeneration: its text model
+    const auto text = config_in.find("text_config");
+    if (text == config_in.end() || !text->is_object()) {
+      throw_error<ModelError>("{}: text_config: missing (a gemma3 config holds its text model's)",
+                              source);
+    }
+    json text_config = *text;
+    if (!text_config.contains("model_type")) text_config["model_type"] = "gemma3_text";
+    return spec_from_json(text_config, source + ": text_config");
+  }
   if (*model_type != "llama" && *model_type != "mistral" && *model_type != "qwen2" &&
-      *model_type != "qwen3") {
+      *model_type != "qwen3" && !is_gemma(*model_type)) {
     throw_error<ModelError>(
-        "{}: model_type '{}' is not supported (KVScope runs llama, mistral, qwen2 and qwen3)",
+        "{}: model_type '{}' is not supported (KVScope runs llama, mistral, qwen2, qwen3, gemma2 "
+        "and gemma3)",
         source, quote_prefix(*model_type));
   }
+  const json config =
+      is_gemma(*model_type) ? with_gemma_defaults(config_in, *model_type) : config_in;
 
   ModelSpec spec;
-  spec.architecture = *model_type;
+  spec.architecture = *model_type == "gemma3_text" ? "gemma3" : *model_type;
   spec.dim = hf::get_int(config, "hidden_size", source);
   spec.n_layers = hf::get_int(config, "num_hidden_layers", source);
   spec.n_heads = hf::get_int(config, "num_attention_heads", source);
@@ -103,7 +210,8 @@ ModelSpec spec_from_json(const json& config, const std::string& source) {
   spec.tied_embeddings = hf::find_bool(config, "tie_word_embeddings", source).value_or(false);
   spec.qkv_bias =
       *model_type == "qwen2" || hf::find_bool(config, "attention_bias", source).value_or(false);
-  apply_architecture_defaults(spec);  // qwen3: q/k norms
+  apply_architecture_defaults(spec);  // qwen3: q/k norms; Gemma: model_spec.h
+  if (is_gemma(*model_type)) read_gemma_fields(config, source, spec);
   try {
     validate(spec);
   } catch (const ModelError& e) {

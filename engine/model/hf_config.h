@@ -10,7 +10,8 @@
 namespace kvscope {
 
 // Parses config.json text. `source` names the file in messages. Supports model_type
-// "llama", "mistral", "qwen2" and "qwen3". The returned spec is validated; vocab_size is the
+// "llama", "mistral", "qwen2", "qwen3", "gemma2", "gemma3_text" and "gemma3" (whose text_config
+// is read; architecture "gemma3" for both). The returned spec is validated; vocab_size is the
 // config's (the loader checks it against the embedding tensor), name is left empty.
 // Throws ModelError naming the field: "config.json: num_key_value_heads: expected an
 // integer, found string".

@@ -201,13 +201,37 @@ WeightView HfModel::vector_view(const std::string& name, std::int64_t n) const {
   return view(name, 0, n);
 }
 
+// The text model's tensors are under "model."; a Gemma3ForConditionalGeneration folder keeps
+// them under "language_model.model." (as Google published it) or "model.language_model."
+// (as newer transformers save it), beside its vision tower's.
+std::string HfModel::text_model_prefix() const {
+  for (const char* prefix : {"model.", "language_model.model.", "model.language_model."}) {
+    if (tensors_.count(std::string(prefix) + "embed_tokens.weight")) return prefix;
+  }
+  return "model.";
+}
+
+// A norm weight as the forward pass multiplies by it. Gemma's RMSNorms (Gemma2RMSNorm,
+// Gemma3RMSNorm) store w and scale by 1 + w: that sum is made here, once, in f32, so the forward
+// pass is the one a GGUF file (whose converter stored 1 + w) gets.
+WeightView HfModel::norm_view(const std::string& name, std::int64_t n) {
+  WeightView w = vector_view(name, n);
+  if (spec_.architecture != "gemma2" && spec_.architecture != "gemma3") return w;
+  std::vector<float> one_plus(static_cast<std::size_t>(n));
+  dequantize_row(w.type, w.data, one_plus.data(), n);
+  for (float& v : one_plus) v += 1.0f;
+  shifted_norms_.push_back(std::move(one_plus));  // the vector's buffer stays where it is
+  return WeightView{name, TensorType::F32, 1, n, shifted_norms_.back().data()};
+}
+
 void HfModel::bind_weights(const std::string& folder) {
   const ModelSpec& s = spec_;
-  weights_.token_embd = view("model.embed_tokens.weight", s.vocab_size, s.dim);
+  const std::string m = text_model_prefix();
+  weights_.token_embd = view(m + "embed_tokens.weight", s.vocab_size, s.dim);
   for (std::int64_t i = 0; i < s.n_layers; ++i) {
-    const auto p = fmt::format("model.layers.{}.", i);
+    const auto p = fmt::format("{}layers.{}.", m, i);
     LayerWeights l;
-    l.attn_norm = vector_view(p + "input_layernorm.weight", s.dim);
+    l.attn_norm = norm_view(p + "input_layernorm.weight", s.dim);
     l.wq = view(p + "self_attn.q_proj.weight", s.q_dim(), s.dim);
     l.wk = view(p + "self_attn.k_proj.weight", s.kv_dim(), s.dim);
     l.wv = view(p + "self_attn.v_proj.weight", s.kv_dim(), s.dim);
@@ -217,24 +241,30 @@ void HfModel::bind_weights(const std::string& folder) {
       l.bv = vector_view(p + "self_attn.v_proj.bias", s.kv_dim());
     }
     if (s.qk_norm) {
-      l.q_norm = vector_view(p + "self_attn.q_norm.weight", s.head_dim);
-      l.k_norm = vector_view(p + "self_attn.k_norm.weight", s.head_dim);
+      l.q_norm = norm_view(p + "self_attn.q_norm.weight", s.head_dim);
+      l.k_norm = norm_view(p + "self_attn.k_norm.weight", s.head_dim);
     }
     l.wo = view(p + "self_attn.o_proj.weight", s.dim, s.q_dim());
-    l.ffn_norm = vector_view(p + "post_attention_layernorm.weight", s.dim);
+    if (s.post_norms) {  // Gemma: post_attention_layernorm is the attention output's norm
+      l.post_attn_norm = norm_view(p + "post_attention_layernorm.weight", s.dim);
+      l.ffn_norm = norm_view(p + "pre_feedforward_layernorm.weight", s.dim);
+      l.post_ffn_norm = norm_view(p + "post_feedforward_layernorm.weight", s.dim);
+    } else {
+      l.ffn_norm = norm_view(p + "post_attention_layernorm.weight", s.dim);
+    }
     l.w_gate = view(p + "mlp.gate_proj.weight", s.ffn_dim, s.dim);
     l.w_up = view(p + "mlp.up_proj.weight", s.ffn_dim, s.dim);
     l.w_down = view(p + "mlp.down_proj.weight", s.dim, s.ffn_dim);
     weights_.layers.push_back(std::move(l));
   }
   // Layers past num_hidden_layers would be silently dropped: a config/weights mismatch.
-  const auto extra = fmt::format("model.layers.{}.", s.n_layers);
+  const auto extra = fmt::format("{}layers.{}.", m, s.n_layers);
   if (auto it = tensors_.lower_bound(extra);
       it != tensors_.end() && it->first.compare(0, extra.size(), extra) == 0) {
     throw_error<ModelError>("{}: num_hidden_layers = {} but the weights have {} tensors",
                             join_path(folder, "config.json"), s.n_layers, it->first);
   }
-  weights_.output_norm = vector_view("model.norm.weight", s.dim);
+  weights_.output_norm = norm_view(m + "norm.weight", s.dim);
   if (spec_.tied_embeddings || tensors_.find("lm_head.weight") == tensors_.end()) {
     spec_.tied_embeddings = true;
     weights_.output = weights_.token_embd;

@@ -153,15 +153,11 @@ TEST(HfFolderFromGguf, GreedyIdsAndLogprobsAreTheGgufsOnTheSamePrefix) {
   ::testing::Test::RecordProperty("max_logprob_diff", std::to_string(worst));
 }
 
-// Qwen 3 from a Hugging Face folder (Qwen3ForCausalLM: q_norm and k_norm, head_dim given, NeoX
-// RoPE): a tiny random qwen3 GGUF with BF16 matrices and its folder hold the same matrices; the
-// GGUF's F32 norm weights (about 1 +- 0.1) are BF16 in the folder, 3 significant digits, which
-// moves these logits (about +-0.6) by 1.1e-2 at most. Norms swapped or left out move them
-// by tenths.
-TEST(HfFolderFromGguf, AQwen3FolderGivesItsGgufsLogits) {
+// A tiny random model's shape: 64 wide, 4 query heads of 32 over 2 KV heads, 320 tokens.
+ModelSpec tiny_spec(const std::string& architecture, std::int64_t n_layers) {
   ModelSpec s;
-  s.architecture = "qwen3";
-  s.n_layers = 2;
+  s.architecture = architecture;
+  s.n_layers = n_layers;
   s.dim = 64;
   s.n_heads = 4;
   s.n_kv_heads = 2;
@@ -173,7 +169,12 @@ TEST(HfFolderFromGguf, AQwen3FolderGivesItsGgufsLogits) {
   s.rope_theta = 1e6;
   s.norm_eps = 1e-6;
   s.tied_embeddings = true;
-  // Qwen's byte-level BPE: the 256 byte characters, a merge, an end-of-text token
+  return s;
+}
+
+// A byte-level BPE vocab (the tests' converter writes tokenizer.json for those): the 256 byte
+// characters, a merge, an end-of-text token.
+SyntheticVocab byte_level_vocab() {
   SyntheticVocab v;
   v.model = "gpt2";
   for (int b = 0; b < 256; ++b) {
@@ -187,6 +188,34 @@ TEST(HfFolderFromGguf, AQwen3FolderGivesItsGgufsLogits) {
   v.token_types.push_back(3);
   v.bos_id = v.eos_id = static_cast<std::int64_t>(v.tokens.size()) - 1;
   v.unk_id.reset();
+  return v;
+}
+
+// max |logit of the GGUF - logit of the folder| over every position of a 12-token prompt
+// (past a window of 6); `label` names what is compared in the output.
+float max_logit_difference(Engine& gguf, Engine& hf, const char* label) {
+  const std::vector<TokenId> tokens = {257, 40, 200, 7, 123, 250, 19, 64, 3, 99, 180, 31};
+  const std::vector<float> a = gguf.evaluate(tokens);
+  const std::vector<float> b = hf.evaluate(tokens);
+  EXPECT_EQ(a.size(), b.size());
+  float worst = 0.0f, range = 0.0f;
+  for (std::size_t i = 0; i < a.size() && i < b.size(); ++i) {
+    worst = std::max(worst, std::abs(a[i] - b[i]));
+    range = std::max(range, std::abs(a[i]));
+  }
+  std::printf("%s folder vs GGUF: max |dlogit| %.3g (max |logit| %.3g)\n", label, worst, range);
+  ::testing::Test::RecordProperty(std::string(label) + " max |dlogit|", std::to_string(worst));
+  return worst;
+}
+
+// Qwen 3 from a Hugging Face folder (Qwen3ForCausalLM: q_norm and k_norm, head_dim given, NeoX
+// RoPE): a tiny random qwen3 GGUF with BF16 matrices and its folder hold the same matrices; the
+// GGUF's F32 norm weights (about 1 +- 0.1) are BF16 in the folder, 3 significant digits, which
+// moves these logits (about +-0.6) by 1.1e-2 at most. Norms swapped or left out move them
+// by tenths.
+TEST(HfFolderFromGguf, AQwen3FolderGivesItsGgufsLogits) {
+  const ModelSpec s = tiny_spec("qwen3", 2);
+  const SyntheticVocab v = byte_level_vocab();
   const fs::path dir = test::scratch_dir();
   const std::string gguf_path = (dir / "qwen3.gguf").string();
   write_synthetic_gguf(gguf_path, s, TensorType::BF16, 11, &v);
@@ -195,13 +224,60 @@ TEST(HfFolderFromGguf, AQwen3FolderGivesItsGgufsLogits) {
   Engine hf((dir / "qwen3-hf").string(), exact_options());
   EXPECT_TRUE(hf.spec().qk_norm);
   EXPECT_EQ(hf.spec().head_dim, 32);
-  const std::vector<TokenId> tokens = {257, 40, 200, 7, 123, 250, 19, 64};
-  const std::vector<float> a = gguf.evaluate(tokens);
-  const std::vector<float> b = hf.evaluate(tokens);
-  ASSERT_EQ(a.size(), b.size());
-  float worst = 0.0f;
-  for (std::size_t i = 0; i < a.size(); ++i) worst = std::max(worst, std::abs(a[i] - b[i]));
-  EXPECT_LT(worst, 3e-2f);
+  EXPECT_LT(max_logit_difference(gguf, hf, "qwen3"), 3e-2f);
+}
+
+// Gemma 2 from a Hugging Face folder (Gemma2ForCausalLM): its four norms a layer stored as w
+// where the GGUF holds 1 + w (the loader adds the 1 back), alternating windows from the config's
+// layer_types, query_pre_attn_scalar, both soft-caps (set here where they bend these small
+// values). The folder's norms are w = +-0.1 in BF16, closer than the qwen3 folder's 1 +- 0.1:
+// the logits (about +-1.3) move by 1.8e-3 at most. Read as w instead of 1 + w, the norms would
+// scale every sub-layer by a tenth.
+TEST(HfFolderFromGguf, AGemma2FolderGivesItsGgufsLogits) {
+  ModelSpec s = tiny_spec("gemma2", 4);
+  s.sliding_window = 6;
+  s.sliding_window_period = 2;
+  s.attn_softcap = 1.0;
+  s.final_softcap = 1.5;
+  const SyntheticVocab v = byte_level_vocab();
+  const fs::path dir = test::scratch_dir();
+  const std::string gguf_path = (dir / "gemma2.gguf").string();
+  write_synthetic_gguf(gguf_path, s, TensorType::BF16, 13, &v);
+  test::write_hf_folder_from_gguf(gguf_path, dir / "gemma2-hf", 2);
+  Engine gguf(gguf_path, exact_options());
+  Engine hf((dir / "gemma2-hf").string(), exact_options());
+  const ModelSpec& h = hf.spec();
+  EXPECT_EQ(h.architecture, "gemma2");
+  EXPECT_EQ(std::tie(h.sliding_window, h.sliding_window_period, h.attn_softcap, h.final_softcap),
+            std::tie(s.sliding_window, s.sliding_window_period, s.attn_softcap, s.final_softcap));
+  EXPECT_TRUE(h.post_norms);
+  EXPECT_FALSE(h.qk_norm);
+  EXPECT_DOUBLE_EQ(h.score_scale(), gguf.spec().score_scale());
+  EXPECT_LT(max_logit_difference(gguf, hf, "gemma2"), 1e-2f);
+}
+
+// Gemma 3 from a Gemma3ForConditionalGeneration folder (as Google publishes the 4B and larger):
+// config.json's text_config, the text model's tensors under language_model.model., q/k norms
+// stored as w like the others: 3.1e-3 at most on logits of about +-2.5.
+TEST(HfFolderFromGguf, AGemma3ConditionalGenerationFolderGivesItsGgufsLogits) {
+  ModelSpec s = tiny_spec("gemma3", 7);  // layer 5 global, 0-4 and 6 slide
+  s.sliding_window = 6;
+  s.sliding_window_period = 6;
+  s.rope_theta_local = 1e4;
+  const SyntheticVocab v = byte_level_vocab();
+  const fs::path dir = test::scratch_dir();
+  const std::string gguf_path = (dir / "gemma3.gguf").string();
+  write_synthetic_gguf(gguf_path, s, TensorType::BF16, 17, &v);
+  test::write_hf_folder_from_gguf(gguf_path, dir / "gemma3-hf", 2, true);
+  Engine gguf(gguf_path, exact_options());
+  Engine hf((dir / "gemma3-hf").string(), exact_options());
+  const ModelSpec& h = hf.spec();
+  EXPECT_EQ(h.architecture, "gemma3");
+  EXPECT_EQ(std::tie(h.sliding_window, h.sliding_window_period, h.rope_theta_local),
+            std::tie(s.sliding_window, s.sliding_window_period, s.rope_theta_local));
+  EXPECT_TRUE(h.qk_norm);
+  EXPECT_EQ(h.attn_softcap, 0.0);
+  EXPECT_LT(max_logit_difference(gguf, hf, "gemma3"), 1e-2f);
 }
 
 }  // namespace
