@@ -42,9 +42,10 @@ class HfAddedTokens {
   // Whether a special token may be taken at text[begin, end).
   using AllowSpecial = std::function<bool(std::size_t begin, std::size_t end)>;
 
-  // At most this many tokens and bytes of content in all (Gemma 3 lists ~6,400 tokens).
+  // At most this many tokens and bytes of content in all: real files list at most a few
+  // thousand short tokens (Gemma 3 ~6,400); the matcher holds ~50 bytes per content byte.
   static constexpr std::size_t kMaxTokens = std::size_t{1} << 19;
-  static constexpr std::size_t kMaxContentBytes = std::size_t{4} << 20;
+  static constexpr std::size_t kMaxContentBytes = std::size_t{1} << 20;
 
   // `config` is the "added_tokens" list (null: none). ModelError naming `source`.
   HfAddedTokens(const nlohmann::json& config, const std::string& source);

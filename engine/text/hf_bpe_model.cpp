@@ -62,20 +62,26 @@ void HfBpeModel::read_vocab(const json& vocab, const std::string& where) {
     throw_error<ModelError>("{}: expected an object of piece: id, found {}", where,
                             describe_json(vocab));
   }
+  if (vocab.size() > kMaxVocab) {
+    throw_error<ModelError>("{}: {} pieces, more than the {} this reader accepts", where,
+                            vocab.size(), kMaxVocab);
+  }
   std::vector<bool> seen;
   vocab_.reserve(vocab.size());
-  for (const auto& [piece, id] : vocab.items()) {
-    const std::string field = fmt::format("{}[{}]", where, quote_prefix(piece));
+  for (const auto& item : vocab.items()) {
+    const std::string& piece = item.key();  // not a structured binding: the lambda names it
+    const json& id = item.value();
+    const auto field = [&] { return fmt::format("{}[{}]", where, quote_prefix(piece)); };
     if (!id.is_number_integer() || id.get<std::int64_t>() < 0 ||
         id.get<std::int64_t>() > kMaxTokenId) {
-      throw_error<ModelError>("{}: expected an id in 0..{}, found {}", field, kMaxTokenId,
+      throw_error<ModelError>("{}: expected an id in 0..{}, found {}", field(), kMaxTokenId,
                               describe_json(id));
     }
     const auto value = static_cast<TokenId>(id.get<std::int64_t>());
     if (static_cast<std::size_t>(value) >= seen.size())
       seen.resize(static_cast<std::size_t>(value) + 1);
     if (seen[static_cast<std::size_t>(value)]) {
-      throw_error<ModelError>("{}: id {} is given to another piece too", field, value);
+      throw_error<ModelError>("{}: id {} is given to another piece too", field(), value);
     }
     seen[static_cast<std::size_t>(value)] = true;
     vocab_.emplace(piece, value);
@@ -103,32 +109,42 @@ void HfBpeModel::read_merges(const json& merges, const std::string& where) {
   if (!merges.is_array()) {
     throw_error<ModelError>("{}: expected a list, found {}", where, describe_json(merges));
   }
+  if (merges.size() > kMaxMerges) {
+    throw_error<ModelError>("{}: {} merges, more than the {} this reader accepts", where,
+                            merges.size(), kMaxMerges);
+  }
   merges_.reserve(merges.size());
+  std::string joined_piece;
   for (std::size_t rank = 0; rank < merges.size(); ++rank) {
     const json& m = merges[rank];
-    const std::string field = fmt::format("{}[{}]", where, rank);
-    std::string left;
-    std::string right;
+    const auto field = [&] { return fmt::format("{}[{}]", where, rank); };
+    std::string_view left;
+    std::string_view right;
     if (m.is_string()) {
       const std::string& s = m.get_ref<const std::string&>();
       const std::size_t space = s.find(' ');
       if (space == std::string::npos || s.find(' ', space + 1) != std::string::npos) {
-        throw_error<ModelError>("{}: {} is not two pieces separated by one space", field,
+        throw_error<ModelError>("{}: {} is not two pieces separated by one space", field(),
                                 quote_prefix(s));
       }
-      left = s.substr(0, space);
-      right = s.substr(space + 1);
+      left = std::string_view(s).substr(0, space);
+      right = std::string_view(s).substr(space + 1);
     } else if (m.is_array() && m.size() == 2 && m[0].is_string() && m[1].is_string()) {
-      left = m[0].get<std::string>();
-      right = m[1].get<std::string>();
+      left = m[0].get_ref<const std::string&>();
+      right = m[1].get_ref<const std::string&>();
     } else {
-      throw_error<ModelError>("{}: expected \"a b\" or [\"a\", \"b\"], found {}", field,
+      throw_error<ModelError>("{}: expected \"a b\" or [\"a\", \"b\"], found {}", field(),
                               describe_json(m));
     }
-    const TokenId l = vocab_id(left, field);
-    const TokenId r = vocab_id(right, field);
-    const TokenId joined = vocab_id(left + right, field);
-    merges_.add(l, r, static_cast<std::int32_t>(rank), joined);
+    joined_piece.assign(left).append(right);
+    const auto l = find(left);
+    const auto r = find(right);
+    const auto joined = find(joined_piece);
+    if (!l || !r || !joined) {
+      const std::string_view missing = !l ? left : !r ? right : std::string_view(joined_piece);
+      throw_error<ModelError>("{}: {} is not in the vocab", field(), quote_prefix(missing));
+    }
+    merges_.add(*l, *r, static_cast<std::int32_t>(rank), *joined);
   }
 }
 

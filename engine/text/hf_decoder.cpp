@@ -3,6 +3,7 @@
 #include "model/hf_json.h"
 #include "model/json_reader.h"
 #include "text/byte_unicode.h"
+#include "text/encode_budget.h"
 #include "text/hf_normalizer.h"
 #include "util/error.h"
 
@@ -55,6 +56,9 @@ void HfDecoder::add(const json& config, const std::string& where, int depth) {
   if (!type) throw_error<ModelError>("{}: no \"type\"", where);
   const std::string here = where + " " + *type;
   std::vector<Step>& steps = fused_ ? whole_text_ : per_token_;
+  if (per_token_.size() + whole_text_.size() >= kMaxSteps && *type != "Sequence") {
+    throw_error<ModelError>("{}: more than {} steps", where, kMaxSteps);
+  }
   if (*type == "Sequence") {
     const auto it = config.find("decoders");
     if (it == config.end() || !it->is_array()) {
@@ -73,8 +77,13 @@ void HfDecoder::add(const json& config, const std::string& where, int depth) {
     if (read_hf_pattern(pattern == config.end() ? json() : *pattern, here, literal)) {
       throw_error<ModelError>("{}: a Regex pattern is not supported here (only String)", here);
     }
-    steps.push_back(
-        {Kind::Replace, literal, hf::find_string(config, "content", here).value_or("")});
+    const std::string content = hf::find_string(config, "content", here).value_or("");
+    if (content.size() > kMaxInsertedBytes) {
+      throw_error<ModelError>("{}: content is {} bytes, more than the {} a step may insert", here,
+                              content.size(), kMaxInsertedBytes);
+    }
+    steps.push_back({Kind::Replace, literal, content});
+    steps.back().name = here;
   } else if (*type == "Strip") {
     const std::string content = hf::find_string(config, "content", here).value_or(" ");
     const auto start = hf::find_int(config, "start", here).value_or(0);
@@ -106,7 +115,8 @@ std::string HfDecoder::run(const Step& step, std::string text, bool first) {
     case Kind::ByteLevel:
       // HF keeps a piece with a character outside the byte alphabet as it is.
       return unicode_to_bytes(text).value_or(text);
-    case Kind::Replace:
+    case Kind::Replace:  // the only step that may grow a piece
+      check_step_growth(step.name, text.size(), replaced_size(text, step.pattern, step.content));
       return replace_all(text, step.pattern, step.content);
     case Kind::ByteFallback: {
       const int b = byte_token_value(text);

@@ -36,11 +36,12 @@ class HfDecoder {
   enum class Kind { ByteLevel, Replace, ByteFallback, Strip, Metaspace };
   struct Step {
     Kind kind;
-    std::string pattern;   // Replace; Strip: the character
-    std::string content;   // Replace
-    int start = 0;         // Strip: at most this many leading characters
-    int stop = 0;          // Strip: at most this many trailing characters
-    bool prepend = false;  // Metaspace: a "▁" was prepended to the first word
+    std::string pattern;    // Replace; Strip: the character
+    std::string content;    // Replace
+    int start = 0;          // Strip: at most this many leading characters
+    int stop = 0;           // Strip: at most this many trailing characters
+    bool prepend = false;   // Metaspace: a "▁" was prepended to the first word
+    std::string name = {};  // for errors: "tokenizer.json: decoder Sequence Replace"
   };
   void add(const nlohmann::json& config, const std::string& where, int depth);
   static std::string run(const Step& step, std::string text, bool first);

@@ -1,10 +1,12 @@
 #include "text/hf_normalizer.h"
 
+#include <fmt/format.h>
 #include <unicode/unorm2.h>
 #include <unicode/ustring.h>
 
 #include "model/hf_json.h"
 #include "model/json_reader.h"
+#include "text/encode_budget.h"
 #include "util/error.h"
 
 namespace kvscope {
@@ -114,6 +116,16 @@ std::string strip(const std::string& text, bool left, bool right) {
   return text.substr(begin, end - begin);
 }
 
+// A string field whose text a step inserts: at most kMaxInsertedBytes.
+std::string inserted_text(const json& config, const char* field, const std::string& where) {
+  std::string text = hf::find_string(config, field, where).value_or("");
+  if (text.size() > kMaxInsertedBytes) {
+    throw_error<ModelError>("{}: {} is {} bytes, more than the {} a step may insert", where, field,
+                            text.size(), kMaxInsertedBytes);
+  }
+  return text;
+}
+
 }  // namespace
 
 char32_t next_code_point(std::string_view text, std::size_t& i) {
@@ -178,17 +190,22 @@ void HfNormalizer::add(const json& config, const std::string& where, int depth) 
   }
   const std::string type = type_of(config, where);
   const std::string here = where + " " + type;
+  if (steps_.size() >= kMaxSteps && type != "Sequence") {
+    throw_error<ModelError>("{}: more than {} steps", where, kMaxSteps);
+  }
   if (type == "Sequence") {
     const auto it = config.find("normalizers");
     if (it == config.end() || !it->is_array()) {
       throw_error<ModelError>("{}: normalizers: expected a list", here);
     }
-    for (const json& item : *it) add(item, here, depth + 1);
+    for (std::size_t i = 0; i < it->size(); ++i) {
+      add((*it)[i], fmt::format("{}[{}]", here, i), depth + 1);
+    }
+    return;
   } else if (type == "Prepend") {
-    steps_.push_back(
-        {Kind::Prepend, hf::find_string(config, "prepend", here).value_or(""), "", {}});
+    steps_.push_back({Kind::Prepend, inserted_text(config, "prepend", here), "", {}});
   } else if (type == "Replace") {
-    Step step{Kind::Replace, "", hf::find_string(config, "content", here).value_or(""), {}};
+    Step step{Kind::Replace, "", inserted_text(config, "content", here), {}};
     const auto it = config.find("pattern");
     step.regex = read_hf_pattern(it == config.end() ? json() : *it, here, step.text);
     steps_.push_back(std::move(step));
@@ -208,37 +225,54 @@ void HfNormalizer::add(const json& config, const std::string& where, int depth) 
         "Lowercase, Sequence)",
         where, quote_prefix(type));
   }
+  steps_.back().name = here;
 }
 
-std::string HfNormalizer::apply(std::string text) const {
+// One step on `text` (not empty). Steps that insert the file's text check the size they
+// would make first; the Unicode forms (at most 18 code points for one) and case mapping
+// grow it by Unicode's own bounds, and apply() charges every step what it made.
+std::string HfNormalizer::run(const Step& step, const std::string& text, EncodeBudget& budget) {
+  switch (step.kind) {
+    case Kind::Prepend:
+      budget.check_growth(step.name, text.size(), step.text.size() + text.size());
+      return step.text + text;
+    case Kind::Replace: {
+      if (!step.regex) {
+        budget.check_growth(step.name, text.size(), replaced_size(text, step.text, step.content));
+        return replace_all(text, step.text, step.content);
+      }
+      const auto matches = step.regex->find_all(text, budget.regex());
+      std::size_t size = text.size();
+      for (const Pcre2Regex::Match m : matches) size += step.content.size() - (m.end - m.begin);
+      budget.check_growth(step.name, text.size(), size);
+      std::string out;
+      out.reserve(size);
+      std::size_t pos = 0;
+      for (const Pcre2Regex::Match m : matches) {
+        out.append(text, pos, m.begin - pos).append(step.content);
+        pos = m.end;
+      }
+      return out.append(text, pos);
+    }
+    case Kind::Strip:
+      return strip(text, step.left, step.right);
+    case Kind::Unicode:
+      return normalize(text, step.text);
+    case Kind::Lowercase:
+      return lowercase(text);
+  }
+  return text;
+}
+
+std::string HfNormalizer::apply(std::string text, EncodeBudget& budget) const {
   for (const Step& step : steps_) {
     if (text.empty()) break;  // every step maps "" to ""
-    switch (step.kind) {
-      case Kind::Prepend:
-        text = step.text + text;
-        break;
-      case Kind::Replace:
-        if (!step.regex) {
-          text = replace_all(text, step.text, step.content);
-        } else {
-          std::string out;
-          std::size_t pos = 0;
-          for (const Pcre2Regex::Match m : step.regex->find_all(text)) {
-            out.append(text, pos, m.begin - pos).append(step.content);
-            pos = m.end;
-          }
-          text = out.append(text, pos);
-        }
-        break;
-      case Kind::Strip:
-        text = strip(text, step.left, step.right);
-        break;
-      case Kind::Unicode:
-        text = normalize(text, step.text);
-        break;
-      case Kind::Lowercase:
-        text = lowercase(text);
-        break;
+    try {
+      text = run(step, text, budget);
+      budget.charge_made(step.name, text.size());
+    } catch (const TextError& e) {
+      if (std::string_view(e.what()).starts_with(step.name)) throw;
+      throw_error<TextError>("{}: {}", step.name, e.what());
     }
   }
   return text;

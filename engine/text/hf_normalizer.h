@@ -1,7 +1,8 @@
 // tokenizer.json "normalizer": text rewrites applied before pre-tokenization, to each run
 // of text between added tokens (so Llama 2's Prepend("▁") puts a "▁" after every special
 // token, where SentencePiece adds its dummy prefix). Supported: Prepend, Replace (String or
-// Regex pattern), Strip, NFC / NFD / NFKC / NFKD, Lowercase, and Sequence of those.
+// Regex pattern), Strip, NFC / NFD / NFKC / NFKD, Lowercase, and Sequence of those. Each step
+// is bounded in what it may make of its input (encode_budget.h); an error names the step.
 // Internal to engine/text (exposes nlohmann::json).
 #pragma once
 
@@ -11,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "text/encode_budget.h"
 #include "text/pcre2_regex.h"
 
 namespace kvscope {
@@ -22,7 +24,8 @@ class HfNormalizer {
   HfNormalizer(const nlohmann::json& config, const std::string& source);
 
   // `text` (valid UTF-8) rewritten; "" stays "" (HF prepends nothing to an empty run).
-  std::string apply(std::string text) const;
+  // Steps charge `budget`. TextError naming the step past its bounds or the budget's.
+  std::string apply(std::string text, EncodeBudget& budget) const;
 
  private:
   enum class Kind { Prepend, Replace, Strip, Unicode, Lowercase };
@@ -33,7 +36,9 @@ class HfNormalizer {
     std::shared_ptr<const Pcre2Regex> regex;  // Replace with a Regex pattern
     bool left = false;                        // Strip
     bool right = false;                       // Strip
+    std::string name = {};  // for errors: "tokenizer.json: normalizer Sequence[2] Replace"
   };
+  static std::string run(const Step& step, const std::string& text, EncodeBudget& budget);
   void add(const nlohmann::json& config, const std::string& source, int depth);
 
   std::vector<Step> steps_;

@@ -4,9 +4,12 @@
 #include <string_view>
 #include <utility>
 
+#include <fmt/format.h>
+
 #include "model/hf_json.h"
 #include "model/json_reader.h"
 #include "text/byte_unicode.h"
+#include "text/encode_budget.h"
 #include "text/hf_normalizer.h"
 #include "util/error.h"
 
@@ -72,12 +75,18 @@ void HfPretokenizer::add(const json& config, const std::string& where, int depth
   }
   const std::string type = type_of(config, where);
   const std::string here = where + " " + type;
+  if (steps_.size() >= kMaxSteps && type != "Sequence") {
+    throw_error<ModelError>("{}: more than {} steps", where, kMaxSteps);
+  }
   if (type == "Sequence") {
     const auto it = config.find("pretokenizers");
     if (it == config.end() || !it->is_array()) {
       throw_error<ModelError>("{}: pretokenizers: expected a list", here);
     }
-    for (const json& item : *it) add(item, here, depth + 1);
+    for (std::size_t i = 0; i < it->size(); ++i) {
+      add((*it)[i], fmt::format("{}[{}]", here, i), depth + 1);
+    }
+    return;
   } else if (type == "Split") {
     add_split(config, here);
   } else if (type == "Digits") {
@@ -117,6 +126,7 @@ void HfPretokenizer::add(const json& config, const std::string& where, int depth
         "WhitespaceSplit, Sequence)",
         where, quote_prefix(type));
   }
+  steps_.back().name = here;
 }
 
 HfPretokenizer::Behavior HfPretokenizer::behavior_of(const std::string& name,
@@ -145,7 +155,10 @@ void HfPretokenizer::add_metaspace(const json& config, const std::string& where)
   Step step;
   step.kind = Kind::Metaspace;
   step.literal = hf::find_string(config, "replacement", where).value_or("\xe2\x96\x81");  // ▁
-  if (step.literal.empty()) throw_error<ModelError>("{}: replacement is empty", where);
+  if (step.literal.empty() || step.literal.size() > kMaxInsertedBytes) {
+    throw_error<ModelError>("{}: replacement is {} bytes (1 to {} allowed)", where,
+                            step.literal.size(), kMaxInsertedBytes);
+  }
   // tokenizers < 0.19 wrote add_prefix_space instead of prepend_scheme.
   const bool add_prefix = hf::find_bool(config, "add_prefix_space", where).value_or(true);
   step.prepend_scheme =
@@ -160,10 +173,11 @@ void HfPretokenizer::add_metaspace(const json& config, const std::string& where)
 }
 
 // One Split step on one split, following HF's SplitDelimiterBehavior.
-void HfPretokenizer::split_step(const Step& step, const HfSplit& in, std::vector<HfSplit>& out) {
+void HfPretokenizer::split_step(const Step& step, const HfSplit& in, EncodeBudget& budget,
+                                std::vector<HfSplit>& out) {
   const std::string_view text = in.text;
   const auto matches =
-      step.regex ? step.regex->find_all(text) : literal_matches(text, step.literal);
+      step.regex ? step.regex->find_all(text, budget.regex()) : literal_matches(text, step.literal);
   std::vector<Piece> pieces = cover(matches, text.size(), step.invert);
   std::vector<Piece> kept;
   bool previous_match = false;
@@ -206,21 +220,23 @@ void HfPretokenizer::split_step(const Step& step, const HfSplit& in, std::vector
   }
 }
 
-void HfPretokenizer::byte_level_step(const Step& step, const HfSplit& in,
+void HfPretokenizer::byte_level_step(const Step& step, const HfSplit& in, EncodeBudget& budget,
                                      std::vector<HfSplit>& out) {
   HfSplit split = in;
   if (step.add_prefix_space && !split.text.starts_with(' ')) split.text.insert(0, 1, ' ');
   std::vector<HfSplit> words;
   if (step.regex) {
-    split_step(step, split, words);  // Isolated, not inverted: every match and gap a word
+    split_step(step, split, budget, words);  // Isolated, not inverted: every match and gap a word
   } else {
     words.push_back(std::move(split));
   }
   for (HfSplit& w : words) out.push_back({bytes_to_unicode(w.text), w.first});
 }
 
-void HfPretokenizer::metaspace_step(const Step& step, const HfSplit& in,
+void HfPretokenizer::metaspace_step(const Step& step, const HfSplit& in, EncodeBudget& budget,
                                     std::vector<HfSplit>& out) {
+  budget.check_growth(step.name, in.text.size(),
+                      replaced_size(in.text, " ", step.literal) + step.literal.size());
   HfSplit split{replace_all(in.text, " ", step.literal), in.first};
   const bool prepend =
       step.prepend_scheme == "always" || (step.prepend_scheme == "first" && in.first);
@@ -232,28 +248,42 @@ void HfPretokenizer::metaspace_step(const Step& step, const HfSplit& in,
   Step on_replacement;
   on_replacement.literal = step.literal;
   on_replacement.behavior = Behavior::MergedWithNext;
-  split_step(on_replacement, split, out);
+  split_step(on_replacement, split, budget, out);
 }
 
-std::vector<HfSplit> HfPretokenizer::split(HfSplit text) const {
+// One step on one split; an error from inside (a regex out of budget) names the step.
+void HfPretokenizer::run(const Step& step, const HfSplit& in, EncodeBudget& budget,
+                         std::vector<HfSplit>& out) {
+  const std::size_t first_new = out.size();
+  try {
+    switch (step.kind) {
+      case Kind::Split:
+        split_step(step, in, budget, out);
+        break;
+      case Kind::ByteLevel:
+        byte_level_step(step, in, budget, out);
+        break;
+      case Kind::Metaspace:
+        metaspace_step(step, in, budget, out);
+        break;
+    }
+    std::size_t made = 0;
+    for (std::size_t i = first_new; i < out.size(); ++i) made += out[i].text.size();
+    budget.charge_made(step.name, made);
+  } catch (const TextError& e) {
+    if (std::string_view(e.what()).starts_with(step.name)) throw;
+    throw_error<TextError>("{}: {}", step.name, e.what());
+  }
+}
+
+std::vector<HfSplit> HfPretokenizer::split(HfSplit text, EncodeBudget& budget) const {
   std::vector<HfSplit> splits;
   splits.push_back(std::move(text));
   for (const Step& step : steps_) {
     std::vector<HfSplit> next;
     next.reserve(splits.size() * 2);
     for (const HfSplit& s : splits) {
-      if (s.text.empty()) continue;
-      switch (step.kind) {
-        case Kind::Split:
-          split_step(step, s, next);
-          break;
-        case Kind::ByteLevel:
-          byte_level_step(step, s, next);
-          break;
-        case Kind::Metaspace:
-          metaspace_step(step, s, next);
-          break;
-      }
+      if (!s.text.empty()) run(step, s, budget, next);
     }
     splits = std::move(next);
   }

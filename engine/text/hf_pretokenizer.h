@@ -3,7 +3,9 @@
 // Split (a String or Regex pattern, behavior Removed / Isolated / MergedWithPrevious /
 // MergedWithNext / Contiguous, invert), Digits (individual_digits), Metaspace (replacement,
 // prepend_scheme, split), Punctuation, WhitespaceSplit and Sequence. Regexes run on PCRE2 (HF runs
-// Oniguruma; the patterns published files use mean the same in both). Internal to engine/text.
+// Oniguruma; the patterns published files use mean the same in both), their work charged to
+// the request's RegexBudget; no step grows its text past encode_budget.h's bounds. Errors name
+// the step. Internal to engine/text.
 #pragma once
 
 #include <memory>
@@ -12,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "text/encode_budget.h"
 #include "text/pcre2_regex.h"
 
 namespace kvscope {
@@ -30,7 +33,7 @@ class HfPretokenizer {
   HfPretokenizer(const nlohmann::json& config, const std::string& source);
 
   // The words of `text` (valid UTF-8), in order; ByteLevel words are in the byte alphabet.
-  std::vector<HfSplit> split(HfSplit text) const;
+  std::vector<HfSplit> split(HfSplit text, EncodeBudget& budget) const;
 
   // True when a ByteLevel step maps words to the byte alphabet.
   bool byte_level() const { return byte_level_; }
@@ -47,14 +50,20 @@ class HfPretokenizer {
     bool add_prefix_space = false;  // ByteLevel
     std::string prepend_scheme;     // Metaspace: "always", "first" or "never"
     bool metaspace_split = true;    // Metaspace
+    std::string name;               // for errors: "tokenizer.json: pre_tokenizer Sequence[0] Split"
   };
   void add(const nlohmann::json& config, const std::string& where, int depth);
   static Behavior behavior_of(const std::string& name, const std::string& where);
   void add_split(const nlohmann::json& config, const std::string& where);
   void add_metaspace(const nlohmann::json& config, const std::string& where);
-  static void split_step(const Step& step, const HfSplit& in, std::vector<HfSplit>& out);
-  static void byte_level_step(const Step& step, const HfSplit& in, std::vector<HfSplit>& out);
-  static void metaspace_step(const Step& step, const HfSplit& in, std::vector<HfSplit>& out);
+  static void split_step(const Step& step, const HfSplit& in, EncodeBudget& budget,
+                         std::vector<HfSplit>& out);
+  static void byte_level_step(const Step& step, const HfSplit& in, EncodeBudget& budget,
+                              std::vector<HfSplit>& out);
+  static void metaspace_step(const Step& step, const HfSplit& in, EncodeBudget& budget,
+                             std::vector<HfSplit>& out);
+  static void run(const Step& step, const HfSplit& in, EncodeBudget& budget,
+                  std::vector<HfSplit>& out);
 
   std::vector<Step> steps_;
   bool byte_level_ = false;

@@ -23,9 +23,10 @@ namespace {
 using nlohmann::json;
 
 // Llama 3's tokenizer.json is 9 MB (128k pieces, 280k merges as pairs: ~1.2M JSON values),
-// Gemma 3's 33 MB; 64 MiB and 8M values hold every published one.
+// Gemma 3's 33 MB (262k pieces, 515k merges as pairs: ~2.2M values); 64 MiB and 4M values
+// hold every published one and bound the parse to ~400 MB.
 constexpr JsonLimits kTokenizerJsonLimits{.max_bytes = 64 << 20,
-                                          .max_values = std::uint64_t{1} << 23};
+                                          .max_values = std::uint64_t{1} << 22};
 
 const json& member(const json& obj, const char* name) {
   static const json null;
@@ -79,7 +80,7 @@ class HfTokenizer final : public Tokenizer {
   // special token); empty: none is.
   void encode_marked(std::string_view text, const std::vector<bool>& control,
                      std::vector<TokenId>& out) const;
-  void encode_run(std::string_view text, bool first, bool allow_special,
+  void encode_run(std::string_view text, bool first, bool allow_special, EncodeBudget& budget,
                   std::vector<TokenId>& out) const;
   void wrap(std::vector<TokenId>& ids, bool add_special) const;
 
@@ -134,14 +135,22 @@ void HfTokenizer::index_pieces() {
   special_.assign(n, false);
   for (const auto& [p, id] : model_.vocab()) pieces_[static_cast<std::size_t>(id)] = p;
   bytes_.resize(n);
-  for (std::size_t id = 0; id < n; ++id) bytes_[id] = decoder_.token_bytes(pieces_[id]);
+  try {  // a decoder step that grows pieces past encode_budget.h's bounds fails the load
+    for (std::size_t id = 0; id < n; ++id) bytes_[id] = decoder_.token_bytes(pieces_[id]);
+  } catch (const TextError& e) {
+    throw_error<ModelError>("{}", e.what());
+  }
   for (const HfAddedToken& t : added_.tokens()) {
     const auto id = static_cast<std::size_t>(t.id);
     pieces_[id] = t.content;
     special_[id] = t.special;
     // Control tokens decode to "" (the Tokenizer contract); other added tokens go through
     // the decoder like any piece, as the library passes them.
-    bytes_[id] = t.special ? "" : decoder_.token_bytes(t.content);
+    try {
+      bytes_[id] = t.special ? "" : decoder_.token_bytes(t.content);
+    } catch (const TextError& e) {
+      throw_error<ModelError>("{}", e.what());
+    }
   }
 }
 
@@ -247,8 +256,8 @@ void HfTokenizer::find_end_tokens() {
 // One run of text between the raw pass's added tokens: normalized, cut at the normalized
 // added tokens, pre-tokenized and merged word by word.
 void HfTokenizer::encode_run(std::string_view text, bool first, bool allow_special,
-                             std::vector<TokenId>& out) const {
-  const std::string normalized = normalizer_.apply(std::string(text));
+                             EncodeBudget& budget, std::vector<TokenId>& out) const {
+  const std::string normalized = normalizer_.apply(std::string(text), budget);
   const auto allow = [&](std::size_t, std::size_t) { return allow_special; };
   for (const auto& seg : added_.split(normalized, true, allow)) {
     if (seg.id >= 0) {
@@ -256,12 +265,14 @@ void HfTokenizer::encode_run(std::string_view text, bool first, bool allow_speci
       continue;
     }
     const HfSplit run{normalized.substr(seg.begin, seg.end - seg.begin), first && seg.begin == 0};
-    for (const HfSplit& word : pretokenizer_.split(run)) model_.encode_word(word.text, out);
+    for (const HfSplit& word : pretokenizer_.split(run, budget)) model_.encode_word(word.text, out);
   }
 }
 
+// The work of one request is bounded by its size (EncodeBudget).
 void HfTokenizer::encode_marked(std::string_view text, const std::vector<bool>& control,
                                 std::vector<TokenId>& out) const {
+  EncodeBudget budget(text.size());
   const auto all_control = [&](std::size_t begin, std::size_t end) {
     if (control.empty()) return false;
     return std::all_of(control.begin() + static_cast<std::ptrdiff_t>(begin),
@@ -273,7 +284,7 @@ void HfTokenizer::encode_marked(std::string_view text, const std::vector<bool>& 
       out.push_back(seg.id);
     } else {
       encode_run(text.substr(seg.begin, seg.end - seg.begin), seg.begin == 0,
-                 all_control(seg.begin, seg.end), out);
+                 all_control(seg.begin, seg.end), budget, out);
     }
   }
 }
