@@ -7,7 +7,9 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "model/model_spec.h"
@@ -103,6 +105,31 @@ int main(int argc, char** argv) {
         R"("model":{"type":"BPE","ignore_merges":true,"vocab":{"a":0,"b":1,"\u0120":2,)"
         R"("ab":3,"\u0120ab":4,"<|im_end|>":5},"merges":["a b","\u0120 ab"]}})");
 
+  // tokenizer_json_encode: each tokenizer above with each text below after a NUL, and the
+  // shapes of issue #38's hostile files, small (a Split regex that rescans the text, steps
+  // that grow it, added tokens sharing a prefix).
+  const std::string tiny_bpe =
+      R"("model":{"type":"BPE","vocab":{"a":0,"b":1,"ab":2,"\u2581":3},"merges":["a b"]})";
+  const std::vector<std::pair<std::string, std::string>> hostile = {
+      {R"({"pre_tokenizer":{"type":"Split","pattern":{"Regex":"a*b|a"},"behavior":"Isolated"},)" +
+           tiny_bpe + "}",
+       std::string(3000, 'a')},
+      {R"({"normalizer":{"type":"Sequence","normalizers":[{"type":"Replace","pattern":)"
+       R"({"String":"a"},"content":"aaaaaaaaaaaaaaaa"},{"type":"Prepend","prepend":"b"}]},)" +
+           tiny_bpe + "}",
+       std::string(64, 'a')},
+      {R"({"pre_tokenizer":{"type":"Metaspace","replacement":"aaaaaaaaaaaaaaaaaaaa","split":false},)" +
+           tiny_bpe + "}",
+       std::string(400, ' ')},
+      {R"({"added_tokens":[{"id":4,"content":"aaaaaaaaaa1"},{"id":5,"content":"aaaaaaaaaa12"},)"
+       R"({"id":6,"content":"aaaaaaaaab","special":true,"lstrip":true}],)" +
+           tiny_bpe + "}",
+       std::string(2000, 'a') + "12 aaaaaaaaab"}};
+  for (std::size_t i = 0; i < hostile.size(); ++i) {
+    write(dir / ("tokenizer_json_encode/hostile" + std::to_string(i)),
+          hostile[i].first + std::string(1, '\0') + hostile[i].second);
+  }
+
   const std::vector<std::string> templates = {
       "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + "
       "message['content'] + '<|im_end|>' + '\\n'}}{% endfor %}",
@@ -121,6 +148,12 @@ int main(int argc, char** argv) {
       std::string("bytes \xff\xfe\x80 broken \xe4\xbd")};
   for (std::size_t i = 0; i < texts.size(); ++i) {
     write(dir / ("tokenizer/t" + std::to_string(i)), texts[i]);
+    for (const char* tok : {"sp_bpe", "byte_level"}) {
+      std::ifstream in(dir / "tokenizer_json" / (std::string(tok) + ".json"), std::ios::binary);
+      const std::string json((std::istreambuf_iterator<char>(in)), {});
+      write(dir / "tokenizer_json_encode" / (std::string(tok) + "_t" + std::to_string(i)),
+            json + std::string(1, '\0') + texts[i]);
+    }
   }
   return 0;
 }

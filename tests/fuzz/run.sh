@@ -19,15 +19,21 @@ mkdir -p "$corpus" "$findings"
 [[ -f $shared/models/stories260K.gguf ]] && cp -n "$shared/models/stories260K.gguf" "$corpus/seeds/gguf/" || true
 
 status=0
-for harness in gguf safetensors hf_config tokenizer tokenizer_json chat_template prometheus_text; do
+for harness in gguf safetensors hf_config tokenizer tokenizer_json tokenizer_json_encode chat_template \
+    prometheus_text; do
   mkdir -p "$corpus/$harness"
   seeds=()
   [[ -d $corpus/seeds/$harness ]] && seeds=("$corpus/seeds/$harness")
   # the /metrics dumps of engine/remote's tests start the Prometheus text harness
   [[ $harness == prometheus_text ]] && seeds+=("$(dirname "$0")/../engine/remote/fixtures")
+  # tokenizer.json encoding: a tokenizer and a text of 64 KB in all; its budgets per input
+  # make a slow unit (over 2 s) or a big one (a 64 MB allocation, 1 GB resident) a finding.
+  budgets=(-max_len=1200000 -rss_limit_mb=2048 -timeout=20)
+  [[ $harness == tokenizer_json_encode ]] &&
+    budgets=(-max_len=65536 -rss_limit_mb=1024 -malloc_limit_mb=64 -timeout=2)
   echo "== $harness ($limit)"
   if ! KVSCOPE_SHARED_DIR="$shared" "$build/bin/${harness}_fuzz" "$corpus/$harness" "${seeds[@]}" \
-      "$limit" -max_len=1200000 -rss_limit_mb=2048 -timeout=20 \
+      "$limit" "${budgets[@]}" \
       -artifact_prefix="$findings/${harness}-" -print_final_stats=1 2>"$build/${harness}.log"; then
     echo "   FAILED: see $build/${harness}.log and $findings"
     status=1
