@@ -3,17 +3,19 @@
 #pragma once
 
 #include <cstdint>
-#include <fstream>
 #include <string>
+
+#include "util/regular_file.h"
 
 namespace kvscope {
 
 struct HeaderFile {
-  std::ifstream in;        // binary, positioned at the start
+  RegularFile file;        // read with file.read_at(offset, ...)
   std::uint64_t size = 0;  // bytes in the file
 };
 
-// Opens `path`; ModelError naming it when it cannot be opened or sized.
+// Opens `path` (a regular file only: a FIFO, a device or a socket is refused without blocking);
+// ModelError naming it when it cannot be opened.
 HeaderFile open_header_file(const std::string& path);
 
 }  // namespace kvscope

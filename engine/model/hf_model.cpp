@@ -1,16 +1,17 @@
 #include "model/hf_model.h"
 
 #include <filesystem>
-#include <fstream>
 #include <set>
 
 #include <fmt/ranges.h>
 
+#include "model/folder_file.h"
 #include "model/generation_config.h"
 #include "model/hf_config.h"
 #include "model/hf_json.h"
 #include "model/json_reader.h"
 #include "util/error.h"
+#include "util/regular_file.h"
 
 namespace kvscope {
 
@@ -21,17 +22,14 @@ namespace {
 constexpr std::uintmax_t kMaxTemplateBytes = std::uintmax_t{1} << 20;
 
 std::string read_template_file(const std::string& path) {
-  std::error_code ec;
-  const std::uintmax_t size = std::filesystem::file_size(path, ec);
-  if (ec) throw_error<ModelError>("{}: cannot read: {}", path, ec.message());
-  if (size > kMaxTemplateBytes) {
+  const RegularFile file(path);
+  if (!file.is_open()) throw_error<ModelError>("{}: cannot read: {}", path, file.error());
+  if (file.size() > kMaxTemplateBytes) {
     throw_error<ModelError>("{}: {} bytes is too large for a chat template (at most {})", path,
-                            size, kMaxTemplateBytes);
+                            file.size(), kMaxTemplateBytes);
   }
-  std::ifstream in(path, std::ios::binary);
-  std::string text(static_cast<std::size_t>(size), '\0');
-  in.read(text.data(), static_cast<std::streamsize>(size));
-  text.resize(static_cast<std::size_t>(in.gcount()));
+  std::string text(static_cast<std::size_t>(file.size()), '\0');
+  text.resize(file.read_at(0, text.data(), text.size()));
   return text;
 }
 
@@ -43,8 +41,10 @@ constexpr JsonLimits kIndexLimits{.max_bytes = 16 << 20};
 // Chat templates and added-token tables: real files are well under 1 MiB.
 constexpr JsonLimits kTokenizerConfigLimits{.max_bytes = 16 << 20};
 
+// Every file of the folder is reached through here: a symbolic link out of the folder (or out
+// of its Hugging Face cache repository) is refused (folder_file.h).
 std::string join_path(const std::string& folder, const std::string& name) {
-  return (fs::path(folder) / name).string();
+  return model_folder_file(folder, name);
 }
 
 bool is_file(const std::string& path) {

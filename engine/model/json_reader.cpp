@@ -1,12 +1,9 @@
 #include "model/json_reader.h"
 
-#include <cerrno>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <new>
 
 #include "util/error.h"
+#include "util/regular_file.h"
 #include "util/utf8.h"
 
 namespace kvscope {
@@ -66,24 +63,17 @@ json parse_json(std::string_view text, const std::string& source, const JsonLimi
 }
 
 json read_json_file(const std::string& path, const JsonLimits& limits) {
-  std::error_code ec;
-  // A FIFO or a device would be read without end; only regular files have a size to check.
-  if (!std::filesystem::is_regular_file(path, ec)) {
-    throw_error<ModelError>("{}: cannot read ({})", path,
-                            ec ? ec.message() : std::string("not a regular file"));
-  }
-  const auto size = std::filesystem::file_size(path, ec);
-  if (ec) throw_error<ModelError>("{}: cannot read ({})", path, ec.message());
+  // A FIFO or a device would be read without end (or block the open): regular files only.
+  const RegularFile file(path);
+  if (!file.is_open()) throw_error<ModelError>("{}: cannot read ({})", path, file.error());
+  const std::uint64_t size = file.size();
   if (size > limits.max_bytes) {
     throw_error<ModelError>("{}: {} bytes is over the {} byte limit for this file", path, size,
                             limits.max_bytes);
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw_error<ModelError>("{}: cannot open ({})", path, std::strerror(errno));
   // At most `size` bytes, even if the file grows while it is read.
   std::string text(static_cast<std::size_t>(size), '\0');
-  in.read(text.data(), static_cast<std::streamsize>(size));
-  text.resize(static_cast<std::size_t>(in.gcount()));
+  text.resize(file.read_at(0, text.data(), text.size()));
   return parse_json(text, path, limits);
 }
 

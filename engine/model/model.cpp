@@ -2,12 +2,12 @@
 
 #include <array>
 #include <filesystem>
-#include <fstream>
 #include <set>
 
 #include "model/gguf/gguf_model.h"
 #include "model/hf_model.h"
 #include "util/error.h"
+#include "util/regular_file.h"
 
 namespace kvscope {
 
@@ -48,9 +48,9 @@ std::uint64_t Model::weight_bytes() const {
 namespace {
 
 bool has_gguf_magic(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
+  const RegularFile file(path.string());
   std::array<char, 4> magic{};
-  if (!in.read(magic.data(), magic.size())) return false;
+  if (file.read_at(0, magic.data(), magic.size()) != magic.size()) return false;
   return magic == std::array<char, 4>{'G', 'G', 'U', 'F'};
 }
 

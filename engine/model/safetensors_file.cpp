@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
-#include <fstream>
 #include <set>
 
 #include "model/header_file.h"
@@ -101,15 +100,13 @@ SafetensorsFile::SafetensorsFile(const std::string& path)
 SafetensorsFile SafetensorsFile::read_header(const std::string& path) {
   SafetensorsFile file;
   file.path_ = path;
-  HeaderFile opened = open_header_file(path);
-  std::ifstream& in = opened.in;
+  const HeaderFile opened = open_header_file(path);
   file.file_size_ = opened.size;
   std::array<std::uint8_t, 8> first8{};
-  in.read(reinterpret_cast<char*>(first8.data()),
-          static_cast<std::streamsize>(std::min<std::uint64_t>(8, file.file_size_)));
+  opened.file.read_at(0, first8.data(), std::min<std::uint64_t>(8, file.file_size_));
   file.header_size_ = file.header_length(first8.data());
   std::string header(file.header_size_, '\0');
-  if (!in.read(header.data(), static_cast<std::streamsize>(header.size()))) {
+  if (opened.file.read_at(8, header.data(), header.size()) != header.size()) {
     throw_error<ModelError>("{}: cannot read its {}-byte header", path, header.size());
   }
   file.read_header_text(header);
@@ -123,13 +120,19 @@ std::uint64_t SafetensorsFile::header_length(const std::uint8_t* first8) const {
   }
   std::uint64_t n = 0;
   for (int i = 7; i >= 0; --i) n = (n << 8) | first8[i];  // little-endian
+  // The length itself is not printed: when the file is not a safetensors file at all, those
+  // are its first 8 bytes, and an error message must not show a file's contents.
   if (n > kMaxHeaderBytes) {
-    throw_error<ModelError>("{}: header length {} is over the {} byte limit", path_, n,
-                            kMaxHeaderBytes);
+    throw_error<ModelError>(
+        "{}: not a safetensors file: the header length in its first 8 bytes is implausible "
+        "(over the {} byte limit; the file is {} bytes)",
+        path_, kMaxHeaderBytes, file_size_);
   }
   if (n > file_size_ - 8) {
-    throw_error<ModelError>("{}: header length {} runs past end of file (size {})", path_, n,
-                            file_size_);
+    throw_error<ModelError>(
+        "{}: the header length in its first 8 bytes is implausible: it runs past end of file "
+        "(size {})",
+        path_, file_size_);
   }
   return n;
 }

@@ -1,8 +1,6 @@
 #include "util/mapped_file.h"
 
-#include <fcntl.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -11,30 +9,21 @@
 #include <utility>
 
 #include "util/error.h"
+#include "util/regular_file.h"
 
 namespace kvscope {
 
 MappedFile::MappedFile(const std::string& path) : path_(path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw_error<ModelError>("{}: cannot open ({})", path, std::strerror(errno));
-  struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    const int err = errno;
-    ::close(fd);
-    throw_error<ModelError>("{}: not a regular file{}", path,
-                            err ? fmt::format(" ({})", std::strerror(err)) : "");
-  }
-  size_ = static_cast<std::size_t>(st.st_size);
+  const RegularFile file(path);  // never blocks on a FIFO; refuses devices and sockets
+  if (!file.is_open()) throw_error<ModelError>("{}: cannot open ({})", path, file.error());
+  size_ = static_cast<std::size_t>(file.size());
   if (size_ > 0) {
-    void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
+    void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, file.fd(), 0);
     if (p == MAP_FAILED) {
-      const int err = errno;
-      ::close(fd);
-      throw_error<ModelError>("{}: cannot map {} bytes ({})", path, size_, std::strerror(err));
+      throw_error<ModelError>("{}: cannot map {} bytes ({})", path, size_, std::strerror(errno));
     }
     data_ = static_cast<const std::uint8_t*>(p);
   }
-  ::close(fd);
 }
 
 MappedFile::~MappedFile() {

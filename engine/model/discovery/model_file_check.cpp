@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <fstream>
 #include <vector>
 
 #include <fmt/format.h>
@@ -10,6 +9,7 @@
 #include "model/gguf/gguf_file.h"
 #include "model/safetensors_file.h"
 #include "util/error.h"
+#include "util/regular_file.h"
 
 namespace kvscope {
 
@@ -35,13 +35,12 @@ std::string text_start(const std::vector<char>& head) {
 }  // namespace
 
 std::string model_file_problem(const std::string& path, std::string_view name) {
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in) return "a file that cannot be read";
-  const auto size = static_cast<std::uint64_t>(in.tellg());
+  const RegularFile file(path);  // a FIFO or a device is refused, never waited on
+  if (!file.is_open()) return fmt::format("a file that cannot be read ({})", file.error());
+  const std::uint64_t size = file.size();
   if (size == 0) return "an empty file";
   std::vector<char> head(static_cast<std::size_t>(std::min<std::uint64_t>(size, 4096)));
-  in.seekg(0);
-  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  head.resize(file.read_at(0, head.data(), head.size()));
   if (std::all_of(head.begin(), head.end(), [](char c) { return c == 0; })) {
     return size == head.size() ? fmt::format("{} bytes of zeros", size)
                                : fmt::format("a file of {} bytes that starts with zeros", size);

@@ -9,7 +9,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <fstream>
 #include <new>
 #include <numeric>
 #include <stdexcept>
@@ -301,16 +300,13 @@ GgufFile::GgufFile(const std::string& path)
 GgufFile GgufFile::read_header(const std::string& path) {
   GgufFile file;
   file.path_ = path;
-  HeaderFile opened = open_header_file(path);
-  std::ifstream& in = opened.in;
+  const HeaderFile opened = open_header_file(path);
   file.file_size_ = opened.size;
   // Real headers take a few KB to tens of MB; read a little, then what the parse asks for.
   std::uint64_t want = std::min(file.file_size_, kFirstHeaderRead);
   while (true) {
     file.header_.resize(want);
-    in.seekg(0);
-    if (!in.read(reinterpret_cast<char*>(file.header_.data()),
-                 static_cast<std::streamsize>(want))) {
+    if (opened.file.read_at(0, file.header_.data(), want) != want) {
       throw_error<ModelError>("{}: cannot read its first {} bytes", path, want);
     }
     try {
