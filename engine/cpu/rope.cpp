@@ -111,9 +111,7 @@ RopeConfig rope_config(const ModelSpec& spec, std::int64_t context_length) {
 }
 
 std::optional<RopeConfig> local_rope_config(const ModelSpec& spec, std::int64_t context_length) {
-  const bool own_theta = spec.rope_theta_local != 0.0 && spec.rope_theta_local != spec.rope_theta;
-  const bool unscaled = !spec.rope_scaling_local && spec.rope_scaling.type != RopeScalingType::None;
-  if (spec.sliding_window <= 0 || (!own_theta && !unscaled)) return std::nullopt;
+  if (!spec.has_local_rope()) return std::nullopt;
   RopeConfig c = rope_config(spec, context_length);
   if (spec.rope_theta_local != 0.0) c.theta = spec.rope_theta_local;
   if (!spec.rope_scaling_local) c.scaling = RopeScaling{};

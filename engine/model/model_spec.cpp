@@ -146,6 +146,12 @@ double ModelSpec::score_scale() const {
   return attention_scale != 0.0 ? attention_scale : 1.0 / std::sqrt(static_cast<double>(head_dim));
 }
 
+bool ModelSpec::has_local_rope() const {
+  const bool own_theta = rope_theta_local != 0.0 && rope_theta_local != rope_theta;
+  const bool unscaled = !rope_scaling_local && rope_scaling.type != RopeScalingType::None;
+  return sliding_window > 0 && (own_theta || unscaled);
+}
+
 std::int64_t resolve_head_dim(std::int64_t dim, std::int64_t n_heads,
                               std::optional<std::int64_t> explicit_head_dim,
                               std::string_view dim_field, std::string_view heads_field) {

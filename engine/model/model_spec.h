@@ -77,6 +77,9 @@ struct ModelSpec {
   std::int64_t layer_window(std::int64_t layer) const;
   // The factor q.k is multiplied by.
   double score_scale() const;
+  // Whether the sliding layers turn q and k by a RoPE of their own: another base, or no
+  // scaling where the others scale (Gemma 3). local_rope_config (cpu/rope.h) builds it.
+  bool has_local_rope() const;
 };
 
 // Sets what an architecture computes beyond the llama shape, as llama.cpp reads its GGUF

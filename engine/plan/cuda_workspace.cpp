@@ -120,9 +120,12 @@ std::vector<CudaBuffer> cuda_fixed_buffers(const ModelSpec& spec, const CudaWork
   const std::int64_t table = max_positions * (spec.rope_dim / 2) * 4;
   const bool gemm = o.gemm_min_tokens > 0;
   const std::int64_t slab = o.gemm_slab_bytes < 0 ? spec_slab_bytes(spec) : o.gemm_slab_bytes;
+  const std::int64_t local = spec.has_local_rope() ? table : 0;  // the sliding layers' own
   return {
       {"RoPE cos table", table},
       {"RoPE sin table", table},
+      {"RoPE cos table (sliding layers)", local},
+      {"RoPE sin table (sliding layers)", local},
       {"cuBLAS workspace", gemm ? cublas_workspace_bytes(o.compute_major) : 0},
       {"fp16 weight slab for cuBLAS", gemm ? slab : 0},
   };

@@ -78,8 +78,9 @@ std::vector<CudaBuffer> cuda_step_buffers(const ModelSpec& spec, const CudaWorks
 // exact-tail shadow indices for each group that keeps an exact tail.
 std::int64_t cuda_step_table_ints(const CudaStepShape& shape);
 
-// The buffers every step shares: RoPE cos and sin tables [max_positions][rope_dim / 2] f32,
-// the cuBLAS workspace and the fp16 weight slab (both absent with gemm_min_tokens 0).
+// The buffers every step shares: RoPE cos and sin tables [max_positions][rope_dim / 2] f32
+// (a second pair for the sliding layers where they have their own RoPE, Gemma 3), the cuBLAS
+// workspace and the fp16 weight slab (both absent with gemm_min_tokens 0).
 std::vector<CudaBuffer> cuda_fixed_buffers(const ModelSpec& spec, const CudaWorkspaceOptions& o,
                                            std::int64_t max_positions);
 

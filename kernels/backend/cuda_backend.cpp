@@ -77,6 +77,8 @@ CudaBackend::State::State(const Model& m, const CudaBackendOptions& o, CudaDevic
           rope_config(m.spec(), o.context_length > 0 ? o.context_length : m.spec().context_length)),
       alloc(o.device),
       weights(m, alloc, o.f32_weights_as_f16) {
+  const std::int64_t context = o.context_length > 0 ? o.context_length : m.spec().context_length;
+  if (auto local = local_rope_config(m.spec(), context)) rope_local.emplace(*local);
   graph.emplace(stream, graphs_off_reason(o));
   max_cols = std::max({spec.dim, spec.q_dim(), spec.ffn_dim});
   q8_requested = q8_activations_on(o);
@@ -163,21 +165,32 @@ bool CudaBackend::State::ensure_kv_pools(const KvCacheManager& kv) {
 // exactly the reference's angles, whatever the scaling type.
 bool CudaBackend::State::ensure_rope_table(std::int64_t positions) {
   if (positions <= rope_positions) return false;
-  const std::int64_t half = rope.n_pairs();
+  upload_rope_table(rope, positions, rope_cos, rope_sin, "");
+  if (rope_local) {
+    upload_rope_table(*rope_local, positions, rope_local_cos, rope_local_sin, " (sliding layers)");
+  }
+  rope_positions = positions;
+  return true;
+}
+
+void CudaBackend::State::upload_rope_table(const Rope& r, std::int64_t positions,
+                                           DeviceBuffer& cos_out, DeviceBuffer& sin_out,
+                                           std::string_view which) {
+  const std::int64_t half = r.n_pairs();
   std::vector<float> cos(static_cast<std::size_t>(positions * half));
   std::vector<float> sin(cos.size());
   for (std::int64_t p = 0; p < positions; ++p) {
     const auto off = static_cast<std::size_t>(p * half);
-    rope.angles(p, {&cos[off], static_cast<std::size_t>(half)},
-                {&sin[off], static_cast<std::size_t>(half)});
+    r.angles(p, {&cos[off], static_cast<std::size_t>(half)},
+             {&sin[off], static_cast<std::size_t>(half)});
   }
   const std::size_t bytes = cos.size() * sizeof(float);
-  rope_cos = DeviceBuffer(alloc, bytes, kWorkspace, "RoPE cos table");
-  rope_sin = DeviceBuffer(alloc, bytes, kWorkspace, "RoPE sin table");
-  rope_cos.upload(cos.data(), bytes);
-  rope_sin.upload(sin.data(), bytes);
-  rope_positions = positions;
-  return true;
+  const std::string cos_name = fmt::format("RoPE cos table{}", which);
+  const std::string sin_name = fmt::format("RoPE sin table{}", which);
+  cos_out = DeviceBuffer(alloc, bytes, kWorkspace, cos_name.c_str());
+  sin_out = DeviceBuffer(alloc, bytes, kWorkspace, sin_name.c_str());
+  cos_out.upload(cos.data(), bytes);
+  sin_out.upload(sin.data(), bytes);
 }
 
 void CudaBackend::State::ensure_workspace(const CudaStepShape& shape) {
@@ -247,8 +260,9 @@ StepGraphKey CudaBackend::State::step_key(const StepPlan& plan, const KvCacheMan
     key.add(plan.first_at[g]).add(plan.table_start_at[g]).add(plan.blocks_at[g]);
     key.add(kv_pools[g].get()).add(plan.shadows_at[g]).add(kv_shadows[g].get());
   }
-  for (const DeviceBuffer* b : {&x, &xb, &qkv, &att, &gate_up, &last, &logits, &partial, &ints,
-                                &rope_cos, &rope_sin, &error_sums, &xq, &xq_scales}) {
+  for (const DeviceBuffer* b :
+       {&x, &xb, &qkv, &att, &gate_up, &last, &logits, &partial, &ints, &rope_cos, &rope_sin,
+        &rope_local_cos, &rope_local_sin, &error_sums, &xq, &xq_scales}) {
     key.add(b->get());
   }
   if (uses_gemm(plan.n_tokens)) key.add(gemm->activations_scratch()).add(gemm->weight_scratch());

@@ -56,6 +56,9 @@ void CudaBackend::State::launch_step(const StepPlan& plan, const KvCacheManager&
   const auto T = static_cast<int>(plan.n_tokens);
   KVSCOPE_CUDA_CHECK(cudaMemsetAsync(error_sums.get(), 0, error_sums.size(), stream));
   launch_embedding(weights.token_embd, at(ints, plan.tokens_at), T, x.as<float>(), stream);
+  if (spec.embedding_scale != 1.0) {  // Gemma: sqrt(dim), a float as the CPU multiplies
+    launch_scale(x.as<float>(), static_cast<float>(spec.embedding_scale), T * spec.dim, stream);
+  }
   for (std::int64_t layer = 0; layer < spec.n_layers; ++layer) {
     attention_block(layer, plan, kv, n_splits);
     ffn_block(layer, T);
@@ -67,9 +70,26 @@ void CudaBackend::State::launch_step(const StepPlan& plan, const KvCacheManager&
                  static_cast<int>(spec.dim), static_cast<float>(spec.norm_eps), last.as<float>(),
                  stream, codes);
   project(last.as<float>(), R, {{&weights.output, logits.as<float>()}}, codes.q != nullptr);
+  if (spec.final_softcap != 0.0) {  // Gemma 2: logits = cap * tanh(logits / cap)
+    launch_soft_cap(logits.as<float>(), static_cast<float>(spec.final_softcap), R * spec.vocab_size,
+                    stream);
+  }
 }
 
-// x += wo · attention(rope(wq·norm(x)), cache ∪ rope(wk·norm(x)), cache ∪ wv·norm(x))
+// A sub-layer's output y [T][dim] onto the residual stream: x += y, or x += norm(y) with the
+// model's post-norm (Gemma). y is xb, free once the sub-layer's projections have read it.
+void CudaBackend::State::add_sublayer(const float* post_norm, int n_tokens) {
+  const int dim = static_cast<int>(spec.dim);
+  if (post_norm) {
+    launch_rmsnorm(xb.as<float>(), nullptr, post_norm, n_tokens, dim,
+                   static_cast<float>(spec.norm_eps), xb.as<float>(), stream);
+  }
+  launch_add_in_place(x.as<float>(), xb.as<float>(), static_cast<std::int64_t>(n_tokens) * dim,
+                      stream);
+}
+
+// x += wo · attention(rope(wq·norm(x)), cache ∪ rope(wk·norm(x)), cache ∪ wv·norm(x)), with
+// q and k normalised per head before RoPE and the output normalised where the model says.
 void CudaBackend::State::attention_block(std::int64_t layer, const StepPlan& plan,
                                          const KvCacheManager& kv, int n_splits) {
   const DeviceLayerWeights& w = weights.layers[static_cast<std::size_t>(layer)];
@@ -91,23 +111,32 @@ void CudaBackend::State::attention_block(std::int64_t layer, const StepPlan& pla
   if (w.bk) launch_add_bias(k, w.bk, T, static_cast<int>(spec.kv_dim()), stream);
   if (w.bv) launch_add_bias(v, w.bv, T, static_cast<int>(spec.kv_dim()), stream);
 
+  const int hd = static_cast<int>(spec.head_dim);
+  if (w.q_norm) {  // per head over head_dim, before RoPE (Qwen 3, Gemma 3)
+    const auto eps = static_cast<float>(spec.norm_eps);
+    launch_rmsnorm(q, nullptr, w.q_norm, T * static_cast<int>(spec.n_heads), hd, eps, q, stream);
+    launch_rmsnorm(k, nullptr, w.k_norm, T * static_cast<int>(spec.n_kv_heads), hd, eps, k, stream);
+  }
+
+  // the sliding layers' own RoPE where the model turns them differently (Gemma 3)
+  const bool local = rope_local && spec.layer_slides(layer);
+  const Rope& r = local ? *rope_local : rope;
   RopeArgs ra;
   ra.n_tokens = T;
   ra.n_heads = static_cast<int>(spec.n_heads);
   ra.n_kv_heads = static_cast<int>(spec.n_kv_heads);
   ra.head_dim = static_cast<int>(spec.head_dim);
-  ra.rope_dim = static_cast<int>(rope.config().rope_dim);
-  ra.adjacent = rope.config().pairing == RopePairing::Adjacent;
+  ra.rope_dim = static_cast<int>(r.config().rope_dim);
+  ra.adjacent = r.config().pairing == RopePairing::Adjacent;
   ra.pos = at(ints, plan.pos_at);
-  ra.cos = rope_cos.as<const float>();
-  ra.sin = rope_sin.as<const float>();
+  ra.cos = (local ? rope_local_cos : rope_cos).as<const float>();
+  ra.sin = (local ? rope_local_sin : rope_sin).as<const float>();
   launch_rope(ra, q, k, stream);
 
   // int4 sides into the Hadamard basis (kv_rotation.h): q and k are adjacent rows of qkv
   const std::int64_t g = kv.group_of_layer(layer);
   const bool turn_k = kv_rotated(KvSide::K, kv.layout(g).k_dtype);
   const bool turn_v = kv_rotated(KvSide::V, kv.layout(g).v_dtype);
-  const int hd = static_cast<int>(spec.head_dim);
   if (turn_k) launch_hadamard_rows(q, T * (spec.n_heads + spec.n_kv_heads), hd, stream);
   if (turn_v) launch_hadamard_rows(v, T * spec.n_kv_heads, hd, stream);
 
@@ -131,15 +160,21 @@ void CudaBackend::State::attention_block(std::int64_t layer, const StepPlan& pla
   aa.n_tokens = T;
   aa.n_heads = static_cast<int>(spec.n_heads);
   aa.n_splits = n_splits;
-  aa.scale = 1.0f / std::sqrt(static_cast<float>(spec.head_dim));
+  aa.scale = static_cast<float>(spec.score_scale());  // 1 / sqrt(head_dim) unless the model's own
   aa.layout = layout;
   aa.tables = tables;
   launch_paged_attention(aa, q, partial.as<float>(), att.as<float>(), stream);
   if (turn_v) launch_hadamard_rows(att.as<float>(), T * spec.n_heads, hd, stream);
-  project(att.as<float>(), T, {{&w.wo, x.as<float>(), /*accumulate=*/true}});
+  if (w.post_attn_norm) {
+    project(att.as<float>(), T, {{&w.wo, xb.as<float>()}});
+    add_sublayer(w.post_attn_norm, T);
+  } else {
+    project(att.as<float>(), T, {{&w.wo, x.as<float>(), /*accumulate=*/true}});
+  }
 }
 
-// x += w_down · (silu(w_gate · norm(x)) * (w_up · norm(x)))
+// x += w_down · (act(w_gate · norm(x)) * (w_up · norm(x))), act = silu or gelu_tanh; with
+// post-norms x += norm(that).
 void CudaBackend::State::ffn_block(std::int64_t layer, int n_tokens) {
   const DeviceLayerWeights& w = weights.layers[static_cast<std::size_t>(layer)];
   const std::int64_t n_ffn = n_tokens * spec.ffn_dim;
@@ -156,9 +191,18 @@ void CudaBackend::State::ffn_block(std::int64_t layer, int n_tokens) {
     project(xb.as<float>(), n_tokens, {{&w.w_gate, gate}, {&w.w_up, up}}, codes.q != nullptr);
   }
   const Q8Codes down_codes = codes_for({&w.w_down}, n_tokens);
-  launch_swiglu(gate, up, gate, n_ffn, stream, down_codes);
-  project(gate, n_tokens, {{&w.w_down, x.as<float>(), /*accumulate=*/true}},
-          down_codes.q != nullptr);
+  if (spec.ffn_activation == FfnActivation::GeluTanh) {
+    launch_geglu(gate, up, gate, n_ffn, stream, down_codes);
+  } else {
+    launch_swiglu(gate, up, gate, n_ffn, stream, down_codes);
+  }
+  if (w.post_ffn_norm) {
+    project(gate, n_tokens, {{&w.w_down, xb.as<float>()}}, down_codes.q != nullptr);
+    add_sublayer(w.post_ffn_norm, n_tokens);
+  } else {
+    project(gate, n_tokens, {{&w.w_down, x.as<float>(), /*accumulate=*/true}},
+            down_codes.q != nullptr);
+  }
 }
 
 }  // namespace kvscope

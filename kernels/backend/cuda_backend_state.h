@@ -10,6 +10,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "backend/cuda_backend.h"
@@ -40,6 +41,7 @@ struct CudaBackend::State {
   const ModelSpec& spec;
   CudaDeviceInfo info;
   Rope rope;
+  std::optional<Rope> rope_local;  // the sliding layers' (Gemma 3); nullopt: rope serves all
   cuda::DeviceAllocator alloc;
   OwnedStream owned_stream;  // before everything that enqueues on it
   cudaStream_t stream = owned_stream.s;
@@ -51,9 +53,10 @@ struct CudaBackend::State {
   // [n_groups] the exact tail's fp16 copies (kv/exact_tail.h), [n_shadows][copy block_bytes];
   // empty for a group that keeps none
   std::vector<cuda::DeviceBuffer> kv_shadows;
-  std::vector<std::int64_t> kv_shadow_block_bytes;  // [n_groups] bytes of one copy (0: none)
-  std::vector<std::string> attention_lines;         // [n_groups] attention_report()
-  cuda::DeviceBuffer rope_cos, rope_sin;            // [max_positions][rope_dim / 2]
+  std::vector<std::int64_t> kv_shadow_block_bytes;    // [n_groups] bytes of one copy (0: none)
+  std::vector<std::string> attention_lines;           // [n_groups] attention_report()
+  cuda::DeviceBuffer rope_cos, rope_sin;              // [max_positions][rope_dim / 2]
+  cuda::DeviceBuffer rope_local_cos, rope_local_sin;  // the same of rope_local (else empty)
   std::int64_t rope_positions = 0;
 
   // Activations of one step, grown to the largest step seen. qkv holds q [T][q_dim], then
@@ -87,6 +90,8 @@ struct CudaBackend::State {
   bool ensure_kv_pools(const KvCacheManager& kv);
   std::string attention_line(const KvCacheManager& kv, std::int64_t group) const;
   bool ensure_rope_table(std::int64_t positions);
+  void upload_rope_table(const Rope& r, std::int64_t positions, cuda::DeviceBuffer& cos_out,
+                         cuda::DeviceBuffer& sin_out, std::string_view which);
   // Reserves every step buffer at the sizes cuda_step_buffers gives (plan/cuda_workspace.h,
   // the planner's own function), so the workspace the plan counts is what is allocated.
   void ensure_workspace(const CudaStepShape& shape);
@@ -110,6 +115,7 @@ struct CudaBackend::State {
   void attention_block(std::int64_t layer, const cuda::StepPlan& plan, const KvCacheManager& kv,
                        int n_splits);
   void ffn_block(std::int64_t layer, int n_tokens);
+  void add_sublayer(const float* post_norm, int n_tokens);
   // y = W x (y += W x with accumulate) for each projection of one input x [n_tokens][cols]:
   // cuBLAS at uses_gemm(n_tokens), else the matvec kernels, with x quantized once to 8-bit
   // codes for the quantized weights when q8_activations is on.

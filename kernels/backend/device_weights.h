@@ -21,10 +21,14 @@ struct DeviceLayerWeights {
   // three share a type and width (data null otherwise): a decode token's Q, K and V in one
   // launch, written [q | k | v]. w_gate_up likewise: [gate | up], 2 ffn_dim rows.
   DeviceWeight wqkv, w_gate_up;
-  const float* bq = nullptr;        // [q_dim] or null
-  const float* bk = nullptr;        // [kv_dim] or null
-  const float* bv = nullptr;        // [kv_dim] or null
-  const float* ffn_norm = nullptr;  // [dim]
+  const float* bq = nullptr;              // [q_dim] or null
+  const float* bk = nullptr;              // [kv_dim] or null
+  const float* bv = nullptr;              // [kv_dim] or null
+  const float* q_norm = nullptr;          // [head_dim] or null: q's per-head norm (Qwen 3, Gemma 3)
+  const float* k_norm = nullptr;          // [head_dim] or null
+  const float* post_attn_norm = nullptr;  // [dim] or null: the attention output's norm (Gemma)
+  const float* ffn_norm = nullptr;        // [dim]
+  const float* post_ffn_norm = nullptr;   // [dim] or null
   DeviceWeight w_gate, w_up, w_down;
 };
 
@@ -77,8 +81,8 @@ std::optional<std::vector<std::size_t>> stacked_offsets(const std::vector<Device
 // Why the CUDA backend cannot hold this model's weights (a tensor type it has no kernel
 // for), or nullopt when it can.
 std::optional<std::string> unsupported_weights(const Model& model);
-// Why the CUDA backend cannot run this model's arithmetic (Gemma 3's q/k norms, post-norms,
-// GELU gate, ...), or nullopt; the engine then decodes it on the CPU and says why.
+// Why the CUDA backend cannot run this model's arithmetic (Gemma 2's soft-capped attention
+// scores), or nullopt; the engine then decodes it on the CPU and says why.
 std::optional<std::string> unsupported_architecture(const ModelSpec& spec);
 
 }  // namespace kvscope::cuda

@@ -145,6 +145,14 @@ void launch_hadamard_rows(float* x, std::int64_t n_rows, int head_dim, cudaStrea
 // codes, as launch_quantize_q8 of out gives them (n % 32 == 0).
 void launch_swiglu(const float* gate, const float* up, float* out, std::int64_t n,
                    cudaStream_t stream, Q8Codes codes = {});
+// out[i] = gelu_tanh(gate[i]) * up[i] (Gemma's GeGLU, as the CPU's geglu_row); out may
+// alias gate or up. Codes as launch_swiglu.
+void launch_geglu(const float* gate, const float* up, float* out, std::int64_t n,
+                  cudaStream_t stream, Q8Codes codes = {});
+// x[i] *= s (Gemma's embeddings times sqrt(dim)).
+void launch_scale(float* x, float s, std::int64_t n, cudaStream_t stream);
+// x[i] = cap * tanh(x[i] / cap) (Gemma 2's final logits, as the CPU's soft_cap); cap > 0.
+void launch_soft_cap(float* x, float cap, std::int64_t n, cudaStream_t stream);
 // x[i] += y[i] (the residual connection).
 void launch_add_in_place(float* x, const float* y, std::int64_t n, cudaStream_t stream);
 // y[t][i] += bias[i]; y: [n_rows][n].

@@ -383,15 +383,12 @@ TEST(CudaBackend, Int4WithTheExactTailAgreesWithTheCpuAndKeepsItsBitsUnderGraphs
 // rows, the most below gemm_min_tokens) and a few decode steps is cuda_step_buffers of those
 // steps at their largest plus the shared buffers (plan/cuda_workspace.h), byte for byte; the
 // planner's workspace for that chunk holds at least that.
-TEST(CudaBackend, TheWorkspaceItAllocatesIsThePlannersBufferList) {
-  KVSCOPE_REQUIRE_CUDA();
-  const ModelSpec spec = test::random_llama_spec("cuda-workspace", {2, 8, 2, 512, 320, 512});
-  const std::string path = (test::scratch_dir() / "workspace-random.gguf").string();
-  write_synthetic_gguf(path, spec, TensorType::Q4_0, 5);
+void expect_workspace_is_planned(const std::string& path, const std::string& name) {
   EngineOptions o = cuda_options(false, 16, kDefaultGemm, true);
   constexpr std::int64_t kChunk = 32;
   o.scheduler.max_batch_tokens = kChunk;
   Engine engine(path, o);
+  const ModelSpec& spec = engine.spec();
   const auto* cuda = dynamic_cast<const CudaBackend*>(&engine.backend());
   ASSERT_NE(cuda, nullptr) << engine.backend_note();
   GenerationRequest r;
@@ -426,8 +423,21 @@ TEST(CudaBackend, TheWorkspaceItAllocatesIsThePlannersBufferList) {
   }
   for (const CudaBuffer& b : cuda_fixed_buffers(spec, wo, kc.max_context)) most.push_back(b);
   const MemoryInfo m = engine.backend().memory_info(engine.kv_cache());
-  EXPECT_EQ(static_cast<std::int64_t>(m.workspace), total_bytes(most));
-  EXPECT_GE(total_bytes(cuda_plan_buffers(spec, 1, kChunk, kc, wo)), total_bytes(most));
+  EXPECT_EQ(static_cast<std::int64_t>(m.workspace), total_bytes(most)) << name;
+  EXPECT_GE(total_bytes(cuda_plan_buffers(spec, 1, kChunk, kc, wo)), total_bytes(most)) << name;
+}
+
+TEST(CudaBackend, TheWorkspaceItAllocatesIsThePlannersBufferList) {
+  KVSCOPE_REQUIRE_CUDA();
+  // a llama, and a Gemma 3 whose sliding layers have RoPE tables of their own
+  const std::pair<ModelSpec, std::string> models[] = {
+      {test::random_llama_spec("cuda-workspace", {2, 8, 2, 512, 320, 512}), "workspace-random"},
+      {test::tiny_family_spec("gemma3"), "workspace-gemma3"}};
+  for (const auto& [written, name] : models) {
+    const std::string path = (test::scratch_dir() / (name + ".gguf")).string();
+    write_synthetic_gguf(path, written, TensorType::Q4_0, 5);
+    expect_workspace_is_planned(path, name);
+  }
 }
 
 TEST(CudaBackend, NameSaysWhenActivationsStayF32) {

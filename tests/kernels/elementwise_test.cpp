@@ -1,6 +1,8 @@
-// Embedding, RMSNorm, SwiGLU, residual/bias adds, RoPE, Hadamard and argmax kernels against
-// the CPU reference functions (cpu_ops.h, rope.h, kv_rotation.h) on random data of odd sizes.
+// Embedding, RMSNorm, SwiGLU, GeGLU, residual/bias adds, scaling, soft-capping, RoPE, Hadamard
+// and argmax kernels against the CPU reference functions (cpu_ops.h, ggml_compat.h, rope.h,
+// kv_rotation.h) on random data of odd sizes.
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <span>
 #include <string>
@@ -10,6 +12,7 @@
 
 #include "backend/kernel_launchers.h"
 #include "cpu/cpu_ops.h"
+#include "cpu/ggml_compat.h"
 #include "cpu/rope.h"
 #include "kernel_test_support.h"
 #include "kv/format/kv_rotation.h"
@@ -122,6 +125,57 @@ TEST(CudaElementwise, SwigluAddAndBiasMatchTheCpuReference) {
                             nullptr);
   cuda::launch_add_bias(dx.as<float>(), db.as<float>(), n_rows, n, nullptr);
   expect_close(from_device<float>(dx, size), x, 0.0f, 0.0f, "add + bias");
+}
+
+// Gemma's gate, scaled embeddings and Gemma 2's capped logits; Qwen 3 / Gemma 3 normalise q
+// and k per head, which is launch_rmsnorm over rows of head_dim in place.
+TEST(CudaElementwise, GegluScaleSoftCapAndPerHeadNormMatchTheCpuReference) {
+  KVSCOPE_REQUIRE_CUDA();
+  const int n_rows = 3, n = 2048;  // Gemma 3 270M's FFN width
+  const auto size = static_cast<std::size_t>(n_rows * n);
+  const auto gate = random_floats(size, 31, 6.0f), up = random_floats(size, 32, 2.0f);
+  std::vector<float> ref(size);
+  for (int r = 0; r < n_rows; ++r) geglu_row(&gate[r * n], &up[r * n], &ref[r * n], n);
+  auto dg = to_device(gate), du = to_device(up);
+  auto dq = device_zeros<std::int8_t>(size);
+  auto dd = device_zeros<float>(size / 32);
+  // expf against ggml's polynomial exponential: a few ulp
+  cuda::launch_geglu(dg.as<float>(), du.as<float>(), dg.as<float>(),
+                     static_cast<std::int64_t>(size), nullptr,
+                     {dq.as<std::int8_t>(), dd.as<float>()});
+  expect_close(from_device<float>(dg, size), ref, 1e-6f, 1e-5f, "geglu");
+  expect_codes_of(dg, dq, dd, size, "geglu codes");
+  EXPECT_THROW(cuda::launch_geglu(nullptr, nullptr, nullptr, 48, nullptr,
+                                  {dq.as<std::int8_t>(), dd.as<float>()}),
+               UsageError);
+
+  const float scale = std::sqrt(640.0f);  // Gemma 3 270M's embedding scale
+  std::vector<float> scaled = up;
+  for (float& v : scaled) v *= scale;
+  auto dx = to_device(up);
+  cuda::launch_scale(dx.as<float>(), scale, static_cast<std::int64_t>(size), nullptr);
+  expect_close(from_device<float>(dx, size), scaled, 0.0f, 0.0f, "scale");
+
+  std::vector<float> capped = gate;
+  for (float& v : capped) v *= 20.0f;  // past the cap, where tanh bends
+  auto dc = to_device(capped);
+  soft_cap(capped, 30.0f);
+  cuda::launch_soft_cap(dc.as<float>(), 30.0f, static_cast<std::int64_t>(size), nullptr);
+  expect_close(from_device<float>(dc, size), capped, 1e-6f, 1e-5f, "soft cap");
+  EXPECT_THROW(cuda::launch_soft_cap(dc.as<float>(), 0.0f, 1, nullptr), UsageError);
+
+  // q [2 tokens][4 heads][256]: one weight of head_dim for every head
+  const int hd = 256, rows = 2 * 4;
+  const auto q = random_floats(static_cast<std::size_t>(rows * hd), 33, 4.0f);
+  const auto w = random_floats(static_cast<std::size_t>(hd), 34);
+  std::vector<float> want(q.size());
+  for (int r = 0; r < rows; ++r) {
+    rmsnorm(std::span<const float>(&q[r * hd], hd), w, 1e-6f, std::span<float>(&want[r * hd], hd));
+  }
+  auto dhq = to_device(q), dw = to_device(w);
+  cuda::launch_rmsnorm(dhq.as<float>(), nullptr, dw.as<float>(), rows, hd, 1e-6f, dhq.as<float>(),
+                       nullptr);
+  expect_close(from_device<float>(dhq, q.size()), want, 1e-5f, 1e-4f, "per-head rmsnorm");
 }
 
 TEST(CudaEmbedding, CopiesTheRowsOfEachTokenForEveryWeightType) {

@@ -80,6 +80,31 @@ ModelSpec random_llama_spec(const std::string& name, const RandomLlamaShape& sha
   return spec;
 }
 
+ModelSpec tiny_family_spec(const std::string& architecture) {
+  const bool gemma = architecture == "gemma3";
+  ModelSpec s;
+  s.architecture = architecture;
+  s.name = "tiny-" + architecture;
+  s.n_layers = gemma ? 7 : 3;
+  s.dim = 128;
+  s.n_heads = 4;
+  s.n_kv_heads = gemma ? 1 : 2;
+  s.head_dim = gemma ? 64 : 32;
+  s.rope_dim = s.head_dim;
+  s.ffn_dim = 256;
+  s.vocab_size = 320;
+  s.context_length = 512;
+  s.rope_theta = gemma ? 1e6 : 1e4;
+  s.norm_eps = 1e-6;
+  s.tied_embeddings = true;
+  if (gemma) {
+    s.sliding_window = 6;
+    s.sliding_window_period = 6;
+    s.rope_theta_local = 1e4;
+  }
+  return s;
+}
+
 std::vector<float> random_floats(std::size_t n, std::uint32_t seed, float scale) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> dist(-scale, scale);

@@ -103,6 +103,12 @@ struct RandomLlamaShape {
 };
 ModelSpec random_llama_spec(const std::string& name, const RandomLlamaShape& shape);
 
+// A tiny "qwen3" (q/k norms, head_dim 32 beside dim 128) or "gemma3" (MQA, head_dim 64,
+// layers 0-4 and 6 sliding over 6 tokens with their own RoPE base, q/k norms, post-norms,
+// GELU gate, scaled embeddings) for write_synthetic_gguf, whose reader fills in the rest of
+// the family.
+ModelSpec tiny_family_spec(const std::string& architecture);
+
 // n values uniform in [-scale, scale].
 std::vector<float> random_floats(std::size_t n, std::uint32_t seed, float scale = 1.0f);
 

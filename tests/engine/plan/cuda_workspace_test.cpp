@@ -62,6 +62,7 @@ TEST(CudaWorkspace, SharedBuffersAreRopeTablesTheCublasWorkspaceAndTheWeightSlab
   CudaWorkspaceOptions o;
   auto list = cuda_fixed_buffers(s, o, 4096);
   EXPECT_EQ(bytes_of(list, "RoPE cos table"), 4096 * 64 * 4);
+  EXPECT_EQ(bytes_of(list, "RoPE cos table (sliding layers)"), 0);  // one RoPE for all
   EXPECT_EQ(bytes_of(list, "cuBLAS workspace"), 32 * kMiB);
   // the largest projection, 32000 x 4096 output, has more than 64 MiB of fp16: the slab is
   // the rows that fit
@@ -73,6 +74,15 @@ TEST(CudaWorkspace, SharedBuffersAreRopeTablesTheCublasWorkspaceAndTheWeightSlab
   EXPECT_EQ(bytes_of(list, "fp16 weight slab for cuBLAS"), 0);
   o.gemm_min_tokens = 0;  // no cuBLAS at all
   EXPECT_EQ(bytes_of(cuda_fixed_buffers(s, o, 4096), "cuBLAS workspace"), 0);
+
+  // Gemma 3: the sliding layers turn by base 10,000, the global ones by 1,000,000
+  ModelSpec gemma = s;
+  gemma.sliding_window = 512;
+  gemma.sliding_window_period = 6;
+  gemma.rope_theta = 1e6;
+  gemma.rope_theta_local = 1e4;
+  EXPECT_EQ(bytes_of(cuda_fixed_buffers(gemma, o, 4096), "RoPE sin table (sliding layers)"),
+            4096 * 64 * 4);
 }
 
 // The steps an engine can run with this batch and chunk: prompt chunks of any length up to
