@@ -1,7 +1,5 @@
 #include "run/cpu_backend.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <cmath>
 
@@ -13,6 +11,7 @@
 #include "kv/format/kv_rotation.h"
 #include "util/env.h"
 #include "util/error.h"
+#include "util/host_memory.h"
 #include "util/mapped_file.h"
 
 namespace kvscope {
@@ -34,14 +33,6 @@ std::span<float> row_range(std::vector<float>& v, std::int64_t begin, std::int64
 constexpr std::int64_t kTokensPerShare = 4;
 // Logits per share of the final soft-cap (a tanh each): a 256k vocabulary in a few shares.
 constexpr std::int64_t kSoftCapShare = 16384;
-
-std::uint64_t host_memory_bytes() {
-  const long pages = ::sysconf(_SC_PHYS_PAGES);
-  const long page = ::sysconf(_SC_PAGE_SIZE);
-  return pages > 0 && page > 0
-             ? static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page)
-             : 0;
-}
 
 std::optional<Rope> local_rope(const ModelSpec& spec, std::int64_t context_length) {
   if (auto config = local_rope_config(spec, context_length)) return Rope(std::move(*config));

@@ -6,8 +6,10 @@
 #include "plan/memory_model.h"
 #include "plan/model_layer_groups.h"
 #include "run/cpu_backend.h"
+#include "run/kv_host_fit.h"
 #include "run/model_sampling.h"
 #include "util/error.h"
+#include "util/host_memory.h"
 
 namespace kvscope {
 
@@ -53,7 +55,11 @@ void Engine::init() {
   check_cancel(options_);
   backend_ = make_backend();
   check_cancel(options_);
-  kv_ = std::make_unique<KvCacheManager>(make_kv_config());
+  KvCacheConfig kv_config = make_kv_config();
+  // Refused before the manager allocates anything (its bookkeeping alone can take GBs).
+  check_kv_fits_host(kv_config, options_.default_sequences, model_->weight_bytes(),
+                     host_memory_bytes());
+  kv_ = std::make_unique<KvCacheManager>(std::move(kv_config));
   kv_observer_ = std::make_unique<KvCacheObserver>(kv_->config());
   kv_->set_observer(kv_observer_.get());
   scheduler_ = std::make_unique<Scheduler>(*backend_, *kv_, *tokenizer_, options_.scheduler,
