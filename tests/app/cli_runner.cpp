@@ -1,12 +1,15 @@
 #include "app/cli_runner.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <fstream>
 #include <regex>
 #include <sstream>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -26,6 +29,10 @@ std::string slurp(const std::filesystem::path& path) {
 }  // namespace
 
 CliResult run_cli(const std::vector<std::string>& args) {
+  return run_cli(args, 0);
+}
+
+CliResult run_cli(const std::vector<std::string>& args, int timeout_s) {
   const auto dir = scratch_dir();
   const auto out_path = dir / "stdout", err_path = dir / "stderr";
   const std::string exe = (binary_dir() / "bin" / "kvscope-cli").string();
@@ -45,11 +52,26 @@ CliResult run_cli(const std::vector<std::string>& args) {
     ::_exit(127);
   }
   int status = 0;
-  ::waitpid(pid, &status, 0);
+  bool timed_out = false;
+  if (timeout_s <= 0) {
+    ::waitpid(pid, &status, 0);
+  } else {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
+    while (::waitpid(pid, &status, WNOHANG) == 0) {
+      if (std::chrono::steady_clock::now() > deadline) {
+        ::kill(pid, SIGKILL);
+        ::waitpid(pid, &status, 0);
+        timed_out = true;
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  }
   CliResult r;
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.exit_code = WIFEXITED(status) && !timed_out ? WEXITSTATUS(status) : -1;
   r.out = slurp(out_path);
   r.err = slurp(err_path);
+  if (timed_out) r.err += "\n(timed out after " + std::to_string(timeout_s) + " s)";
   return r;
 }
 

@@ -16,6 +16,10 @@ struct CliResult {
 // Runs kvscope-cli with `args` (no shell is involved; arguments are passed as they are).
 CliResult run_cli(const std::vector<std::string>& args);
 
+// The same, killed (SIGKILL, exit_code -1, "timed out" on err) when it runs longer than
+// timeout_s seconds: for tests of what must not block (a FIFO given as a file).
+CliResult run_cli(const std::vector<std::string>& args, int timeout_s);
+
 // The number printed after "label = " in a command's output (e.g. "PPL = 22.2"); a test
 // failure naming the label and the output, and -1, when there is none.
 double number_after(const std::string& out, const std::string& label);
