@@ -8,6 +8,7 @@
 #include "model/gguf/gguf_file.h"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <new>
 #include <numeric>
@@ -87,6 +88,14 @@ Header read_gguf_header(ByteReader& r) {
   }
   const std::string_view magic = r.read_bytes(4, "magic");
   if (magic == "FUGG") throw_error<ModelError>("big-endian GGUF is not supported (magic 'FUGG')");
+  // Only a known magic is shown: other bytes are the start of some other file, and an error
+  // message must not show a file's contents (a link named .gguf may lead anywhere).
+  constexpr std::array<std::string_view, 6> kOlderMagics{"GGML", "GGMF", "GGJT",
+                                                         "lmgg", "fmgg", "tjgg"};
+  if (magic != "GGUF" &&
+      std::find(kOlderMagics.begin(), kOlderMagics.end(), magic) == kOlderMagics.end()) {
+    throw_error<ModelError>("not a GGUF file: it does not start with the magic 'GGUF'");
+  }
   if (magic != "GGUF") {
     throw_error<ModelError>(
         "not a GGUF file: magic is {:02x} {:02x} {:02x} {:02x} ('{}'), expected 47 47 55 46 "

@@ -168,5 +168,17 @@ TEST(ModelFileTypes, ErrorsNeverPrintTheFirstBytesOfAFileReadAsHeaderLength) {
   EXPECT_THAT(error, Not(HasSubstr("7511252410233472339")));
 }
 
+// The same for a file named .gguf that is not one: only a known older magic ("GGML") is shown.
+TEST(ModelFileTypes, ErrorsNeverPrintTheFirstBytesOfAFileThatIsNotGguf) {
+  const auto path = (test::scratch_dir() / "notes.gguf").string();
+  std::ofstream(path) << "SECRET=hunter2, a text file of some length";
+  for (const std::string& error :
+       {error_of([&] { GgufFile::read_header(path); }), error_of([&] { GgufFile file(path); })}) {
+    EXPECT_THAT(error, HasSubstr("not a GGUF file: it does not start with the magic 'GGUF'"));
+    EXPECT_THAT(error, Not(HasSubstr("SECR")));
+    EXPECT_THAT(error, Not(HasSubstr("53 45 43 52")));
+  }
+}
+
 }  // namespace
 }  // namespace kvscope
