@@ -60,7 +60,7 @@ __device__ inline Smem carve(float* base, int group, int hd, int bs) {
 // into registers (Int4 keys through the block's offsets) and dotted with every head of the
 // group.
 __device__ void block_scores(const KvLayerLayout& L, const std::uint8_t* base, int kv_head, int s0,
-                             int s1, int group, const Smem& s) {
+                             int s1, int group, float softcap, const Smem& s) {
   const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp;
   const int hd = L.head_dim, G = L.k_group;
   const auto* offsets = reinterpret_cast<const std::uint16_t*>(
@@ -84,6 +84,7 @@ __device__ void block_scores(const KvLayerLayout& L, const std::uint8_t* base, i
         if (i < hd) d += s.q[h * hd + i] * kr[j];
       }
       d = warp_sum(d);
+      if (softcap > 0.0f) d = softcap * tanhf(d);  // q carries scale / softcap
       if (lane == 0) s.p[h * L.block_size + slot] = d;
     }
   }
@@ -143,8 +144,9 @@ __global__ void attention_kernel(AttentionArgs a, int tile_heads, int n_tiles, c
   const int heads = min(tile_heads, group - tile * tile_heads);  // and how many it has
   const Smem s = carve(smem, tile_heads, hd, bs);
   const float* qt = q + (static_cast<std::int64_t>(t) * a.n_heads + h0) * hd;
+  const float q_scale = a.softcap > 0.0f ? a.scale / a.softcap : a.scale;
   for (int i = threadIdx.x; i < heads * hd; i += blockDim.x) {
-    s.q[i] = qt[i] * a.scale;
+    s.q[i] = qt[i] * q_scale;
     s.acc[i] = 0.0f;
   }
   for (int h = threadIdx.x; h < heads; h += blockDim.x) s.m[h] = -FLT_MAX, s.l[h] = 0.0f;
@@ -165,7 +167,7 @@ __global__ void attention_kernel(AttentionArgs a, int tile_heads, int n_tiles, c
         shadow >= 0 ? tail.pool + static_cast<std::int64_t>(shadow) * BL.block_bytes
                     : a.tables.pool + static_cast<std::int64_t>(table[b]) * L.block_bytes;
     const int s0 = max(lo, b * bs) - b * bs, s1 = min(hi - 1, b * bs + bs - 1) - b * bs;
-    block_scores(BL, base, kv_head, s0, s1, heads, s);
+    block_scores(BL, base, kv_head, s0, s1, heads, a.softcap, s);
     __syncthreads();
     block_softmax(bs, s0, s1, heads, s);
     __syncthreads();

@@ -90,13 +90,15 @@ struct FastTile : FastShape<KD_, VD_, G_, HD_> {
   using VLane = LaneVector<v_lane_format(VD_)>;
 };
 
-// q [G][8] of the lane's elements of heads head0 .., pre-scaled, and each head's sum over
-// them (the m term of offset-int4 scores). Heads past n_here are zero.
+// q [G][8] of the lane's elements of heads head0 .., pre-scaled (by scale / softcap with a
+// soft-cap), and each head's sum over them (the m term of offset-int4 scores). Heads past
+// n_here are zero.
 template <class T>
 __device__ __forceinline__ void load_query(const AttentionArgs& a, const float* q, int head0,
                                            int n_here, const LaneRole<T>& r, float (&qr)[T::G][8],
                                            float (&qsum)[T::G]) {
   const float* qt = q + (static_cast<std::int64_t>(blockIdx.y) * a.n_heads + head0) * T::HD;
+  const float q_scale = a.softcap > 0.0f ? a.scale / a.softcap : a.scale;
 #pragma unroll
   for (int h = 0; h < T::G; ++h) {
     float4 q0 = make_float4(0.f, 0.f, 0.f, 0.f), q1 = q0;
@@ -107,7 +109,7 @@ __device__ __forceinline__ void load_query(const AttentionArgs& a, const float* 
     const float v[8] = {q0.x, q0.y, q0.z, q0.w, q1.x, q1.y, q1.z, q1.w};
     qsum[h] = 0.0f;
 #pragma unroll
-    for (int e = 0; e < 8; ++e) qr[h][e] = v[e] * a.scale, qsum[h] += qr[h][e];
+    for (int e = 0; e < 8; ++e) qr[h][e] = v[e] * q_scale, qsum[h] += qr[h][e];
   }
 }
 
@@ -301,6 +303,10 @@ __global__ void __launch_bounds__(kFastThreads, fast_min_ctas(G))
     }
     lane_scores<T>(kv, qr, qsum, qo, d);
     team_reduce_scatter<T::P / 2, T::N>(d, role.c, ShflXor{});
+    if (a.softcap > 0.0f) {  // Gemma 2: q carries scale / softcap
+#pragma unroll
+      for (int i = 0; i < T::VPL; ++i) d[i] = a.softcap * tanhf(d[i]);
+    }
     softmax_chunk<T>(d, slot0, lo, hi, role, st, rows[role.warp], rescale[role.warp]);
     accumulate_values<T>(vv, rows[role.warp][role.s], rescale[role.warp], st);
     b = nb, j = nj, blk = next_blk;

@@ -466,10 +466,6 @@ std::unique_ptr<Backend> make_cuda_backend(const Model& model, const CudaBackend
     if (why) *why = info.reason;
     return nullptr;
   }
-  if (auto reason = unsupported_architecture(model.spec())) {
-    if (why) *why = *reason;
-    return nullptr;
-  }
   if (auto reason = unsupported_weights(model)) {
     if (why) *why = *reason;
     return nullptr;

@@ -160,7 +160,8 @@ void CudaBackend::State::attention_block(std::int64_t layer, const StepPlan& pla
   aa.n_tokens = T;
   aa.n_heads = static_cast<int>(spec.n_heads);
   aa.n_splits = n_splits;
-  aa.scale = static_cast<float>(spec.score_scale());  // 1 / sqrt(head_dim) unless the model's own
+  aa.scale = static_cast<float>(spec.score_scale());   // 1 / sqrt(head_dim) unless the model's own
+  aa.softcap = static_cast<float>(spec.attn_softcap);  // Gemma 2; 0: none
   aa.layout = layout;
   aa.tables = tables;
   launch_paged_attention(aa, q, partial.as<float>(), att.as<float>(), stream);

@@ -2,10 +2,8 @@
 
 #include <cmath>
 #include <cstring>
-#include <string_view>
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include "util/error.h"
 #include "util/half.h"
@@ -102,15 +100,6 @@ std::vector<const DeviceWeight*> DeviceModelWeights::projections() const {
     }
   }
   return out;
-}
-
-std::optional<std::string> unsupported_architecture(const ModelSpec& spec) {
-  // q/k norms, post-norms, GELU gates, scaled embeddings, a second RoPE, a model's own
-  // attention scale and soft-capped logits all run (cuda_backend_layers.cpp); Gemma 2's
-  // soft-capped attention scores do not yet.
-  if (spec.attn_softcap == 0.0) return std::nullopt;
-  return fmt::format("the CUDA backend does not run {} models yet (soft-capped attention scores)",
-                     spec.architecture);
 }
 
 std::optional<std::string> unsupported_weights(const Model& model) {

@@ -81,8 +81,5 @@ std::optional<std::vector<std::size_t>> stacked_offsets(const std::vector<Device
 // Why the CUDA backend cannot hold this model's weights (a tensor type it has no kernel
 // for), or nullopt when it can.
 std::optional<std::string> unsupported_weights(const Model& model);
-// Why the CUDA backend cannot run this model's arithmetic (Gemma 2's soft-capped attention
-// scores), or nullopt; the engine then decodes it on the CPU and says why.
-std::optional<std::string> unsupported_architecture(const ModelSpec& spec);
 
 }  // namespace kvscope::cuda

@@ -211,6 +211,9 @@ struct AttentionArgs {
   int n_tokens = 0, n_heads = 0;
   int n_splits = 1;
   float scale = 1.0f;  // 1 / sqrt(head_dim)
+  // > 0: scores = softcap * tanh(q.k * scale / softcap) (Gemma 2; q is pre-scaled by
+  // scale / softcap, as llama.cpp divides it); 0: scores = q.k * scale.
+  float softcap = 0.0f;
   KvLayerLayout layout;
   KvStepTables tables;
 };

@@ -82,14 +82,15 @@ ModelSpec random_llama_spec(const std::string& name, const RandomLlamaShape& sha
 
 ModelSpec tiny_family_spec(const std::string& architecture) {
   const bool gemma = architecture == "gemma3";
+  const bool gemma2 = architecture == "gemma2";
   ModelSpec s;
   s.architecture = architecture;
   s.name = "tiny-" + architecture;
-  s.n_layers = gemma ? 7 : 3;
+  s.n_layers = gemma ? 7 : gemma2 ? 4 : 3;
   s.dim = 128;
   s.n_heads = 4;
   s.n_kv_heads = gemma ? 1 : 2;
-  s.head_dim = gemma ? 64 : 32;
+  s.head_dim = gemma || gemma2 ? 64 : 32;
   s.rope_dim = s.head_dim;
   s.ffn_dim = 256;
   s.vocab_size = 320;
@@ -101,6 +102,13 @@ ModelSpec tiny_family_spec(const std::string& architecture) {
     s.sliding_window = 6;
     s.sliding_window_period = 6;
     s.rope_theta_local = 1e4;
+  }
+  if (gemma2) {  // caps that bend these small random scores and logits (the real 50 and 30
+                 // would leave them straight)
+    s.sliding_window = 6;
+    s.sliding_window_period = 2;
+    s.attn_softcap = 1.0;
+    s.final_softcap = 1.5;
   }
   return s;
 }

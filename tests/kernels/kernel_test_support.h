@@ -105,8 +105,9 @@ ModelSpec random_llama_spec(const std::string& name, const RandomLlamaShape& sha
 
 // A tiny "qwen3" (q/k norms, head_dim 32 beside dim 128) or "gemma3" (MQA, head_dim 64,
 // layers 0-4 and 6 sliding over 6 tokens with their own RoPE base, q/k norms, post-norms,
-// GELU gate, scaled embeddings) for write_synthetic_gguf, whose reader fills in the rest of
-// the family.
+// GELU gate, scaled embeddings) or "gemma2" (4 layers, every other one sliding, soft-caps
+// of 1.0 on the scores and 1.5 on the logits) for write_synthetic_gguf, whose reader fills in
+// the rest of the family.
 ModelSpec tiny_family_spec(const std::string& architecture);
 
 // n values uniform in [-scale, scale].

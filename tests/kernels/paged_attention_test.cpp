@@ -90,14 +90,15 @@ struct DeviceAttention {
 // The reference attention (cpu/attention/reference_attention.h) of every token of every
 // chunk, in chunk order: q and the result [tokens][n_heads][hd].
 std::vector<float> reference(const KvCacheManager& kv, std::span<const SequenceChunk> chunks,
-                             std::int64_t layer, int n_heads, const std::vector<float>& q) {
+                             std::int64_t layer, int n_heads, const std::vector<float>& q,
+                             float softcap = 0.0f) {
   const KvCacheConfig& c = kv.config();
   const std::int64_t q_dim = n_heads * c.head_dim;
   std::vector<float> ref(q.size());
   std::int64_t at = 0;
   for (const SequenceChunk& chunk : chunks) {
     for (std::int64_t i = 0; i < static_cast<std::int64_t>(chunk.tokens.size()); ++i, ++at) {
-      reference_attention(kv, chunk.seq, layer, {n_heads, c.n_kv_heads, c.head_dim},
+      reference_attention(kv, chunk.seq, layer, {n_heads, c.n_kv_heads, c.head_dim, softcap},
                           chunk.start_pos + i, std::span<const float>(q).subspan(at * q_dim, q_dim),
                           std::span<float>(ref).subspan(at * q_dim, q_dim));
     }
@@ -110,15 +111,16 @@ std::vector<float> reference(const KvCacheManager& kv, std::span<const SequenceC
 // one the fast kernel must take (no silent fallback hides it from these tests).
 void check_kernels(const KvCacheManager& kv, std::span<const SequenceChunk> chunks,
                    std::int64_t layer, int n_heads, int n_splits, bool expect_fast,
-                   const std::string& what) {
+                   const std::string& what, float softcap = 0.0f) {
   const KvCacheConfig& c = kv.config();
   std::int64_t n_tokens = 0;
   for (const SequenceChunk& chunk : chunks)
     n_tokens += static_cast<std::int64_t>(chunk.tokens.size());
   const auto q =
       test::random_floats(static_cast<std::size_t>(n_tokens * n_heads * c.head_dim), 5, 2.0f);
-  const std::vector<float> ref = reference(kv, chunks, layer, n_heads, q);
+  const std::vector<float> ref = reference(kv, chunks, layer, n_heads, q, softcap);
   DeviceAttention d(kv, chunks, layer, n_heads, n_splits, q);
+  d.args.softcap = softcap;
   // the kernels accumulate in float, the reference in double
   const float abs = 1e-4f, rel = 1e-3f;
   const std::vector<float> generic = d.run(AttentionKernel::Generic);
@@ -160,11 +162,13 @@ struct OneSequence {
   }
 };
 
-void check_one_sequence(const KvCase& c, int group, int n_query, int n_splits, bool expect_fast) {
+void check_one_sequence(const KvCase& c, int group, int n_query, int n_splits, bool expect_fast,
+                        float softcap = 0.0f) {
   const OneSequence s(c, n_query);
   check_kernels(s.kv, {&s.chunk, 1}, c.n_layers - 1, c.n_kv_heads * group, n_splits, expect_fast,
                 describe(c, group, n_splits) + " len " + std::to_string(c.length) + " queries " +
-                    std::to_string(n_query));
+                    std::to_string(n_query) + " softcap " + std::to_string(softcap),
+                softcap);
 }
 
 TEST(CudaPagedAttention, BothKernelsMatchTheCpuForEveryDtypePairHeadDimAndBlockSize) {
@@ -312,6 +316,24 @@ TEST(CudaPagedAttention, SlidingWindowReadsOnlyTheVisibleKeys) {
       // decode reads what is held: blocks the window dropped are gone
       check_one_sequence(c, 4, 1, 2, true);
       check_one_sequence(c, 4, 1, 1, true);
+    }
+  }
+}
+
+// Gemma 2's soft-capped scores (cap 1 bends these random scores of a few units hard) in both
+// kernels, every K dtype, prompt chunks and decode, split and not.
+TEST(CudaPagedAttention, SoftCappedScoresMatchTheCpu) {
+  KVSCOPE_REQUIRE_CUDA();
+  for (const KvDtype dtype : kDtypes) {
+    KvCase c;
+    c.k_dtype = dtype;
+    c.v_dtype = KvDtype::F16;
+    c.head_dim = 64;
+    c.block_size = 16;
+    c.length = 70;
+    for (const float cap : {1.0f, 50.0f}) {
+      check_one_sequence(c, 4, 1, 2, true, cap);
+      check_one_sequence(c, 2, 9, 1, true, cap);
     }
   }
 }
