@@ -7,6 +7,8 @@ set -euo pipefail
 packages=(
   # toolchain
   build-essential cmake ninja-build pkg-config clang-format git
+  # a rebuild after a git pull compiles only what changed, whatever the build folder
+  ccache
   # GUI: Qt 6 Widgets, Charts, Test, and the X11 platform plugin
   qt6-base-dev qt6-base-dev-tools qt6-charts-dev qt6-tools-dev qt6-tools-dev-tools
   qt6-qpa-plugins libqt6opengl6-dev libgl-dev libxkbcommon-dev

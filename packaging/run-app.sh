@@ -7,7 +7,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash packaging/install-deps.sh
-bash packaging/build.sh
+# only what it runs: the app and the CLI with their libraries, not the tests (test.sh builds
+# everything)
+bash packaging/build.sh default kvscope kvscope-cli
 if [ $# -eq 0 ]; then
   if model=$(bash packaging/get-model.sh); then
     set -- "$model"
