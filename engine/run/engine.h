@@ -102,6 +102,9 @@ class Engine {
   const Model& model() const { return *model_; }
   const ModelSpec& spec() const { return model_->spec(); }
   const Tokenizer& tokenizer() const { return *tokenizer_; }
+  // The same tokenizer, for other threads (its methods are const and keep no state): it
+  // outlives this engine while they hold it (serve tokenizes on its HTTP threads).
+  std::shared_ptr<const Tokenizer> shared_tokenizer() const { return tokenizer_; }
   const Backend& backend() const { return *backend_; }
   const EngineOptions& options() const { return options_; }
   std::int64_t context_length() const { return kv_->config().max_context; }
@@ -154,7 +157,7 @@ class Engine {
 
   EngineOptions options_;
   std::unique_ptr<Model> model_;
-  std::unique_ptr<Tokenizer> tokenizer_;
+  std::shared_ptr<const Tokenizer> tokenizer_;
   std::unique_ptr<Backend> backend_;
   std::unique_ptr<KvCacheObserver> kv_observer_;  // attached to kv_, and outlives it
   std::unique_ptr<KvCacheManager> kv_;
