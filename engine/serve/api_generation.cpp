@@ -1,6 +1,8 @@
-// POST /v1/chat/completions and /v1/completions: the request is parsed on the HTTP thread,
-// tokenized and submitted on the engine thread, and followed on the HTTP thread through its
-// RequestStream, answered whole or streamed as server-sent events.
+// POST /v1/chat/completions and /v1/completions: the request is parsed, rendered and
+// tokenized on the HTTP thread (a 4 MB prompt or 100,000 messages must not stall every
+// other client's tokens), submitted on the engine thread, and followed on the HTTP thread
+// through its RequestStream, answered whole or streamed as server-sent events. A client
+// that goes away, streaming or not, has its request cancelled.
 #include <httplib.h>
 
 #include <chrono>
@@ -15,6 +17,8 @@
 #include "serve/api_request.h"
 #include "serve/api_response.h"
 #include "serve/api_server.h"
+#include "serve/engine_call.h"
+#include "serve/guarded_server.h"
 #include "serve/request_stream.h"
 #include "util/error.h"
 
@@ -43,13 +47,35 @@ StreamToken spell(const Engine& engine, const TokenEvent& ev) {
   return t;
 }
 
-GenerationRequest generation_request(const Engine& engine, const ApiRequest& r) {
+// What tokenizing a prompt takes, handed from the engine thread to an HTTP thread: the
+// tokenizer stays alive while it is held, even if the app loads another model meanwhile.
+struct PromptTokenizer {
+  std::shared_ptr<const Tokenizer> tokenizer;
+  TemplateFamily family = TemplateFamily::Plain;
+  std::int64_t context = 0;
+  std::vector<std::string> chat_stops;
+};
+
+PromptTokenizer prompt_tokenizer(const Engine& engine) {
+  return {engine.shared_tokenizer(), engine.chat_family(), engine.context_length(),
+          engine.chat_stop_strings()};
+}
+
+// HTTP thread: the prompt's ids (as Engine::tokenize_chat / tokenize), checked against the
+// context, and the request the engine runs.
+GenerationRequest generation_request(const PromptTokenizer& t, const ApiRequest& r) {
   GenerationRequest gen;
   const bool chat = r.endpoint == ApiEndpoint::Chat;
-  gen.prompt = chat ? engine.tokenize_chat(r.messages) : engine.tokenize(r.prompt, true);
-  const auto n_prompt = static_cast<std::int64_t>(gen.prompt.size());
-  const std::int64_t context = engine.context_length();
   const char* param = chat ? "messages" : "prompt";
+  try {
+    gen.prompt = chat ? t.tokenizer->encode_parts(render_chat(t.family, r.messages, true),
+                                                  t.tokenizer->add_bos_default())
+                      : t.tokenizer->encode(r.prompt, t.tokenizer->add_bos_default());
+  } catch (const Error& e) {
+    throw bad_request(e.what(), param);
+  }
+  const auto n_prompt = static_cast<std::int64_t>(gen.prompt.size());
+  const std::int64_t context = t.context;
   if (n_prompt == 0) throw bad_request("the prompt is empty", param);
   if (n_prompt >= context) {
     throw bad_request(fmt::format("this model's context is {} tokens and the prompt has {} "
@@ -62,7 +88,7 @@ GenerationRequest generation_request(const Engine& engine, const ApiRequest& r) 
   if (!r.seeded) gen.sampling.seed = std::random_device{}();
   gen.stop_strings = r.stop;
   if (chat) {
-    for (std::string& s : engine.chat_stop_strings()) gen.stop_strings.push_back(std::move(s));
+    for (const std::string& s : t.chat_stops) gen.stop_strings.push_back(s);
   }
   // The chosen token's log-probability comes with the top list: ask for at least one.
   gen.top_logprobs = r.logprobs ? std::max(1, r.top_logprobs) : 0;
@@ -70,18 +96,15 @@ GenerationRequest generation_request(const Engine& engine, const ApiRequest& r) 
   return gen;
 }
 
-// Engine thread: tokenize, check, submit. The callbacks feed the stream and the metrics; a
-// cancelled request (its client went away) also gives its kept cache back, after the step.
-void submit_on_engine(Engine& engine, EngineHost& host, ServerMetrics& metrics, const ApiRequest& r,
-                      const std::shared_ptr<RequestStream>& stream, Clock::time_point arrival) {
-  GenerationRequest gen;
-  try {
-    gen = generation_request(engine, r);
-  } catch (const ApiError& e) {
-    stream->reject(e);
-    return;
-  } catch (const Error& e) {
-    stream->reject(bad_request(e.what()));
+// Engine thread: check, submit. The callbacks feed the stream and the metrics; a cancelled
+// request (its client went away) also gives its kept cache back, after the step.
+void submit_on_engine(Engine& engine, EngineHost& host, ServerMetrics& metrics,
+                      GenerationRequest gen, const Tokenizer* tokenized_by,
+                      const std::shared_ptr<RequestStream>& stream, Clock::time_point arrival,
+                      const char* param) {
+  if (&engine.tokenizer() != tokenized_by) {
+    stream->reject(ApiError(503, "server_error",
+                            "the model changed while the request was read: send it again"));
     return;
   }
   const auto n_prompt = static_cast<std::int64_t>(gen.prompt.size());
@@ -116,7 +139,7 @@ void submit_on_engine(Engine& engine, EngineHost& host, ServerMetrics& metrics, 
     metrics.request_admitted(n_prompt);
     stream->start(id, n_prompt);
   } catch (const Error& e) {
-    stream->reject(bad_request(e.what(), r.endpoint == ApiEndpoint::Chat ? "messages" : "prompt"));
+    stream->reject(bad_request(e.what(), param));
   }
 }
 
@@ -146,9 +169,12 @@ struct Follow {
   }
 };
 
+// Posted after the request's submit task, so it runs after it: the engine's id is known by
+// then even when the HTTP thread has not seen it yet.
 void cancel_on_engine(EngineHost& host, const Follow& f) {
-  const RequestId id = f.stream->request();
-  if (id > 0) host.post([id](Engine& e) { e.cancel(id); });
+  host.post([stream = f.stream](Engine& e) {
+    if (const RequestId id = stream->request(); id > 0) e.cancel(id);
+  });
 }
 
 // Waits until the engine has accepted (or refused) the request, so that a refusal is still
@@ -168,11 +194,14 @@ void throw_if_failed(const RequestResult& r) {
   }
 }
 
-json whole_response(EngineHost& host, Follow& f) {
+// The whole answer, or nothing when the client went away first (checked between takes, at
+// most kPoll apart: its request is then cancelled by the caller, within a step).
+std::optional<json> whole_response(EngineHost& host, Follow& f) {
   while (!f.result) {
     if (!f.take() && !host.alive()) {
       throw ApiError(503, "server_error", "the engine stopped while the request ran");
     }
+    if (!f.result && GuardedServer::client_gone()) return std::nullopt;
   }
   throw_if_failed(*f.result);
   for (const StreamToken& t : f.tokens) f.text += t.text;
@@ -272,16 +301,27 @@ void ApiServer::generate(const httplib::Request& req, httplib::Response& res, in
              r.top_logprobs};
   f->include_usage = r.include_usage;
   const bool stream = r.stream;
-  const bool posted = host_.post([this, r = std::move(r), s = f->stream, arrival](Engine& e) {
-    submit_on_engine(e, host_, metrics_, r, s, arrival);
+  const char* param = chat ? "messages" : "prompt";
+  const PromptTokenizer tokenizer = call_on_engine(host_, prompt_tokenizer);
+  GenerationRequest gen = generation_request(tokenizer, r);
+  r = ApiRequest();  // the messages go now (GuardedServer gives the memory back after)
+  const bool posted = host_.post([this, gen = std::move(gen), by = tokenizer.tokenizer.get(),
+                                  s = f->stream, arrival, param](Engine& e) mutable {
+    submit_on_engine(e, host_, metrics_, std::move(gen), by, s, arrival, param);
   });
   if (!posted) throw ApiError(503, "server_error", "the engine is not running");
   metrics_.connection_opened();
   try {
     wait_started(host_, *f);
     if (!stream) {
-      const json body = whole_response(host_, *f);
-      res.set_content(body.dump(-1, ' ', false, json::error_handler_t::replace),
+      const std::optional<json> body = whole_response(host_, *f);
+      if (!body) {
+        cancel_on_engine(host_, *f);
+        metrics_.connection_closed();
+        res.status = 499;  // nginx's "client closed request": nobody reads it
+        return;
+      }
+      res.set_content(body->dump(-1, ' ', false, json::error_handler_t::replace),
                       "application/json");
       metrics_.connection_closed();
       return;

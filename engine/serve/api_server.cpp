@@ -1,5 +1,6 @@
 #include "serve/api_server.h"
 
+#include <algorithm>
 #include <thread>
 
 #include <httplib.h>
@@ -12,6 +13,7 @@
 #include "serve/api_error.h"
 #include "serve/api_request.h"
 #include "serve/engine_call.h"
+#include "serve/guarded_server.h"
 #include "serve/request_stream.h"
 #include "serve/snapshot_json.h"
 #include "util/error.h"
@@ -36,6 +38,14 @@ bool same_secret(const std::string& a, const std::string& b) {
   return diff == 0;
 }
 
+HttpLimits guard_limits(const ServerOptions& o) {
+  HttpLimits limits = o.limits;
+  limits.max_body_bytes = o.max_body_bytes;
+  limits.max_connections_per_client =
+      std::clamp(limits.max_connections_per_client, 1, std::max(1, o.http_threads / 2));
+  return limits;
+}
+
 std::int64_t unix_seconds() {
   return std::chrono::duration_cast<std::chrono::seconds>(
              std::chrono::system_clock::now().time_since_epoch())
@@ -48,17 +58,16 @@ ApiServer::ApiServer(EngineHost& host, ServedModel model, ServerOptions options)
     : host_(host),
       model_(std::move(model)),
       options_(std::move(options)),
-      http_(std::make_unique<httplib::Server>()) {
+      http_(std::make_unique<GuardedServer>(
+          guard_limits(options_), [this](int status) { metrics_.request_rejected(status); })) {
   const int threads = options_.http_threads;
   http_->new_task_queue = [threads] {
     return new httplib::ThreadPool(static_cast<std::size_t>(threads));
   };
-  http_->set_payload_max_length(options_.max_body_bytes);
   http_->set_keep_alive_max_count(1000);
   http_->set_keep_alive_timeout(5);
   // A client that stops reading holds its own thread at most this long, never the engine's.
   http_->set_write_timeout(10, 0);
-  http_->set_read_timeout(30, 0);
   routes();
 }
 
@@ -73,6 +82,7 @@ int ApiServer::bind() {
   } else if (!http_->bind_to_port(options_.host, port)) {
     port = -1;
   }
+  if (port > 0) static_cast<GuardedServer&>(*http_).widen_backlog();
   if (port <= 0) {
     throw_error<UsageError>(
         "cannot listen on {}:{} (address in use, or not an address of "
@@ -168,11 +178,20 @@ void ApiServer::routes() {
   http_->Post("/v1/kvscope/release_prefixes",
               guarded([this](const auto&, auto& res) { release_prefixes(res); }));
   http_->set_error_handler([](const httplib::Request& req, httplib::Response& res) {
-    // Routing misses (404, 405) and the body limit (413) in the same JSON shape.
+    // Routing misses (404, 405), the body limit (413) and requests httplib could not read
+    // (400: a malformed request line, a body that did not arrive in time) in the same shape.
     if (!res.body.empty()) return;
-    const std::string message = res.status == 413
-                                    ? "the request body is larger than this server accepts"
-                                    : fmt::format("no endpoint {} {:.200}", req.method, req.path);
+    std::string message;
+    if (res.status == 413) {
+      message = "the request body is larger than this server accepts";
+    } else if (res.status == 404 || res.status == 405) {
+      message = fmt::format("no endpoint {} {:.200}", req.method, req.path);
+    } else {
+      message = fmt::format(
+          "the request could not be read (HTTP status {}): a malformed "
+          "request line or header, or a body that did not arrive in time",
+          res.status);
+    }
     res.set_content(ApiError(res.status, "invalid_request_error", message).body(),
                     "application/json");
   });
@@ -192,10 +211,16 @@ void ApiServer::tokenize(const httplib::Request& req, httplib::Response& res) {
     if (!it->is_boolean()) throw bad_request("'add_special' must be true or false", "add_special");
     add_special = it->get<bool>();
   }
-  const std::vector<TokenId> ids =
-      call_on_engine(host_, [s = text->get<std::string>(), add_special](Engine& e) {
-        return e.tokenize(s, add_special);
-      });
+  // Tokenized here, not on the engine thread (as Engine::tokenize).
+  const std::shared_ptr<const Tokenizer> tokenizer =
+      call_on_engine(host_, [](Engine& e) { return e.shared_tokenizer(); });
+  std::vector<TokenId> ids;
+  try {
+    ids = tokenizer->encode(text->get_ref<const std::string&>(),
+                            add_special && tokenizer->add_bos_default());
+  } catch (const Error& e) {
+    throw bad_request(e.what(), "content");
+  }
   answer_json(res,
               {{"tokens", ids}, {"count", ids.size()}, {"max_model_len", model_.context_length}});
 }

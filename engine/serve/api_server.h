@@ -11,7 +11,10 @@
 // first when blocks run short).
 //
 // Safe defaults: loopback only, optional Bearer key (every endpoint but /health), a body
-// size limit, JSON validated before use, errors in OpenAI's shape.
+// size limit, JSON validated before use, errors in OpenAI's shape. Clients are served
+// through GuardedServer: a request's head and body must arrive within HttpLimits' sizes and
+// times, and one address holds at most a share of the HTTP threads. A prompt is rendered and
+// tokenized on its HTTP thread, never on the engine's, so a large request delays no other.
 #pragma once
 
 #include <atomic>
@@ -27,6 +30,7 @@
 #include "run/request.h"
 #include "serve/api_request.h"
 #include "serve/engine_host.h"
+#include "serve/request_head.h"
 #include "serve/server_metrics.h"
 
 namespace httplib {
@@ -53,6 +57,9 @@ struct ServerOptions {
   std::string api_key;                    // "" = no key asked
   std::size_t max_body_bytes = 4u << 20;  // larger bodies get 413
   int http_threads = 64;                  // concurrent connections served
+  // Header sizes and read times; max_connections_per_client is taken at most
+  // http_threads / 2, so that other clients always find a thread.
+  HttpLimits limits;
 };
 
 class ApiServer {

@@ -10,6 +10,10 @@
 
 #include <pthread.h>
 
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
 #include <fmt/format.h>
 
 #include "cli/command.h"
@@ -48,6 +52,9 @@ int cmd_serve(const Args& args) {
   p.option({"--alias"}, "the model name clients use (default: the file name without .gguf)");
   p.option({"--http-threads"}, "connections served at once (default 64)");
   p.option({"--max-body"}, "largest request body in bytes (default 4194304)");
+  p.option({"--max-client-connections"},
+           "connections one client address may hold at once, more are answered 503 "
+           "(default 32, at most half of --http-threads)");
   if (!p.parse(args)) return 0;
 
   serve::ServerOptions server;
@@ -57,12 +64,20 @@ int cmd_serve(const Args& args) {
   server.http_threads = static_cast<int>(p.get_int("--http-threads", 64, 4, 1024));
   server.max_body_bytes =
       static_cast<std::size_t>(p.get_int("--max-body", 4 << 20, 1024, std::int64_t{1} << 30));
+  server.limits.max_connections_per_client =
+      static_cast<int>(p.get_int("--max-client-connections", 32, 1, 512));
   EngineOptions options = engine_options(p);
   const std::int64_t parallel = p.get_int("-np", 4, 1, 1024);
   options.scheduler.max_running = parallel;
   options.default_sequences = parallel;
   const std::string path = p.required("-m");
 
+#if defined(__GLIBC__)
+  // Each HTTP thread would take a malloc arena of its own, and what a large request (a 4 MB
+  // prompt, 100,000 messages) freed there stayed resident even after malloc_trim: two
+  // stories260K rounds of both kept 77 MiB with glibc's default, 3 MiB with two arenas.
+  mallopt(M_ARENA_MAX, 2);
+#endif
   // SIGINT/SIGTERM are taken by one waiting thread (every thread started below inherits the
   // blocked mask); a client that goes away must not end the process with SIGPIPE.
   std::signal(SIGPIPE, SIG_IGN);
