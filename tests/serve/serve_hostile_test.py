@@ -1,6 +1,7 @@
 """kvscope-cli serve under hostile or careless clients (#38 item 4), on stories260K, through
 raw sockets on loopback: a malformed or oversized Content-Length is answered at once (not
-after a 30 s read), header lines are limited in number and size, clients trickling header
+after a 30 s read), a body that stops or trickles is dropped (5 s without a byte, 30 s in
+all), header lines are limited in number and size, clients trickling header
 lines are cut off and never keep another address's /health waiting, one address holds at
 most its share of connections (503 past it), pipelined requests are all answered in order,
 a non-streaming request whose client went away stops generating and frees its blocks, and
@@ -98,6 +99,37 @@ class HostileClients(unittest.TestCase):
                       b"\r\n\r\n1\r\n{\r\n")
         self.assertEqual(answer(s)[0][0], 411)
         s.close()
+
+    def test_a_body_that_stops_or_trickles_is_dropped(self):
+        head = (b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json"
+                b"\r\nContent-Length: 1000\r\n\r\n")
+        # Stops: answered after the read timeout (5 s; the old server waited 30 s).
+        s = self.send(head + b'{"prompt": "')
+        (status, _, body), _ = answer(s)
+        s.close()
+        self.assertEqual(status, 400)
+        self.assertIn("did not arrive in time", json.loads(body)["error"]["message"])
+        # Trickles a byte every 0.5 s: cut at the body's deadline (30 s), never served.
+        s = self.send(head + b'{"prompt": "')
+        s.setblocking(False)
+        ended = False
+        for _ in range(120):  # 60 s at most
+            try:
+                ended = s.recv(4096) is not None
+                break
+            except BlockingIOError:
+                pass
+            except OSError:
+                ended = True
+                break
+            try:
+                s.send(b"a")
+            except OSError:
+                ended = True
+                break
+            time.sleep(0.5)
+        s.close()
+        self.assertTrue(ended, "a body trickling a byte every 0.5 s was still read after 60 s")
 
     def test_a_post_without_content_length_has_an_empty_body(self):
         # (the old server read it until the client closed, or its 30 s timeout)
