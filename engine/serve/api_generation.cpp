@@ -24,7 +24,20 @@
 
 namespace kvscope::serve {
 
+// What tokenizing a prompt takes, handed from the engine thread to the HTTP threads: the
+// tokenizer stays alive while it is held, even if the app loads another model meanwhile.
+struct PromptTokenizer {
+  std::shared_ptr<const Tokenizer> tokenizer;
+  TemplateFamily family = TemplateFamily::Plain;
+  std::int64_t context = 0;
+  std::vector<std::string> chat_stops;
+};
+
 namespace {
+
+// The type of the refusal a submit answers when the engine's tokenizer is not the one the
+// prompt was tokenized with (another model was loaded): the HTTP thread tokenizes again.
+constexpr const char* kModelChanged = "model_changed";
 
 using Clock = std::chrono::steady_clock;
 using nlohmann::json;
@@ -45,20 +58,6 @@ StreamToken spell(const Engine& engine, const TokenEvent& ev) {
   if (ev.token >= 0) t.piece = engine.tokenizer().token_bytes(ev.token);
   for (const auto& [id, lp] : ev.top) t.top.emplace_back(engine.tokenizer().token_bytes(id), lp);
   return t;
-}
-
-// What tokenizing a prompt takes, handed from the engine thread to an HTTP thread: the
-// tokenizer stays alive while it is held, even if the app loads another model meanwhile.
-struct PromptTokenizer {
-  std::shared_ptr<const Tokenizer> tokenizer;
-  TemplateFamily family = TemplateFamily::Plain;
-  std::int64_t context = 0;
-  std::vector<std::string> chat_stops;
-};
-
-PromptTokenizer prompt_tokenizer(const Engine& engine) {
-  return {engine.shared_tokenizer(), engine.chat_family(), engine.context_length(),
-          engine.chat_stop_strings()};
 }
 
 // HTTP thread: the prompt's ids (as Engine::tokenize_chat / tokenize), checked against the
@@ -103,8 +102,7 @@ void submit_on_engine(Engine& engine, EngineHost& host, ServerMetrics& metrics,
                       const std::shared_ptr<RequestStream>& stream, Clock::time_point arrival,
                       const char* param) {
   if (&engine.tokenizer() != tokenized_by) {
-    stream->reject(ApiError(503, "server_error",
-                            "the model changed while the request was read: send it again"));
+    stream->reject(ApiError(503, kModelChanged, "the model changed while the request was read"));
     return;
   }
   const auto n_prompt = static_cast<std::int64_t>(gen.prompt.size());
@@ -264,6 +262,22 @@ bool stream_some(EngineHost& host, Follow& f, httplib::DataSink& sink) {
 
 }  // namespace
 
+std::shared_ptr<const PromptTokenizer> ApiServer::prompt_tokenizer(bool renew) {
+  {
+    std::lock_guard lock(prompt_mutex_);
+    if (prompt_tokenizer_ && !renew) return prompt_tokenizer_;
+  }
+  // One hop to the engine thread (it waits for the step in progress), then none while the
+  // model stays: every later request starts tokenizing at once.
+  auto fresh = call_on_engine(host_, [](Engine& e) {
+    return std::make_shared<const PromptTokenizer>(PromptTokenizer{
+        e.shared_tokenizer(), e.chat_family(), e.context_length(), e.chat_stop_strings()});
+  });
+  std::lock_guard lock(prompt_mutex_);
+  prompt_tokenizer_ = fresh;
+  return fresh;
+}
+
 std::shared_ptr<void> ApiServer::track(std::int64_t n,
                                        const std::shared_ptr<RequestStream>& stream) {
   {
@@ -302,17 +316,31 @@ void ApiServer::generate(const httplib::Request& req, httplib::Response& res, in
   f->include_usage = r.include_usage;
   const bool stream = r.stream;
   const char* param = chat ? "messages" : "prompt";
-  const PromptTokenizer tokenizer = call_on_engine(host_, prompt_tokenizer);
-  GenerationRequest gen = generation_request(tokenizer, r);
-  r = ApiRequest();  // the messages go now (GuardedServer gives the memory back after)
-  const bool posted = host_.post([this, gen = std::move(gen), by = tokenizer.tokenizer.get(),
-                                  s = f->stream, arrival, param](Engine& e) mutable {
-    submit_on_engine(e, host_, metrics_, std::move(gen), by, s, arrival, param);
-  });
-  if (!posted) throw ApiError(503, "server_error", "the engine is not running");
   metrics_.connection_opened();
   try {
-    wait_started(host_, *f);
+    // Tokenized here with the tokenizer last seen; again (once) if the engine has another.
+    for (int attempt = 0;; ++attempt) {
+      if (attempt > 0) {
+        f->stream = std::make_shared<RequestStream>();
+        f->tracked.reset();  // (its release erases entry n: before the new one is made)
+        f->tracked = track(n, f->stream);
+      }
+      const std::shared_ptr<const PromptTokenizer> tokenizer = prompt_tokenizer(attempt > 0);
+      GenerationRequest gen = generation_request(*tokenizer, r);
+      const bool posted = host_.post([this, gen = std::move(gen), by = tokenizer->tokenizer.get(),
+                                      s = f->stream, arrival, param](Engine& e) mutable {
+        submit_on_engine(e, host_, metrics_, std::move(gen), by, s, arrival, param);
+      });
+      if (!posted) throw ApiError(503, "server_error", "the engine is not running");
+      try {
+        wait_started(host_, *f);
+        break;
+      } catch (const ApiError& e) {
+        if (e.type() != kModelChanged) throw;
+        if (attempt > 0) throw ApiError(503, "server_error", e.what());
+      }
+    }
+    r = ApiRequest();  // the messages go now (GuardedServer gives the memory back after)
     if (!stream) {
       const std::optional<json> body = whole_response(host_, *f);
       if (!body) {

@@ -42,6 +42,7 @@ struct Response;
 namespace kvscope::serve {
 
 class RequestStream;
+struct PromptTokenizer;
 
 struct ServedModel {
   std::string id;  // the "model" clients name (the file's name without .gguf)
@@ -97,6 +98,9 @@ class ApiServer {
   // Generation requests being answered, by their number n ("API #n", the n of "cmpl-n"),
   // so the snapshot can say which sequence serves which request.
   std::shared_ptr<void> track(std::int64_t n, const std::shared_ptr<RequestStream>& stream);
+  // The engine's tokenizer as last seen (fetched from the engine thread the first time, or
+  // with `renew` after a submit found that the engine has another model).
+  std::shared_ptr<const PromptTokenizer> prompt_tokenizer(bool renew);
 
   EngineHost& host_;
   ServedModel model_;
@@ -111,6 +115,8 @@ class ApiServer {
   std::atomic<std::int64_t> next_id_{1};
   std::mutex active_mutex_;
   std::map<std::int64_t, std::weak_ptr<RequestStream>> active_;
+  std::mutex prompt_mutex_;
+  std::shared_ptr<const PromptTokenizer> prompt_tokenizer_;  // guarded by prompt_mutex_
 };
 
 }  // namespace kvscope::serve
