@@ -71,40 +71,33 @@ __global__ void add_bias_kernel(float* y, const float* bias, std::int64_t total,
   if (i < total) y[i] += bias[i % n];
 }
 
+using GateKernel = void (*)(const float*, const float*, float*, std::int64_t, Q8Codes);
+
+// out = act(gate) * up through one of a gate kernel's two forms (with codes, without).
+void launch_gate(const char* name, GateKernel with_codes, GateKernel plain, const float* gate,
+                 const float* up, float* out, std::int64_t n, cudaStream_t stream, Q8Codes codes) {
+  if (codes.q && n % qd::kQ8Block != 0) {
+    throw_usage_error(std::string(name) + ": 8-bit codes need whole 32-value blocks, not " +
+                      std::to_string(n) + " values");
+  }
+  if (n <= 0) return;
+  launch_kernel(codes.q ? with_codes : plain, blocks_for(n, kThreads), kThreads, 0, stream, gate,
+                up, out, n, codes);
+  KVSCOPE_CUDA_CHECK_LAUNCH();
+}
+
 }  // namespace
 
 void launch_swiglu(const float* gate, const float* up, float* out, std::int64_t n,
                    cudaStream_t stream, Q8Codes codes) {
-  if (codes.q && n % qd::kQ8Block != 0) {
-    throw_usage_error("launch_swiglu: 8-bit codes need whole 32-value blocks, not " +
-                      std::to_string(n) + " values");
-  }
-  if (n <= 0) return;
-  if (codes.q) {
-    launch_kernel(swiglu_kernel<true>, blocks_for(n, kThreads), kThreads, 0, stream, gate, up, out,
-                  n, codes);
-  } else {
-    launch_kernel(swiglu_kernel<false>, blocks_for(n, kThreads), kThreads, 0, stream, gate, up, out,
-                  n, codes);
-  }
-  KVSCOPE_CUDA_CHECK_LAUNCH();
+  launch_gate("launch_swiglu", swiglu_kernel<true>, swiglu_kernel<false>, gate, up, out, n, stream,
+              codes);
 }
 
 void launch_geglu(const float* gate, const float* up, float* out, std::int64_t n,
                   cudaStream_t stream, Q8Codes codes) {
-  if (codes.q && n % qd::kQ8Block != 0) {
-    throw_usage_error("launch_geglu: 8-bit codes need whole 32-value blocks, not " +
-                      std::to_string(n) + " values");
-  }
-  if (n <= 0) return;
-  if (codes.q) {
-    launch_kernel(geglu_kernel<true>, blocks_for(n, kThreads), kThreads, 0, stream, gate, up, out,
-                  n, codes);
-  } else {
-    launch_kernel(geglu_kernel<false>, blocks_for(n, kThreads), kThreads, 0, stream, gate, up, out,
-                  n, codes);
-  }
-  KVSCOPE_CUDA_CHECK_LAUNCH();
+  launch_gate("launch_geglu", geglu_kernel<true>, geglu_kernel<false>, gate, up, out, n, stream,
+              codes);
 }
 
 void launch_scale(float* x, float s, std::int64_t n, cudaStream_t stream) {
