@@ -1,11 +1,12 @@
 // A small HTTP/1.1 file server on 127.0.0.1 for the download tests: it serves one body at
 // one path, answers Range requests with 206 + Content-Range, and misbehaves on request:
 // 404 for everything, a connection cut (RST) after N body bytes, a stall (N body bytes,
-// then silence), wrong bytes with the right length, Range ignored (200 for everything), or
-// a slow trickle (for cancel). A client that opens with a TLS handshake gets plain HTTP
-// back, as a misconfigured proxy would send it: the client's TLS layer fails. It runs on the
-// test's own event loop (QTcpServer), so nothing outside the process is touched and it
-// stops with the test. Header-only and without Q_OBJECT: the test binary includes it.
+// then silence), wrong bytes with the right length, Range ignored (200 for everything), a
+// slow trickle (for cancel), no length and a clean close, or chunked framing (whole or cut). A
+// client that opens with a TLS handshake gets plain HTTP back, as a misconfigured proxy would send
+// it: the client's TLS layer fails. It runs on the test's own event loop (QTcpServer), so nothing
+// outside the process is touched and it stops with the test. Header-only and without Q_OBJECT: the
+// test binary includes it.
 #pragma once
 
 #include <QByteArray>
@@ -24,7 +25,9 @@ namespace kvscope::ui::test {
 class LoopbackHttpServer {
  public:
   // EndAfter: no Content-Length, and the connection closes cleanly after cut_after bytes
-  // (a body cut short that no length reveals).
+  // (a body cut short that no length reveals). Chunked: Transfer-Encoding: chunked, one chunk
+  // per 64 KiB and the closing 0-chunk; with cut_after > 0 a clean close after that many body
+  // bytes instead, no closing chunk (a chunked body cut short).
   enum class Mode {
     Serve,
     NotFound,
@@ -33,7 +36,8 @@ class LoopbackHttpServer {
     WrongBytes,
     IgnoreRange,
     Slow,
-    EndAfter
+    EndAfter,
+    Chunked
   };
 
   LoopbackHttpServer(QByteArray body, QByteArray path) : body_(std::move(body)), path_(path) {
@@ -123,23 +127,40 @@ class LoopbackHttpServer {
   // progress, and a cut or a cancel lands mid-body).
   void respond(Connection& c, const QByteArray& status, const QByteArray& headers,
                const QByteArray& body) {
-    const bool no_length = mode_ == Mode::EndAfter;
-    c.socket->write(
-        "HTTP/1.1 " + status + "\r\n" +
-        (no_length ? QByteArray() : "Content-Length: " + QByteArray::number(body.size()) + "\r\n") +
-        "Content-Type: application/octet-stream\r\n" + headers +
-        (no_length ? "Connection: close\r\n\r\n" : "Connection: keep-alive\r\n\r\n"));
-    c.pending = body;
+    const bool chunked = mode_ == Mode::Chunked;
+    const bool no_length = mode_ == Mode::EndAfter || chunked;
+    const QByteArray framing = chunked ? QByteArray("Transfer-Encoding: chunked\r\n")
+                               : no_length
+                                   ? QByteArray()
+                                   : "Content-Length: " + QByteArray::number(body.size()) + "\r\n";
+    c.socket->write("HTTP/1.1 " + status + "\r\n" + framing +
+                    "Content-Type: application/octet-stream\r\n" + headers +
+                    (no_length ? "Connection: close\r\n\r\n" : "Connection: keep-alive\r\n\r\n"));
+    c.pending = chunked ? in_chunks(body, cut_after_ > 0) : body;
     c.sent = 0;
-    c.cut_at = mode_ == Mode::CutAfter || mode_ == Mode::StallAfter || mode_ == Mode::EndAfter
-                   ? cut_after_
-                   : -1;
+    const bool cuts = mode_ == Mode::CutAfter || mode_ == Mode::StallAfter ||
+                      mode_ == Mode::EndAfter || (chunked && cut_after_ > 0);
+    // a chunked body is cut after cut_after bytes of its framed form: close enough to "that
+    // many body bytes" for a test that only needs the body to end short
+    c.cut_at = cuts ? cut_after_ : -1;
     c.stall = mode_ == Mode::StallAfter;
-    c.end_cleanly = mode_ == Mode::EndAfter;
+    c.end_cleanly = mode_ == Mode::EndAfter || chunked;
     c.pump.setInterval(mode_ == Mode::Slow ? 50 : 1);
     c.pump.disconnect();
     QObject::connect(&c.pump, &QTimer::timeout, c.socket, [&c] { pump(c); });
     c.pump.start();
+  }
+
+  // body in chunked framing: "<hex size>\r\n<bytes>\r\n" per 64 KiB, then "0\r\n\r\n" unless
+  // the body is to be cut (the closing chunk would say it ended).
+  static QByteArray in_chunks(const QByteArray& body, bool no_end) {
+    QByteArray out;
+    for (qsizetype at = 0; at < body.size(); at += 64 * 1024) {
+      const QByteArray part = body.mid(at, 64 * 1024);
+      out += QByteArray::number(part.size(), 16) + "\r\n" + part + "\r\n";
+    }
+    if (!no_end) out += "0\r\n\r\n";
+    return out;
   }
 
   static void pump(Connection& c) {

@@ -220,6 +220,43 @@ class ModelDownloadTest : public QObject {
     QCOMPARE(QFileInfo(d.partPath()).size(), qint64(300000));
   }
 
+  // Chunked framing carries no length either: whole (the closing 0-chunk came) it lands; cut
+  // short with a clean close (no closing chunk) it is incomplete, whatever the bytes so far.
+  void aChunkedReplyLandsWhenWholeAndIsIncompleteWhenCut() {
+    server_->setMode(Server::Mode::Chunked);
+    DownloadRequest r = request();
+    r.sha256 = QString();  // as for a catalog entry without one
+    ModelDownload whole(r, &network_);
+    run(whole);
+    QCOMPARE(whole.state(), ModelDownload::State::Finished);
+    QVERIFY2(whole.error().isEmpty(), qPrintable(whole.error()));
+    QCOMPARE(read_all(dest_), body_);
+
+    QFile::remove(dest_);
+    server_->setMode(Server::Mode::Chunked, 300000);
+    ModelDownload cut(r, &network_);
+    run(cut);
+    QCOMPARE(cut.state(), ModelDownload::State::Failed);
+    QVERIFY(!QFileInfo::exists(dest_));
+  }
+
+  // A part as long as the file but all zeros (a crashed write that extended the file): the
+  // server answers 416 to its Range, and the part, read as a model, is not one. With no
+  // checksum to catch it, only that check does: it is removed and the error says what it was.
+  void aFullLengthPartOfZerosAnswered416IsNotAModel() {
+    QDir().mkpath(QFileInfo(dest_).absolutePath());
+    write_file(dest_ + QStringLiteral(".part"), QByteArray(body_.size(), '\0'));
+    DownloadRequest r = request();
+    r.sha256 = QString();
+    ModelDownload d(r, &network_);
+    run(d);
+    QCOMPARE(d.state(), ModelDownload::State::Failed);
+    QVERIFY2(d.error().contains(QStringLiteral("zeros")), qPrintable(d.error()));
+    QCOMPARE(server_->lastRange(), "bytes=" + QByteArray::number(body_.size()) + "-");
+    QVERIFY(!QFileInfo::exists(dest_));
+    QVERIFY(!QFileInfo::exists(d.partPath()));
+  }
+
   void notFoundIsReportedWithTheStatus() {
     server_->setMode(Server::Mode::NotFound);
     ModelDownload d(request(), &network_);
