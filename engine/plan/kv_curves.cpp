@@ -36,7 +36,8 @@ std::int64_t layout_kv_heads(const ModelSpec& spec, AttentionLayout layout) {
 
 KvCacheConfig kv_variant(const PlanRequest& request, std::int64_t n_kv_heads, KvDtype k_dtype,
                          KvDtype v_dtype) {
-  KvCacheConfig config = request.kv;
+  // the window pools as the engine sizes them, so the model's curve ends at the plan's KV
+  KvCacheConfig config = with_window_pools(request.kv, request.batch, request.prefill_chunk);
   config.n_kv_heads = n_kv_heads;
   for (LayerGroupConfig& g : config.groups) {
     g.k_dtype = k_dtype;

@@ -40,8 +40,9 @@ struct KvCurve {
   std::vector<std::pair<std::int64_t, std::int64_t>> points;
 };
 
-// The request's cache with `n_kv_heads` KV heads and every group's K and V in the given
-// dtypes: the config each curve is computed from.
+// The request's cache with `n_kv_heads` KV heads, every group's K and V in the given dtypes
+// and its window pools as the engine sizes them (with_window_pools): the config each curve
+// is computed from.
 KvCacheConfig kv_variant(const PlanRequest& request, std::int64_t n_kv_heads, KvDtype k_dtype,
                          KvDtype v_dtype);
 

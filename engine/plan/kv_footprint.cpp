@@ -57,6 +57,14 @@ std::int64_t held_after_grow(std::int64_t window, std::int64_t block_size, std::
 
 }  // namespace
 
+KvCacheConfig with_window_pools(KvCacheConfig config, std::int64_t batch, std::int64_t step) {
+  if (config.window_sequences == 0) {
+    config.window_sequences = std::max(batch, kDefaultWindowSequences);
+  }
+  if (config.max_grow_tokens == 0) config.max_grow_tokens = step;
+  return config;
+}
+
 KvCacheConfig default_kv_config(const ModelSpec& spec, KvDtype k_dtype, KvDtype v_dtype,
                                 std::int64_t block_size) {
   KvCacheConfig config;

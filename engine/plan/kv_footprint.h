@@ -27,6 +27,11 @@ namespace kvscope {
 // is larger: the engine's EngineOptions::default_sequences.
 inline constexpr std::int64_t kDefaultWindowSequences = 4;
 
+// The cache with the sliding-window pools the engine gives it (kv_cache_config.h): as
+// `config` has them, else sized for max(batch, kDefaultWindowSequences) sequences growing
+// `step` tokens at a time. Every count the planner shows goes through this.
+KvCacheConfig with_window_pools(KvCacheConfig config, std::int64_t batch, std::int64_t step);
+
 // The cache the engine builds for a model by default: the model's layer groups
 // (model_layer_groups: one with every layer, or the sliding layers and the global ones),
 // the given K and V dtypes and max_context = the model's context length. budget_bytes / n_blocks

@@ -133,9 +133,7 @@ std::int64_t tail_as_built(const PlanRequest& r) {
 // of kv_budget bytes. Window pools: as the request's cache has them (an engine's own), else
 // for the batch or the engine's default sequences, whichever is more, grown a chunk at a time.
 KvCacheConfig cache_as_built(const PlanRequest& r, std::int64_t kv_budget) {
-  KvCacheConfig kv = r.kv;
-  if (kv.window_sequences == 0) kv.window_sequences = std::max(r.batch, kDefaultWindowSequences);
-  if (kv.max_grow_tokens == 0) kv.max_grow_tokens = r.prefill_chunk;
+  KvCacheConfig kv = with_window_pools(r.kv, r.batch, r.prefill_chunk);
   const std::int64_t tail = tail_as_built(r);
   if (tail == 0) return kv;
   kv.budget_bytes = std::max<std::int64_t>(0, kv_budget);

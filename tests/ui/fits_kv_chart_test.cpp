@@ -56,6 +56,20 @@ class FitsKvChartTest : public QObject {
         3);
     expect_curve(chart->variantSeries(1, 0), chart->yUnitBytes(),
                  shape_with("mistral-7b-v0.1", 8, KvDtype::F16), 3);
+
+    // Gemma 3: the sliding layers' pool stops growing at its cap (4 sequences, or the batch,
+    // of the window plus a chunk), so the model's curve ends far below a full cache's.
+    select_dtype(page.controls()->kDtypeBox(), KvDtype::F16);
+    select_text(page.controls()->modelBox(), QStringLiteral("Gemma-3-1B"));
+    const KvCacheConfig gemma =
+        default_kv_config(model_preset("gemma-3-1b").spec, KvDtype::F16, KvDtype::F16);
+    expect_curve(chart->ownSeries(), chart->yUnitBytes(), gemma, 3);
+    KvCacheConfig full = gemma;
+    for (LayerGroupConfig& g : full.groups) g.window = 0;
+    const double last = chart->ownSeries()->points().back().y() * chart->yUnitBytes();
+    QVERIFY(last <
+            static_cast<double>(kv_footprint(full, 3, gemma.max_context, 512).pool_bytes_needed) /
+                3);
   }
 
   void theBudgetLineIsThePlansKvBudget() {

@@ -89,10 +89,12 @@ inline void select_dtype(QComboBox* box, KvDtype d) {
 inline void expect_curve(const QLineSeries* series, double unit, const KvCacheConfig& config,
                          std::int64_t batch) {
   QCOMPARE(series->count(), FitsPage::kCurvePoints + 1);
+  // sliding-window pools as the engine sizes them (kv_footprint.h)
+  const KvCacheConfig built = with_window_pools(config, batch, 512);
   for (const QPointF& p : series->points()) {
     const auto tokens = static_cast<std::int64_t>(p.x());
     const double bytes =
-        static_cast<double>(kv_footprint(config, batch, tokens, 512).pool_bytes_needed);
+        static_cast<double>(kv_footprint(built, batch, tokens, 512).pool_bytes_needed);
     QVERIFY2(std::abs(p.y() * unit - bytes) <= 1e-9 * std::max(1.0, bytes),
              qPrintable(
                  QStringLiteral("at %1 tokens: %2 vs %3").arg(p.x()).arg(p.y() * unit).arg(bytes)));
