@@ -53,17 +53,28 @@ std::string vllm_serve_command(const VllmArgs& a) {
   arg("kv-cache-dtype", std::string(serving_kv_dtype_name(a.kv_cache_dtype)));
   arg("block-size", fmt::format("{}", a.block_size));
   arg("swap-space", fmt::format("{}", a.swap_space_gib));
+  if (a.max_num_batched_tokens > 0) {
+    arg("max-num-batched-tokens", fmt::format("{}", a.max_num_batched_tokens));
+  }
+  if (a.enable_chunked_prefill) out += " \\\n  --enable-chunked-prefill";
+  if (a.kv_cache_memory) arg("kv-cache-memory", fmt::format("{}", *a.kv_cache_memory));
   return out + "\n";
 }
 
 std::string vllm_python_call(const VllmArgs& a) {
+  std::string extra;
+  if (a.max_num_batched_tokens > 0) {
+    extra += fmt::format(", max_num_batched_tokens={}", a.max_num_batched_tokens);
+  }
+  if (a.enable_chunked_prefill) extra += ", enable_chunked_prefill=True";
+  if (a.kv_cache_memory) extra += fmt::format(", kv_cache_memory_bytes={}", *a.kv_cache_memory);
   return fmt::format(
       "LLM(model={}, tensor_parallel_size={}, pipeline_parallel_size={}, max_model_len={}, "
       "max_num_seqs={}, gpu_memory_utilization={:.2f}, kv_cache_dtype=\"{}\", block_size={}, "
-      "swap_space={})\n",
+      "swap_space={}{})\n",
       python_string(a.model), a.tensor_parallel_size, a.pipeline_parallel_size, a.max_model_len,
       a.max_num_seqs, a.gpu_memory_utilization, serving_kv_dtype_name(a.kv_cache_dtype),
-      a.block_size, a.swap_space_gib);
+      a.block_size, a.swap_space_gib, extra);
 }
 
 VllmArgs vllm_args_for(const std::string& model, const ParallelRequest& request,
@@ -79,6 +90,34 @@ VllmArgs vllm_args_for(const std::string& model, const ParallelRequest& request,
   v.block_size = request.base.kv.block_size;
   v.swap_space_gib = swap_space_gib(swap_bytes);
   return v;
+}
+
+VllmRequest vllm_memory_request(const ParallelRequest& request, std::int64_t gpu_memory_bytes,
+                                VllmVersion version, VllmWeightFormat weights) {
+  VllmRequest r;
+  r.spec = request.base.spec;
+  r.weights = weights;
+  r.version = version;
+  r.total_gpu_memory = reported_gpu_memory(gpu_memory_bytes);
+  r.gpu_memory_utilization = request.base.budget.utilisation;
+  r.tp = request.shape.tp;
+  r.pp = request.shape.pp;
+  r.max_model_len = request.base.context;
+  r.max_num_seqs = request.base.batch;
+  r.kv_dtype = request.kv_dtype;
+  r.block_size = request.base.kv.block_size;
+  return r;
+}
+
+VllmArgs with_concurrency_flags(VllmArgs args, const VllmRequest& flags,
+                                std::optional<std::int64_t> kv_cache_memory) {
+  args.max_num_seqs = flags.max_num_seqs;
+  args.max_num_batched_tokens = flags.max_num_batched_tokens;
+  args.enable_chunked_prefill = vllm_version_info(flags.version).engine == VllmEngine::V0 &&
+                                flags.chunked_prefill.value_or(false);
+  args.gpu_memory_utilization = flags.gpu_memory_utilization;
+  args.kv_cache_memory = kv_cache_memory;
+  return args;
 }
 
 }  // namespace kvscope

@@ -9,13 +9,20 @@
 //   --block-size       tokens per KV block
 //   --swap-space       GiB of host memory per GPU for preempted sequences (swap_bytes_per_gpu,
 //                      rounded up to whole GiB)
+// and, only when set (a concurrency asked for, vllm_solvers.h):
+//   --max-num-batched-tokens, --enable-chunked-prefill, --kv-cache-memory BYTES
+//
+// vllm_memory_request turns the same request into vLLM's own accounting (vllm_memory.h), so
+// the command and the capacity printed beside it are about the same server.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "plan/parallel_plan.h"
 #include "plan/serving_kv_dtype.h"
+#include "plan/vllm_memory.h"
 
 namespace kvscope {
 
@@ -29,6 +36,9 @@ struct VllmArgs {
   ServingKvDtype kv_cache_dtype = ServingKvDtype::Auto;
   std::int64_t block_size = 16;
   std::int64_t swap_space_gib = 0;
+  std::int64_t max_num_batched_tokens = 0;  // 0: not written (vLLM's default)
+  bool enable_chunked_prefill = false;      // written only when true
+  std::optional<std::int64_t> kv_cache_memory;
 };
 
 // ceil(bytes / 2^30).
@@ -39,6 +49,17 @@ std::int64_t swap_space_gib(std::int64_t bytes);
 // of host memory per GPU. The CLI's --emit vllm and the What fits page both use it.
 VllmArgs vllm_args_for(const std::string& model, const ParallelRequest& request,
                        std::int64_t swap_bytes);
+
+// The request vLLM's accounting plans for `request` on GPUs sold with `gpu_memory_bytes`
+// each (CUDA reports less: reported_gpu_memory): the model's shape, TP, PP, utilisation,
+// max_model_len (the context), max_num_seqs (the batch), KV dtype and block size.
+VllmRequest vllm_memory_request(const ParallelRequest& request, std::int64_t gpu_memory_bytes,
+                                VllmVersion version, VllmWeightFormat weights);
+
+// `args` with the flags of a concurrency answer (max_num_seqs, batched tokens, chunked
+// prefill, utilisation, --kv-cache-memory).
+VllmArgs with_concurrency_flags(VllmArgs args, const VllmRequest& flags,
+                                std::optional<std::int64_t> kv_cache_memory);
 
 // "vllm serve MODEL \\\n  --tensor-parallel-size 4 \\\n ..." ending in '\n'; the model is
 // shell-quoted when it holds anything but [A-Za-z0-9._/-].

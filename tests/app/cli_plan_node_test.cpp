@@ -101,6 +101,31 @@ TEST(CliPlanNode, EmitVllmPrintsTheServeCommandAndTheLlmCall) {
   EXPECT_THAT(r.out, Not(HasSubstr("does not fit")));
 }
 
+// vLLM's own accounting above the command (engine/plan/vllm_memory.h): Llama-3.1-8B on an RTX
+// 3090 at 0.90 with max_model_len 20,000, as vLLM 0.6.4 logged it in vllm issue 10517 ("# GPU
+// blocks: 1952", "Maximum concurrency for 20000 tokens per request: 1.56x").
+TEST(CliPlanNode, EmitVllmWritesOutVllmsOwnKvPool) {
+  const auto r = run_cli({"plan", "--model", "llama-3.1-8b", "--gpu", "rtx-3090", "--ctx", "20000",
+                          "--batch", "256", "--emit", "vllm", "--vllm-version", "0.6.4"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* line :
+       {"#   budget", "#   weights", "#   non-torch", "#   activation", "#   KV cache",
+        "#   GPU blocks", "# largest max_model_len that starts"}) {
+    EXPECT_THAT(r.out, HasSubstr(line));
+  }
+  EXPECT_THAT(r.out, HasSubstr("# KV cache 31,232 tokens (1,952 blocks of 16); maximum "
+                               "concurrency for 20,000 tokens per request: 1.56x"));
+}
+
+TEST(CliPlanNode, EmitVllmWithAConcurrencyAddsTheFlagsThatGiveIt) {
+  const auto r = run_cli({"plan", "--model", "llama-3.1-8b", "--gpu", "rtx-4090", "--ctx", "8192",
+                          "--batch", "256", "--emit", "vllm", "--concurrency", "4"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("# 4 requests of 8,192 tokens need 32,768 tokens of KV"));
+  EXPECT_THAT(r.out, HasSubstr("  --max-num-seqs 4 \\\n"));
+  EXPECT_THAT(r.out, HasSubstr("  --kv-cache-memory 4294967296\n"));  // 2,048 blocks x 2 MiB
+}
+
 TEST(CliPlanNode, BadNodeOptionsAreOneClearLine) {
   const std::vector<std::string> base = {"plan", "--model", "llama-3-70b", "--gpu", "h100-sxm"};
   auto with = [&](std::vector<std::string> extra) {

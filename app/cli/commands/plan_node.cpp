@@ -9,6 +9,8 @@
 #include "plan/parallel_solvers.h"
 #include "plan/units.h"
 #include "plan/vllm_command.h"
+#include "plan/vllm_explainer.h"
+#include "plan/vllm_solvers.h"
 #include "util/error.h"
 
 namespace kvscope::cli {
@@ -139,6 +141,48 @@ json node_json(const PlanModel& m, const GpuPreset* gpu, const ParallelRequest& 
           {"formula", explain_parallel(r, a.plan)}};
 }
 
+// Every line of `text` as a shell comment.
+std::string commented(const std::string& text) {
+  std::string out;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    const std::size_t end = text.find('\n', start);
+    const std::size_t stop = end == std::string::npos ? text.size() : end;
+    out += "# " + text.substr(start, stop - start) + "\n";
+    start = stop + 1;
+  }
+  return out;
+}
+
+// --emit vllm: vLLM's own accounting of the command's server, written out as comments above
+// the command (vllm_memory.h), and the flags of --concurrency N when asked.
+void print_vllm_emit(const ArgParser& p, const PlanModel& m, const ParallelRequest& r,
+                     const NodeAnswers& a) {
+  const VllmRequest vr = vllm_memory_request(
+      r, r.base.budget.total_bytes, parse_vllm_version(p.get_or("--vllm-version", "latest")),
+      parse_vllm_weight_format(p.get_or("--vllm-weights", "bf16")));
+  const VllmMemoryPlan plan = plan_vllm_memory(vr);
+  std::string notes = "vLLM's own accounting of this server (the KV pool its log will report):\n";
+  notes += explain_vllm_memory(plan);
+  notes += vllm_verdict(plan) + "\n";
+  notes +=
+      fmt::format("largest max_model_len that starts: {}\n", group_digits(vllm_max_model_len(vr)));
+  notes += fmt::format("(KVScope's own engine would hold {} tokens: plan without --emit)\n",
+                       group_digits(a.plan.kv_tokens));
+  VllmArgs v = vllm_args(m, r, a);
+  if (p.has("--concurrency")) {
+    const VllmConcurrency c =
+        vllm_concurrency(vr, p.get_int("--concurrency", 1, 1, std::int64_t{1} << 20));
+    notes += explain_vllm_concurrency(c);
+    if (c.possible) {
+      v = with_concurrency_flags(v, c.request, c.kv_cache_memory);
+    } else {
+      notes += "the command below is the plan's, without those flags\n";
+    }
+  }
+  fmt::print("{}{}{}", commented(notes), vllm_serve_command(v), vllm_python_call(v));
+}
+
 }  // namespace
 
 void declare_node_options(ArgParser& p) {
@@ -149,10 +193,18 @@ void declare_node_options(ArgParser& p) {
   p.option({"--kv-cache-dtype"}, "node plans: auto (fp16) or fp8, as vLLM names them");
   p.option({"--preempt"}, "sequences the swap space must hold (default --batch)");
   p.option({"--emit"}, "vllm: print the vllm serve command and LLM(...) call for the plan");
+  p.option({"--vllm-version"},
+           "--emit vllm: the release whose accounting to follow: 0.6.4, 0.6.5, 0.7-v0, 0.10, "
+           "0.26 (default, latest)");
+  p.option({"--vllm-weights"},
+           "--emit vllm: checkpoint format: bf16 (default), fp8, awq, gptq, bnb");
+  p.option({"--concurrency"},
+           "--emit vllm: requests of --ctx tokens to hold at once; adds the flags that give them");
 }
 
 bool wants_node_plan(const ArgParser& p) {
-  for (const char* o : {"--tp", "--pp", "--gpus", "--kv-cache-dtype", "--preempt", "--emit"}) {
+  for (const char* o : {"--tp", "--pp", "--gpus", "--kv-cache-dtype", "--preempt", "--emit",
+                        "--vllm-version", "--vllm-weights", "--concurrency"}) {
     if (p.has(o)) return true;
   }
   return false;
@@ -165,9 +217,7 @@ int run_node_plan(const ArgParser& p, const PlanModel& m, const PlanRequest& bas
   const ParallelRequest r = node_request(p, m, base);
   const NodeAnswers a = solve_node(p, r);
   if (emit) {
-    if (!a.plan.fits) fmt::print("# does not fit: see kvscope-cli plan without --emit\n");
-    const VllmArgs v = vllm_args(m, r, a);
-    fmt::print("{}{}", vllm_serve_command(v), vllm_python_call(v));
+    print_vllm_emit(p, m, r, a);
   } else if (p.has("--json")) {
     fmt::print("{}\n", node_json(m, gpu, r, a).dump(2));
   } else {
