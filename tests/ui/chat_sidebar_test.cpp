@@ -166,9 +166,9 @@ class ChatSidebarTest : public QObject {
     QVERIFY(by_title(*again, QStringLiteral("Owls")));
   }
 
-  // A saved chat this version cannot read (here an unknown role) is skipped at start; the
-  // new chats take ids past it, so its rows are never overwritten (they were, when ids were
-  // counted from the chats that loaded), and it cannot be saved over or deleted.
+  // A saved chat this version cannot read (here an unknown role) is listed greyed, not
+  // loaded; the new chats take ids past it, so its rows are never overwritten (they were, when ids
+  // were counted from the chats that loaded), and it cannot be saved over or deleted.
   void aChatThisVersionCannotReadKeepsItsRowsAndItsId() {
     const QString path = test::scratch_dir() + QStringLiteral("/unreadable.sqlite");
     {
@@ -193,6 +193,9 @@ class ChatSidebarTest : public QObject {
     config.chats_path = path;
     {
       MainWindow w(config);
+      const ChatSidebar* sidebar = w.findChild<ChatSidebar*>();
+      QVERIFY(sidebar && sidebar->isUnreadable(2));
+      QVERIFY(!w.chats()->session(2));
       // The window opens on a new, empty chat: the one a user types into first.
       ChatSession* fresh = w.chats()->currentSession();
       QVERIFY(fresh->items().isEmpty());

@@ -4,6 +4,9 @@
 // losing anything else. Every database lives in a scratch folder. No model needed.
 #include <QFile>
 #include <QFileInfo>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QSqlDatabase>
 #include <QSqlQuery>
 #include <QtTest>
@@ -184,23 +187,77 @@ class ChatStoreTest : public QObject {
     QCOMPARE(sql_value(path, "SELECT count(*) FROM messages").toInt(), 2);
   }
 
-  void aNewerSchemaIsRefusedAndLeftAsItIs() {
+  void aNewerSchemaIsOpenedReadOnlyAndLeftAsItIs() {
     const QString path = db_path();
     run_sql(path, kV1);
-    run_sql(path, {"PRAGMA user_version=99"});
+    run_sql(path, {"INSERT INTO chats VALUES(4, 'Old chat', '', '{}', 100, 200)",
+                   "INSERT INTO messages VALUES(4, 0, 'user', 'Hello', 'done', '', 150)",
+                   "PRAGMA user_version=99"});
     QFile file(path);
     QVERIFY(file.open(QIODevice::ReadOnly));
     const QByteArray before = file.readAll();  // a rollback-journal database
     file.close();
     QString error;
-    QVERIFY(!ChatStore::open(path, &error));
+    auto store = ChatStore::open(path, &error);
+    QVERIFY2(store, qPrintable(error));
+    QVERIFY(store->readOnly());
+    QVERIFY2(store->readOnlyReason().contains(QStringLiteral("newer")) &&
+                 store->readOnlyReason().contains(QStringLiteral("99")),
+             qPrintable(store->readOnlyReason()));
+    QStringList problems;
+    QObject owner;
+    const auto chats = store->load(&owner, &problems);  // its columns are ones this version knows
+    QVERIFY2(problems.isEmpty(), qPrintable(problems.join('\n')));
+    QCOMPARE(chats.size(), 1u);
+    QCOMPARE(chats[0]->items().size(), 1);
+    QCOMPARE(store->next_id(), 5);
+    ChatSession fresh(5, QStringLiteral("new"));
+    fresh.beginUserTurn(QStringLiteral("Hi"));
+    QVERIFY(!store->save(fresh, &error));
+    QVERIFY2(error.contains(QStringLiteral("read-only")), qPrintable(error));
+    QVERIFY(!store->remove(4, &error));
+    store.reset();
     QVERIFY(file.open(QIODevice::ReadOnly));
     QCOMPARE(file.readAll(), before);  // byte for byte: not even switched to WAL
     file.close();
     QVERIFY(!QFileInfo::exists(path + QStringLiteral("-wal")));
-    QVERIFY2(error.contains(QStringLiteral("newer")) && error.contains(QStringLiteral("99")),
-             qPrintable(error));
     QCOMPARE(sql_value(path, "PRAGMA user_version").toInt(), 99);
+  }
+
+  // A newer version that renamed the columns: its chats are listed by id and title, unread,
+  // and each exports every stored column.
+  void aNewerLayoutIsListedAndExportsItsRowsAsStored() {
+    const QString path = db_path();
+    run_sql(path, {"CREATE TABLE chats(id INTEGER PRIMARY KEY, title TEXT, folder TEXT, "
+                   "icon BLOB)",
+                   "CREATE TABLE messages(chat_id INTEGER, position INTEGER, author TEXT, "
+                   "parts TEXT)",
+                   "INSERT INTO chats VALUES(9, 'Trip plans', 'travel', x'00ff')",
+                   "INSERT INTO messages VALUES(9, 1, 'model', 'second')",
+                   "INSERT INTO messages VALUES(9, 0, 'user', 'first')", "PRAGMA user_version=7"});
+    auto store = open_store(path);
+    QVERIFY(store);
+    QVERIFY(store->readOnly());
+    QStringList problems;
+    QObject owner;
+    QVERIFY(store->load(&owner, &problems).empty());
+    QVERIFY(!problems.isEmpty());
+    QCOMPARE(store->unreadable().size(), 1u);
+    QCOMPARE(store->unreadable().at(9).title, QStringLiteral("Trip plans"));
+    QCOMPARE(store->next_id(), 10);
+    QString error;
+    const std::optional<QByteArray> json = store->rawChatJson(9, &error);
+    QVERIFY2(json, qPrintable(error));
+    const QJsonObject o = QJsonDocument::fromJson(*json).object();
+    QCOMPARE(o.value("schema_version").toInt(), 7);
+    QCOMPARE(o.value("chat").toObject().value("folder").toString(), QStringLiteral("travel"));
+    QCOMPARE(o.value("chat").toObject().value("icon").toObject().value("base64").toString(),
+             QStringLiteral("AP8="));
+    const QJsonArray messages = o.value("messages").toArray();
+    QCOMPARE(messages.size(), 2);
+    QCOMPARE(messages[0].toObject().value("parts").toString(), QStringLiteral("first"));
+    QCOMPARE(messages[1].toObject().value("author").toString(), QStringLiteral("model"));
+    QVERIFY(!store->rawChatJson(10, &error));
   }
 
   void aFileThatIsNoDatabaseIsReportedAndNotTouched() {
@@ -244,6 +301,22 @@ class ChatStoreTest : public QObject {
     QCOMPARE(problems.size(), 2);
     QVERIFY2(problems[0].contains(QStringLiteral("robot")), qPrintable(problems[0]));
     QVERIFY2(problems[1].contains(QStringLiteral("temperature")), qPrintable(problems[1]));
+    // Listed with the reason; exported as stored; never written.
+    QCOMPARE(store->unreadable().size(), 2u);
+    QVERIFY(store->unreadable().at(2).reason.contains(QStringLiteral("robot")));
+    QString error;
+    const std::optional<QByteArray> json = store->rawChatJson(2, &error);
+    QVERIFY2(json, qPrintable(error));
+    const QJsonObject o = QJsonDocument::fromJson(*json).object();
+    QCOMPARE(o.value("chat").toObject().value("title").toString(), QStringLiteral("bad"));
+    QCOMPARE(o.value("messages").toArray()[0].toObject().value("role").toString(),
+             QStringLiteral("robot"));
+    QVERIFY(o.value("unreadable_because").toString().contains(QStringLiteral("robot")));
+    ChatSession taker(3, QStringLiteral("taker"));
+    taker.beginUserTurn(QStringLiteral("Hi"));
+    QVERIFY(!store->save(taker, &error));
+    QVERIFY(!store->remove(2, &error));
+    QCOMPARE(store->next_id(), 4);
   }
 
   void removingAChatRemovesItsMessages() {

@@ -90,6 +90,11 @@ void ChatController::restore(const QString& path, QStringList* problems) {
     problems->push_back(tr("Chats are not being saved: %1").arg(error));
     return;
   }
+  if (store_->readOnly()) {
+    problems->push_back(tr("The saved chats are listed read-only, and new chats and replies are "
+                           "not saved: %1 (%2)")
+                            .arg(store_->readOnlyReason(), path));
+  }
   for (ChatSession* s : store_->load(this, problems)) adopt(s);
   // Past every row, chats it could not read included: a new chat never takes their ids.
   next_chat_ = std::max(next_chat_, store_->next_id());
@@ -97,7 +102,8 @@ void ChatController::restore(const QString& path, QStringList* problems) {
 
 // Chats with nothing in them are not written until they have a message.
 void ChatController::save_chat(ChatSession* s) {
-  if (!store_ || (s->items().isEmpty() && !store_->contains(s->id()))) return;
+  if (!store_ || store_->readOnly()) return;  // restore() said so once
+  if (s->items().isEmpty() && !store_->contains(s->id())) return;
   QString error;
   if (!store_->save(*s, &error)) emit problem(tr("The chat could not be saved: %1").arg(error));
 }

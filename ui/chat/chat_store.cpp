@@ -4,15 +4,20 @@
 #include <QDateTime>
 #include <QDir>
 #include <QFileInfo>
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QSet>
 #include <QSqlDatabase>
 #include <QSqlError>
 #include <QSqlQuery>
+#include <QSqlRecord>
+#include <QUrl>
 #include <QVariant>
 
 #include <algorithm>
 #include <atomic>
+#include <span>
 
 #include "chat/sampling_json.h"
 #include "chat/session.h"
@@ -67,6 +72,37 @@ bool exec(QSqlQuery& q, const QString& sql, QString* error) {
   return false;
 }
 
+struct ColumnDefault {
+  const char* name;
+  const char* default_value;  // SQL
+};
+
+// The columns schema 2 added, with the values a version-1 row stands for (read-only stores
+// are not upgraded).
+const ColumnDefault kChatColumnsSince2[] = {
+    {"model_path", "''"}, {"model_name", "''"}, {"model_size", "-1"}, {"model_mtime_ms", "0"}};
+const ColumnDefault kMessageColumnsSince2[] = {
+    {"prompt_tokens", "0"}, {"tokens", "0"}, {"decode_seconds", "0.0"}, {"finish_reason", "''"}};
+
+// "a, b, 0 AS c": each column the table has, else its default. A read-only store may be
+// older or newer than this version; the columns it lacks stand for their defaults.
+QString columns_or_defaults(const QSqlDatabase& db, const QString& table,
+                            std::span<const ColumnDefault> columns) {
+  QSet<QString> present;
+  QSqlQuery q(db);
+  if (q.exec(QStringLiteral("PRAGMA table_info(%1)").arg(table))) {
+    while (q.next()) present.insert(q.value(1).toString());
+  }
+  QStringList list;
+  for (const ColumnDefault& c : columns) {
+    const QString name = QString::fromLatin1(c.name);
+    list << (present.contains(name)
+                 ? name
+                 : QStringLiteral("%1 AS %2").arg(QString::fromLatin1(c.default_value), name));
+  }
+  return list.join(QStringLiteral(", "));
+}
+
 }  // namespace
 
 ChatStore::ChatStore(QString path, QString connection)
@@ -96,33 +132,86 @@ std::unique_ptr<ChatStore> ChatStore::open(const QString& path, QString* error) 
   }
   const QString name = QStringLiteral("kvscope-chats-%1").arg(++count);
   std::unique_ptr<ChatStore> store(new ChatStore(path, name));
-  QSqlDatabase d = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), name);
-  d.setDatabaseName(path);
-  d.setConnectOptions(QStringLiteral("QSQLITE_BUSY_TIMEOUT=2000"));
+  QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), name);
   QString why;
-  if (!d.open()) {
-    why = sql_error(ChatStoreText::tr("cannot open"), d.lastError());
-  } else if (store->refuse_newer(&why) && store->prepare(&why) && store->migrate(&why)) {
-    return store;
-  }
+  if (store->open_writable(&why)) return store;
   *error = QStringLiteral("%1: %2").arg(path, why);
   return nullptr;
 }
 
-// A newer version's database is refused before anything is written to it: even switching
-// the journal to WAL rewrites its header, and the notice says it was left as it is.
-bool ChatStore::refuse_newer(QString* error) {
+// (Re)opens this store's connection. Read-only never writes the file, not even the journal
+// mode; `immutable` also reads a WAL database whose folder cannot hold its -shm file (SQLite
+// then ignores other writers, acceptable for a listing nobody writes to).
+bool ChatStore::open_connection(bool read_only, bool immutable, QString* error) {
+  QSqlDatabase d = db();
+  if (d.isOpen()) d.close();
+  QString options = QStringLiteral("QSQLITE_BUSY_TIMEOUT=2000");
+  if (read_only) options += QStringLiteral(";QSQLITE_OPEN_READONLY");
+  if (immutable) {
+    options += QStringLiteral(";QSQLITE_OPEN_URI");
+    d.setDatabaseName(QUrl::fromLocalFile(path_).toString(QUrl::FullyEncoded) +
+                      QStringLiteral("?immutable=1"));
+  } else {
+    d.setDatabaseName(path_);
+  }
+  d.setConnectOptions(options);
+  if (d.open()) return true;
+  *error = sql_error(ChatStoreText::tr("cannot open"), d.lastError());
+  return false;
+}
+
+std::optional<int> ChatStore::schema_version(QString* error) {
   QSqlQuery q(db());
   if (!exec(q, QStringLiteral("PRAGMA user_version"), error) || !q.next()) {
     if (error->isEmpty()) *error = ChatStoreText::tr("no schema version");
-    return false;
+    return std::nullopt;
   }
-  const int version = q.value(0).toInt();
-  if (version <= kSchemaVersion) return true;
-  *error = ChatStoreText::tr(
-               "written by a newer KVScope (schema %1; this one reads up to %2); left as it is")
-               .arg(version)
-               .arg(kSchemaVersion);
+  return q.value(0).toInt();
+}
+
+// Read-write when it can be: a newer version's database, and one whose file or folder this
+// user cannot write (the journal mode or the upgrade fails), are opened read-only instead.
+// A newer one is never written to before its version is known: even switching the journal to
+// WAL rewrites its header.
+bool ChatStore::open_writable(QString* error) {
+  // Unreadable read-write (e.g. a WAL database in a folder that cannot hold its -shm file):
+  // perhaps readable read-only; if not, the read-write error is the one that says most.
+  auto read_only_or = [this, error](const QString& failure) {
+    QString ignored;
+    if (open_read_only(ChatStoreText::tr("it cannot be written (%1)").arg(failure), &ignored)) {
+      return true;
+    }
+    *error = failure;
+    return false;
+  };
+  QString why;
+  if (!open_connection(false, false, &why)) return read_only_or(why);
+  const std::optional<int> version = schema_version(&why);
+  if (!version) return read_only_or(why);
+  version_ = *version;
+  if (version_ > kSchemaVersion) {
+    return open_read_only(
+        ChatStoreText::tr("written by a newer KVScope (schema %1; this one reads up to %2)")
+            .arg(version_)
+            .arg(kSchemaVersion),
+        error);
+  }
+  if (prepare(&why) && migrate(&why)) {
+    version_ = kSchemaVersion;
+    return true;
+  }
+  return read_only_or(why);
+}
+
+bool ChatStore::open_read_only(const QString& reason, QString* error) {
+  for (const bool immutable : {false, true}) {
+    if (!open_connection(true, immutable, error)) continue;
+    if (const std::optional<int> version = schema_version(error)) {
+      version_ = *version;
+      read_only_reason_ = reason;
+      return true;
+    }
+  }
   return false;
 }
 
@@ -130,9 +219,15 @@ bool ChatStore::refuse_newer(QString* error) {
 // synchronous=FULL syncs it, so a commit survives even a power cut, not only a kill.
 bool ChatStore::prepare(QString* error) {
   QSqlQuery q(db());
+  // SQLite opens a file it may not write read-only without a word, and a WAL database whose
+  // -shm it may not write reads fine too (even BEGIN IMMEDIATE passes): a write rolled back
+  // (the version as it is) is what tells, before the first save would fail.
   return exec(q, QStringLiteral("PRAGMA journal_mode=WAL"), error) &&
          exec(q, QStringLiteral("PRAGMA synchronous=FULL"), error) &&
-         exec(q, QStringLiteral("PRAGMA foreign_keys=ON"), error);
+         exec(q, QStringLiteral("PRAGMA foreign_keys=ON"), error) &&
+         exec(q, QStringLiteral("BEGIN IMMEDIATE"), error) &&
+         exec(q, QStringLiteral("PRAGMA user_version=%1").arg(version_), error) &&
+         exec(q, QStringLiteral("ROLLBACK"), error);
 }
 
 bool ChatStore::migrate(QString* error) {
@@ -141,7 +236,7 @@ bool ChatStore::migrate(QString* error) {
     if (error->isEmpty()) *error = ChatStoreText::tr("no schema version");
     return false;
   }
-  const int version = q.value(0).toInt();  // not newer: refuse_newer() ran first
+  const int version = q.value(0).toInt();  // not newer: open_writable() checked
   for (int v = version; v < kSchemaVersion; ++v) {
     QSqlDatabase d = db();
     d.transaction();
@@ -162,10 +257,14 @@ bool ChatStore::migrate(QString* error) {
 
 std::vector<ChatSession*> ChatStore::load(QObject* parent, QStringList* problems) {
   std::vector<ChatSession*> chats;
+  if (version_ == 0) return chats;  // a new database, or an empty one opened read-only
   QSqlQuery q(db());
-  if (!q.exec(QStringLiteral("SELECT id, title, system_prompt, sampling, created_ms, model_path, "
-                             "model_name, model_size, model_mtime_ms FROM chats ORDER BY id"))) {
+  if (!q.exec(QStringLiteral("SELECT id, title, system_prompt, sampling, created_ms, %1 FROM "
+                             "chats ORDER BY id")
+                  .arg(columns_or_defaults(db(), QStringLiteral("chats"), kChatColumnsSince2)))) {
+    // A newer layout this version cannot read: its chats are still listed, by id and title.
     problems->push_back(sql_error(ChatStoreText::tr("reading the saved chats"), q.lastError()));
+    list_unreadable(problems);
     return chats;
   }
   while (q.next()) {
@@ -174,13 +273,35 @@ std::vector<ChatSession*> ChatStore::load(QObject* parent, QStringList* problems
       chats.push_back(s);
       saved_.insert(s->id());
     } else {
-      unreadable_.insert(q.value(0).toLongLong());
-      problems->push_back(ChatStoreText::tr("saved chat %1 (\u201c%2\u201d) skipped: %3")
-                              .arg(q.value(0).toLongLong())
+      const ChatId id = q.value(0).toLongLong();
+      unreadable_[id] = {id, q.value(1).toString(), problem};
+      problems->push_back(ChatStoreText::tr("saved chat %1 (\u201c%2\u201d) cannot be read by "
+                                            "this version: %3; it is listed greyed and left as "
+                                            "it is")
+                              .arg(id)
                               .arg(q.value(1).toString().left(60), problem));
     }
   }
   return chats;
+}
+
+void ChatStore::list_unreadable(QStringList* problems) {
+  QSqlQuery q(db());
+  if (!q.exec(QStringLiteral("SELECT * FROM chats"))) {
+    problems->push_back(sql_error(ChatStoreText::tr("listing the saved chats"), q.lastError()));
+    return;
+  }
+  const QSqlRecord record = q.record();
+  const int id_column = record.indexOf(QStringLiteral("id"));
+  const int title_column = record.indexOf(QStringLiteral("title"));
+  if (id_column < 0) return;  // next_id() still reads MAX(id) if there is one
+  while (q.next()) {
+    const ChatId id = q.value(id_column).toLongLong();
+    const QString title = title_column >= 0 ? q.value(title_column).toString() : QString();
+    unreadable_[id] = {id, title,
+                       ChatStoreText::tr("its table has a layout this version does "
+                                         "not know")};
+  }
 }
 
 ChatSession* ChatStore::load_chat(const QSqlQuery& row, QObject* parent, QString* problem) {
@@ -193,10 +314,9 @@ ChatSession* ChatStore::load_chat(const QSqlQuery& row, QObject* parent, QString
     return nullptr;
   }
   QSqlQuery m(db());
-  m.prepare(
-      QStringLiteral("SELECT role, text, state, note, created_ms, prompt_tokens, tokens, "
-                     "decode_seconds, finish_reason FROM messages WHERE chat_id = ? "
-                     "ORDER BY position"));
+  m.prepare(QStringLiteral("SELECT role, text, state, note, created_ms, %1 FROM messages WHERE "
+                           "chat_id = ? ORDER BY position")
+                .arg(columns_or_defaults(db(), QStringLiteral("messages"), kMessageColumnsSince2)));
   m.addBindValue(id);
   if (!m.exec()) {
     *problem = sql_error(ChatStoreText::tr("its messages"), m.lastError());
@@ -240,9 +360,8 @@ ChatSession* ChatStore::load_chat(const QSqlQuery& row, QObject* parent, QString
 
 ChatId ChatStore::next_id() const {
   ChatId next = 1;
-  for (const std::set<ChatId>* ids : {&saved_, &unreadable_}) {
-    if (!ids->empty()) next = std::max(next, *ids->rbegin() + 1);
-  }
+  if (!saved_.empty()) next = std::max(next, *saved_.rbegin() + 1);
+  if (!unreadable_.empty()) next = std::max(next, unreadable_.rbegin()->first + 1);
   QSqlQuery q(db());
   if (q.exec(QStringLiteral("SELECT MAX(id) FROM chats")) && q.next() && !q.isNull(0)) {
     next = std::max(next, q.value(0).toLongLong() + 1);
@@ -251,16 +370,20 @@ ChatId ChatStore::next_id() const {
 }
 
 // A chat this version could not read must not be overwritten by one that took its id, or
-// deleted unread.
-static bool refuse_unreadable(const std::set<ChatId>& unreadable, ChatId chat, QString* error) {
-  if (unreadable.count(chat) == 0) return false;
+// deleted unread; a read-only store writes nothing.
+bool ChatStore::refuse_write(ChatId chat, QString* error) const {
+  if (readOnly()) {
+    *error = ChatStoreText::tr("the saved chats are read-only: %1").arg(read_only_reason_);
+    return true;
+  }
+  if (unreadable_.count(chat) == 0) return false;
   *error = ChatStoreText::tr("saved chat %1 could not be read by this version and is left as it is")
                .arg(chat);
   return true;
 }
 
 bool ChatStore::save(const ChatSession& chat, QString* error) {
-  if (refuse_unreadable(unreadable_, chat.id(), error)) return false;
+  if (refuse_write(chat.id(), error)) return false;
   QSqlDatabase d = db();
   if (!d.transaction()) {
     *error = sql_error(ChatStoreText::tr("starting a transaction"), d.lastError());
@@ -322,7 +445,7 @@ bool ChatStore::save(const ChatSession& chat, QString* error) {
 }
 
 bool ChatStore::remove(ChatId chat, QString* error) {
-  if (refuse_unreadable(unreadable_, chat, error)) return false;
+  if (refuse_write(chat, error)) return false;
   QSqlQuery q(db());
   q.prepare(QStringLiteral("DELETE FROM chats WHERE id = ?"));  // messages: ON DELETE CASCADE
   q.addBindValue(chat);
@@ -332,6 +455,66 @@ bool ChatStore::remove(ChatId chat, QString* error) {
   }
   saved_.erase(chat);
   return true;
+}
+
+namespace {
+
+// A stored value as JSON: numbers and text as they are, NULL as null, a blob as base64.
+QJsonValue column_json(const QVariant& v) {
+  if (v.isNull()) return QJsonValue::Null;
+  switch (v.typeId()) {
+    case QMetaType::LongLong:
+    case QMetaType::Int:
+      return QJsonValue(v.toLongLong());
+    case QMetaType::Double:
+      return QJsonValue(v.toDouble());
+    case QMetaType::QByteArray:
+      return QJsonObject{
+          {QStringLiteral("base64"), QString::fromLatin1(v.toByteArray().toBase64())}};
+    default:
+      return QJsonValue(v.toString());
+  }
+}
+
+QJsonObject row_json(const QSqlQuery& q) {
+  QJsonObject row;
+  const QSqlRecord record = q.record();
+  for (int i = 0; i < record.count(); ++i) row.insert(record.fieldName(i), column_json(q.value(i)));
+  return row;
+}
+
+}  // namespace
+
+std::optional<QByteArray> ChatStore::rawChatJson(ChatId chat, QString* error) const {
+  QSqlQuery c(db());
+  c.prepare(QStringLiteral("SELECT * FROM chats WHERE id = ?"));
+  c.addBindValue(chat);
+  if (!c.exec() || !c.next()) {
+    *error = c.lastError().isValid()
+                 ? sql_error(ChatStoreText::tr("reading chat %1").arg(chat), c.lastError())
+                 : ChatStoreText::tr("no saved chat %1").arg(chat);
+    return std::nullopt;
+  }
+  QJsonObject out{{QStringLiteral("schema_version"), version_},
+                  {QStringLiteral("chat"), row_json(c)}};
+  if (auto it = unreadable_.find(chat); it != unreadable_.end()) {
+    out.insert(QStringLiteral("unreadable_because"), it->second.reason);
+  }
+  // By position where the table has one (every version so far), else as stored.
+  QJsonArray messages;
+  QSqlQuery m(db());
+  for (const QString& order : {QStringLiteral(" ORDER BY position"), QString()}) {
+    m.prepare(QStringLiteral("SELECT * FROM messages WHERE chat_id = ?") + order);
+    m.addBindValue(chat);
+    if (m.exec()) break;
+  }
+  if (m.isActive()) {
+    while (m.next()) messages.push_back(row_json(m));
+    out.insert(QStringLiteral("messages"), messages);
+  } else {
+    out.insert(QStringLiteral("messages_error"), m.lastError().text().trimmed());
+  }
+  return QJsonDocument(out).toJson(QJsonDocument::Indented);
 }
 
 QString ChatStore::samplingToJson(const SamplingSettings& s) {

@@ -10,13 +10,20 @@
 //       messages(chat_id, position, role, text, state, note, created_ms)
 //   v2  + chats.model_path, model_name, model_size, model_mtime_ms (the file the replies
 //       came from) and messages.prompt_tokens, tokens, decode_seconds, finish_reason
-// A database of a newer version than this build knows is not opened (nothing is changed).
+// A database this build must not write is opened read-only and its chats listed: one of a
+// newer version (nothing is changed, not even the journal mode), or a file or folder the
+// user cannot write. A chat that cannot be read back stays listed with the reason and can be
+// exported as its raw rows; its rows are never written or deleted.
 #pragma once
 
 #include <QString>
 #include <QStringList>
 
+#include <QByteArray>
+
+#include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <vector>
 
@@ -35,8 +42,16 @@ class ChatStore {
  public:
   static constexpr int kSchemaVersion = 2;
 
+  // A saved chat load() could not read: listed with the reason, kept as it is.
+  struct UnreadableChat {
+    ChatId id = 0;
+    QString title;
+    QString reason;
+  };
+
   // Opens (creating or upgrading) the database at `path`; nullptr with `error` set when it
-  // cannot be used (not a database, a newer schema, a folder that cannot be written).
+  // cannot be used at all (not a database, a folder that cannot be created). A newer schema
+  // or a file or folder that cannot be written opens read-only (readOnlyReason() says why).
   static std::unique_ptr<ChatStore> open(const QString& path, QString* error);
   ~ChatStore();
   ChatStore(const ChatStore&) = delete;
@@ -55,6 +70,15 @@ class ChatStore {
   bool remove(ChatId chat, QString* error);
   bool contains(ChatId chat) const { return saved_.count(chat) > 0; }
 
+  // Read-only: save() and remove() refuse, and this says why ("" when writable).
+  bool readOnly() const { return !read_only_reason_.isEmpty(); }
+  const QString& readOnlyReason() const { return read_only_reason_; }
+  const std::map<ChatId, UnreadableChat>& unreadable() const { return unreadable_; }
+  // A chat's rows exactly as stored, every column (a newer version's too), as JSON:
+  // {"schema_version", "chat": {column: value}, "messages": [{column: value}]}. For a chat
+  // this version cannot read, so it is never invisible; nullopt with `error` otherwise.
+  std::optional<QByteArray> rawChatJson(ChatId chat, QString* error) const;
+
   // Sampling settings as the database keeps them (JSON text); exposed for the tests.
   static QString samplingToJson(const SamplingSettings& settings);
   // Throws UsageError naming the field for a value out of range or an unreadable text.
@@ -63,15 +87,22 @@ class ChatStore {
  private:
   ChatStore(QString path, QString connection);
   QSqlDatabase db() const;
-  bool refuse_newer(QString* error);
+  bool open_connection(bool read_only, bool immutable, QString* error);
+  std::optional<int> schema_version(QString* error);
+  bool open_writable(QString* error);
+  bool open_read_only(const QString& reason, QString* error);
   bool prepare(QString* error);
   bool migrate(QString* error);
   ChatSession* load_chat(const QSqlQuery& row, QObject* parent, QString* problem);
+  void list_unreadable(QStringList* problems);
+  bool refuse_write(ChatId chat, QString* error) const;
 
   QString path_;
   QString connection_;  // this store's Qt SQL connection name
+  int version_ = 0;     // PRAGMA user_version as opened
+  QString read_only_reason_;
   std::set<ChatId> saved_;
-  std::set<ChatId> unreadable_;  // rows load() skipped: left as they are
+  std::map<ChatId, UnreadableChat> unreadable_;  // rows load() skipped: left as they are
 };
 
 }  // namespace kvscope::ui

@@ -1,12 +1,14 @@
 #include "chat/sidebar.h"
 
 #include <QHBoxLayout>
+#include <QLabel>
 #include <QLineEdit>
 #include <QListWidget>
 #include <QMenu>
 #include <QPainter>
 #include <QPixmap>
 #include <QPushButton>
+#include <QStyle>
 #include <QTimer>
 #include <QVBoxLayout>
 
@@ -17,6 +19,7 @@ namespace kvscope::ui {
 namespace {
 
 constexpr int kChatRole = Qt::UserRole + 1;
+constexpr int kUnreadableRole = Qt::UserRole + 2;
 
 QIcon dot_icon(const QColor& color, bool hollow) {
   QPixmap pixmap(14, 14);
@@ -46,6 +49,7 @@ ChatSidebar::ChatSidebar(QWidget* parent)
       new_chat_(new QPushButton(tr("New chat"), this)),
       delete_chat_(new QPushButton(tr("Delete"), this)),
       undo_(new QPushButton(this)),
+      read_only_(new QLabel(this)),
       undo_timer_(new QTimer(this)) {
   new_chat_->setToolTip(tr("Start another conversation: a new sequence in the same engine"));
   search_->setPlaceholderText(tr("Search chats"));
@@ -61,7 +65,11 @@ ChatSidebar::ChatSidebar(QWidget* parent)
   layout->addLayout(buttons);
   layout->addWidget(search_);
   layout->addWidget(list_, 1);
+  layout->addWidget(read_only_);
   layout->addWidget(undo_);
+  read_only_->setWordWrap(true);
+  read_only_->setVisible(false);
+  read_only_->setForegroundRole(QPalette::PlaceholderText);
   list_->setTextElideMode(Qt::ElideRight);
   list_->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
   list_->setEditTriggers(QAbstractItemView::DoubleClicked | QAbstractItemView::EditKeyPressed);
@@ -109,6 +117,32 @@ void ChatSidebar::addSession(ChatSession* session) {
   connect(session, &ChatSession::generatingChanged, this, [this, session] { refresh(session); });
   connect(session, &ChatSession::itemsReset, this, &ChatSidebar::apply_search);
   apply_search();
+}
+
+void ChatSidebar::addUnreadable(ChatId chat, const QString& title, const QString& reason) {
+  refreshing_ = true;
+  auto* item = new QListWidgetItem(list_);
+  item->setData(kChatRole, chat);
+  item->setData(kUnreadableRole, true);
+  item->setFlags(Qt::ItemIsEnabled);  // not selectable, not editable: it cannot be opened
+  item->setText(title.isEmpty() ? tr("Chat %1").arg(chat) : title);
+  item->setForeground(palette().brush(QPalette::Disabled, QPalette::Text));
+  item->setIcon(style()->standardIcon(QStyle::SP_MessageBoxWarning));
+  item->setToolTip(tr("This version of KVScope cannot open this chat: %1.\nIt is kept as it is; "
+                      "its context menu exports it as JSON.")
+                       .arg(reason));
+  refreshing_ = false;
+}
+
+void ChatSidebar::setReadOnlyNote(const QString& note) {
+  read_only_->setText(note);
+  read_only_->setToolTip(note);
+  read_only_->setVisible(!note.isEmpty());
+}
+
+bool ChatSidebar::isUnreadable(ChatId chat) const {
+  const QListWidgetItem* item = item_of(chat);
+  return item && item->data(kUnreadableRole).toBool();
 }
 
 void ChatSidebar::removeSession(ChatId chat) {
@@ -197,6 +231,12 @@ void ChatSidebar::show_menu(const QPoint& pos) {
   if (!item) return;
   const ChatId chat = item->data(kChatRole).toLongLong();
   QMenu menu(this);
+  if (item->data(kUnreadableRole).toBool()) {
+    menu.addAction(tr("Export as stored (JSON)\u2026"), this,
+                   [this, chat] { emit exportUnreadableRequested(chat); });
+    menu.exec(list_->viewport()->mapToGlobal(pos));
+    return;
+  }
   menu.addAction(tr("Rename"), this, [this, item] { list_->editItem(item); });
   menu.addAction(tr("Export as Markdown\u2026"), this,
                  [this, chat] { emit exportRequested(chat, false); });

@@ -1,13 +1,16 @@
 // ChatSidebar: the list of chats (each its own sequence in the one engine), with the chat's
 // colour as in the block map and a mark on the ones generating. Above it a search box keeps
 // the chats whose title or messages hold the text; a chat is renamed in place (double-click,
-// F2 or its context menu). After a delete, an Undo button stays for a few seconds.
+// F2 or its context menu). After a delete, an Undo button stays for a few seconds. A saved
+// chat this version cannot read is listed greyed, with the reason, and can only be exported
+// (its rows as stored); under the list a line says when the saved chats are read-only.
 #pragma once
 
 #include <QWidget>
 
 #include "worker/engine_messages.h"
 
+class QLabel;
 class QLineEdit;
 class QListWidget;
 class QListWidgetItem;
@@ -28,6 +31,11 @@ class ChatSidebar : public QWidget {
   explicit ChatSidebar(QWidget* parent = nullptr);
 
   void addSession(ChatSession* session);
+  // A saved chat that could not be read: greyed, not selectable, `reason` in its tooltip.
+  void addUnreadable(ChatId chat, const QString& title, const QString& reason);
+  // "" hides the line.
+  void setReadOnlyNote(const QString& note);
+  bool isUnreadable(ChatId chat) const;
   void removeSession(ChatId chat);
   void setCurrent(ChatId chat);
   ChatId current() const;
@@ -42,6 +50,7 @@ class ChatSidebar : public QWidget {
 
   QListWidget* list() const { return list_; }
   QPushButton* undoButton() const { return undo_; }
+  QLabel* readOnlyLabel() const { return read_only_; }
 
  signals:
   void currentChanged(kvscope::ui::ChatId chat);
@@ -49,6 +58,7 @@ class ChatSidebar : public QWidget {
   void deleteChatRequested(kvscope::ui::ChatId chat);
   void renameRequested(kvscope::ui::ChatId chat, const QString& title);
   void exportRequested(kvscope::ui::ChatId chat, bool json);  // else Markdown
+  void exportUnreadableRequested(kvscope::ui::ChatId chat);   // its rows as stored, as JSON
   void undoDeleteRequested();
   void undoExpired();
 
@@ -64,6 +74,7 @@ class ChatSidebar : public QWidget {
   QPushButton* new_chat_;
   QPushButton* delete_chat_;
   QPushButton* undo_;
+  QLabel* read_only_;
   QTimer* undo_timer_;
   QList<ChatSession*> sessions_;
   bool refreshing_ = false;  // itemChanged from our own setText is no rename

@@ -62,6 +62,7 @@ MainWindow::MainWindow(AppConfig config, QWidget* parent)
   connect_chats();
   build_serving();
   chats_->restore(config_.chats_path, &settings_problems);
+  list_stored_chat_state();
   chats_->newChat();
   set_model_ready(false);
   if (!settings_problems.isEmpty()) notice_->showError(settings_problems.join(QLatin1Char('\n')));

@@ -106,12 +106,14 @@ class MainWindow : public QMainWindow {
   void start_serving(const serve::ServerOptions& options);
   void update_serve_status(const PanelFrame* frame);
   void export_chat(ChatId chat, bool json);
+  void export_stored_chat(ChatId chat);  // a chat this version cannot read, as stored
   void export_panel_snapshot();
   void build_layout();
   QWidget* build_pages(QWidget* chat);  // main_window_pages.cpp
   void show_model_in_pages(const std::optional<ModelInfo>& info);
   void connect_engine();
   void connect_chats();  // main_window_chats.cpp
+  void list_stored_chat_state();
   void on_model_loading(const QString& what);
   void on_model_loaded(const ModelInfo& info);
   void on_model_failed(const QString& error);

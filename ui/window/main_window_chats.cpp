@@ -8,6 +8,7 @@
 
 #include "chat/chat_controller.h"
 #include "chat/chat_panel.h"
+#include "chat/chat_store.h"
 #include "chat/session.h"
 #include "chat/sidebar.h"
 #include "panel/live_panel.h"
@@ -25,6 +26,7 @@ void MainWindow::connect_chats() {
   connect(sidebar_, &ChatSidebar::deleteChatRequested, chats_, &ChatController::deleteChat);
   connect(sidebar_, &ChatSidebar::undoDeleteRequested, chats_, &ChatController::undoDelete);
   connect(sidebar_, &ChatSidebar::exportRequested, this, &MainWindow::export_chat);
+  connect(sidebar_, &ChatSidebar::exportUnreadableRequested, this, &MainWindow::export_stored_chat);
   connect(sidebar_, &ChatSidebar::undoExpired, chats_, &ChatController::finishDelete);
   connect(sidebar_, &ChatSidebar::renameRequested, chats_, &ChatController::renameChat);
   connect(chat_panel_, &ChatPanel::sendRequested, chats_, &ChatController::sendMessage);
@@ -54,6 +56,19 @@ void MainWindow::connect_chats() {
             .arg(r.prompt_tokens),
         8000);
   });
+}
+
+// The saved chats restore() could not open stay in the list, greyed; a read-only store says
+// so under it for as long as the window lives (the notice bar can be closed).
+void MainWindow::list_stored_chat_state() {
+  const ChatStore* store = chats_->store();
+  if (!store) return;
+  for (const auto& [id, chat] : store->unreadable())
+    sidebar_->addUnreadable(id, chat.title, chat.reason);
+  if (store->readOnly()) {
+    sidebar_->setReadOnlyNote(
+        tr("Read-only: new chats and replies are not saved (%1).").arg(store->readOnlyReason()));
+  }
 }
 
 void MainWindow::show_open_dialog() {

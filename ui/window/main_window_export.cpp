@@ -7,6 +7,7 @@
 
 #include "chat/chat_controller.h"
 #include "chat/chat_export.h"
+#include "chat/chat_store.h"
 #include "chat/session.h"
 #include "kv/panel_snapshot_json.h"
 #include "panel/block_map_widget.h"
@@ -63,6 +64,19 @@ void MainWindow::export_chat(ChatId chat, bool json) {
         this, tr("Export chat as Markdown"), stem + QStringLiteral(".md"), tr("Markdown (*.md)"),
         [s](const QString& path) { return save_text_file(path, chat_markdown(*s).toUtf8()); });
   }
+}
+
+// A chat this version cannot read: its rows as the database holds them, every column.
+void MainWindow::export_stored_chat(ChatId chat) {
+  const ChatStore* store = chats_->store();
+  if (!store || store->unreadable().count(chat) == 0) return;
+  const QString stem = file_stem(store->unreadable().at(chat).title);
+  export_with_dialog(this, tr("Export chat as stored (JSON)"), stem + QStringLiteral(".json"),
+                     tr("JSON (*.json)"), [store, chat](const QString& path) {
+                       QString error;
+                       const std::optional<QByteArray> json = store->rawChatJson(chat, &error);
+                       return json ? save_text_file(path, *json) : error;
+                     });
 }
 
 // The frame the panel drew last; before any, a box says there is nothing to save yet.
