@@ -1,31 +1,32 @@
 #include "remote/kv_prediction.h"
 
-#include "plan/parallel_plan.h"
-#include "plan/weight_footprint.h"
+#include "plan/vllm_explainer.h"
 
 namespace kvscope {
 
 PlannedPool plan_server_pool(const ModelPreset& model, const GpuPreset& gpu,
                              const PoolQuestion& q) {
-  const WeightFootprint weights = preset_weights(model.spec, model.n_params, WeightType::F16);
-  ParallelRequest r;
-  r.base = make_plan_request(model.spec, weights, KvDtype::F16, KvDtype::F16, q.block_size);
-  r.base.batch = q.max_num_seqs;
-  r.base.context = q.context > 0 ? q.context : model.spec.context_length;
-  r.base.budget.total_bytes = gpu.memory_bytes;
-  r.base.budget.utilisation = q.utilisation;
-  r.n_params = model.n_params;
-  r.shape.tp = q.tp;
-  r.shape.pp = q.pp;
+  VllmRequest r;
+  r.spec = model.spec;
+  r.weights = q.weights;
+  r.version = q.version;
+  r.total_gpu_memory = reported_gpu_memory(gpu.memory_bytes);
+  r.gpu_memory_utilization = q.utilisation;
+  r.tp = q.tp;
+  r.pp = q.pp;
+  r.max_model_len = q.context;
+  r.max_num_seqs = q.max_num_seqs;
   r.kv_dtype = q.kv_dtype;
-  const ParallelPlan plan = plan_parallel(r);
+  r.block_size = q.block_size;
+  const VllmMemoryPlan plan = plan_vllm_memory(r);
   PlannedPool out;
   out.model = model.slug;
   out.gpu = gpu.slug;
   out.question = q;
-  out.blocks = plan.kv_blocks;
+  out.blocks = plan.gpu_blocks;
   out.tokens = plan.kv_tokens;
-  out.fits = plan.kv_blocks > 0;
+  out.fits = plan.gpu_blocks > 0;
+  out.formula = explain_vllm_memory(plan);
   return out;
 }
 
@@ -39,6 +40,11 @@ KvComparison compare_kv(const ServerSample& sample, std::optional<double> kv_tok
     c.planned_pct = 100.0 * *c.tokens / static_cast<double>(plan.tokens);
   if (c.server_pool_tokens && plan.tokens > 0) {
     c.pool_ratio = static_cast<double>(*c.server_pool_tokens) / static_cast<double>(plan.tokens);
+  }
+  if (c.server_pool_tokens && *c.server_pool_tokens > 0) {
+    c.pool_difference_pct =
+        100.0 *
+        (static_cast<double>(plan.tokens) / static_cast<double>(*c.server_pool_tokens) - 1.0);
   }
   return c;
 }

@@ -1,12 +1,15 @@
 // What the planner says a server's KV pool should be, and the live usage read against it.
 //
-// The planner (engine/plan, plan_parallel) sizes the pool for a model preset served as vLLM
-// serves it: 16-bit weights from the Hugging Face repository, tp x pp GPUs of one kind, the
-// GPU's memory x utilisation, less weights and workspace, in blocks of block_size tokens:
-//   planned tokens = node KV blocks x block_size
-// A server that says how many tokens its cache holds (llama-server's kv_cache_tokens, or
-// KV usage x num_gpu_blocks x block_size from vLLM's cache_config_info) is then read
-// against that pool:
+// The pool is planned with vLLM's own accounting (engine/plan/vllm_memory.h), for a model
+// preset served as vLLM serves it: the checkpoint's weights (bf16 unless told), tp x pp GPUs of
+// one kind with the memory CUDA reports for them, utilisation x that total, less weights,
+// non-torch memory and the profiling run's activation peak, in blocks of block_size tokens:
+//   planned tokens = GPU blocks x block_size   (what vLLM logs as "GPU KV cache size")
+// A vLLM server says its pool in vllm:cache_config_info (num_gpu_blocks x block_size), so
+//   pool difference = planned tokens / server's pool tokens - 1   (in percent)
+// says how far the planner is from the server it watches. A server that says how many
+// tokens its cache holds (llama-server's kv_cache_tokens, or KV usage x its pool) is then
+// read against the planned pool:
 //   planned usage = tokens held / planned tokens
 // so the live and the planned line cross where the planner's pool is the server's. When
 // the server gives neither, only its own usage is known and no planned line is drawn.
@@ -18,6 +21,7 @@
 
 #include "plan/presets.h"
 #include "plan/serving_kv_dtype.h"
+#include "plan/vllm_memory.h"
 #include "remote/server_sample.h"
 
 namespace kvscope {
@@ -28,8 +32,10 @@ struct PoolQuestion {
   std::int64_t tp = 1;
   std::int64_t pp = 1;
   ServingKvDtype kv_dtype = ServingKvDtype::Auto;
-  std::int64_t max_num_seqs = 256;  // vLLM's default; sizes the workspace
-  std::int64_t context = 0;         // max_model_len; 0: the model's context length
+  std::int64_t max_num_seqs = 0;  // 0: the release's default; sizes the sampler's peak
+  std::int64_t context = 0;       // max_model_len; 0: the model's context length
+  VllmVersion version = kLatestVllmVersion;
+  VllmWeightFormat weights = VllmWeightFormat::Bf16;
 };
 
 struct PlannedPool {
@@ -38,10 +44,11 @@ struct PlannedPool {
   PoolQuestion question;
   std::int64_t blocks = 0;  // per GPU, the node's minimum over stages
   std::int64_t tokens = 0;  // blocks x block_size
-  bool fits = false;        // the weights and workspace leave room for a pool at all
+  bool fits = false;        // the weights and the profiling run leave room for a pool at all
+  std::string formula;      // vLLM's accounting written out (explain_vllm_memory)
 };
 
-// UsageError for a shape the model refuses or a bad question (plan_parallel's).
+// UsageError for a shape vLLM refuses or a bad question (plan_vllm_memory's).
 PlannedPool plan_server_pool(const ModelPreset& model, const GpuPreset& gpu,
                              const PoolQuestion& question);
 
@@ -52,6 +59,8 @@ struct KvComparison {
   std::optional<std::int64_t> server_pool_tokens;
   // server pool / planned pool: > 1 when the planner expected less room than the server has.
   std::optional<double> pool_ratio;
+  // 100 x (planned pool / server pool - 1): + when the planner promises more than the server has.
+  std::optional<double> pool_difference_pct;
 };
 
 KvComparison compare_kv(const ServerSample& sample, std::optional<double> kv_tokens,

@@ -3,6 +3,7 @@
 // bad URL; and following `kvscope-cli serve` (stories260K) under a little load from curl.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -57,7 +58,8 @@ TEST(CliWatch, PrintsALinePerScrapeAndThePlannersPoolBesideTheServers) {
       << r.out;
   EXPECT_TRUE(std::regex_search(
       r.out, std::regex(R"(Server: vLLM \(v1 metrics\), model meta-llama/Llama-3.1-8B-Instruct, )"
-                        R"(KV pool 1,952 blocks x 16 = 31,232 tokens \(planner 1\.\d\dx that\))")))
+                        R"(KV pool 1,952 blocks x 16 = 31,232 tokens \(planner [\d,]+ tokens, )"
+                        R"([+-]\d+\.\d%\))")))
       << r.out;
   // KV use, the planner's usage for the same tokens, running 24, waiting 5, 3 preemptions;
   // the same dump twice: no new prefix queries or first tokens, 0 tokens/s
@@ -65,6 +67,23 @@ TEST(CliWatch, PrintsALinePerScrapeAndThePlannersPoolBesideTheServers) {
   std::ptrdiff_t lines =
       std::distance(std::sregex_iterator(r.out.begin(), r.out.end(), line), std::sregex_iterator());
   EXPECT_EQ(lines, 1) << r.out;  // the first line has no rates yet
+}
+
+// The server of vllm issue 10517 (vLLM 0.6.4, max_model_len 20,000) planned with that
+// release's accounting: its 1,952 blocks within 2%.
+TEST(CliWatch, PlansTheServersReleaseAndSaysTheDifferenceInPercent) {
+  StaticServer server(site());
+  if (server.port.empty())
+    GTEST_SKIP() << "needs python3 (http.server): " << server.process.output();
+  const CliResult r = run_cli({"watch", "http://127.0.0.1:" + server.port + "/vllm_v1_2.prom",
+                               "--count", "1", "--model", "llama-3.1-8b", "--gpu", "rtx-3090",
+                               "--ctx", "20000", "--vllm-version", "0.6.4"});
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  std::smatch m;
+  ASSERT_TRUE(
+      std::regex_search(r.out, m, std::regex(R"(\(planner [\d,]+ tokens, ([+-]\d+\.\d)%\))")))
+      << r.out;
+  EXPECT_LT(std::abs(std::stod(m[1].str())), 2.0) << r.out;
 }
 
 TEST(CliWatch, SaysWhatIsWrongWithABadEndpointAndRetries) {

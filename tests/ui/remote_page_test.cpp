@@ -87,7 +87,13 @@ class RemotePageTest : public QObject {
              qPrintable(page.statusLabel()->text()));
     const QString server = page.serverLabel()->text();
     QVERIFY2(server.contains("KV pool 1,952 blocks x 16 = 31,232 tokens"), qPrintable(server));
-    QVERIFY2(server.contains("planner: llama-3.1-8b on rtx-3090 at 0.90"), qPrintable(server));
+    QVERIFY2(server.contains("planner: llama-3.1-8b on rtx-3090 at 0.90 as vLLM"),
+             qPrintable(server));
+    // the planned pool beside the server's cache_config_info pool, with the difference in %
+    QVERIFY2(
+        server.contains(QRegularExpression(R"(tokens \([+-]\d+\.\d% against the server's pool\))")),
+        qPrintable(server));
+    QVERIFY(page.serverLabel()->toolTip().contains("activation"));
     QVERIFY(page.plan());
     const double planned_tokens = static_cast<double>(page.plan()->tokens);
 

@@ -230,16 +230,17 @@ void RemotePage::update_server_line() {
     }
   }
   if (plan_) {
-    QString line = tr("planner: %1 on %2 at %3: %4 tokens")
+    QString line = tr("planner: %1 on %2 at %3 as %5 counts: %4 tokens")
                        .arg(q(plan_->model), q(plan_->gpu))
                        .arg(plan_->question.utilisation, 0, 'f', 2)
-                       .arg(q(group_digits(plan_->tokens)));
+                       .arg(q(group_digits(plan_->tokens)))
+                       .arg(q(std::string(vllm_version_info(plan_->question.version).label)));
     const ServerSample* s = series_.latest();
-    if (s != nullptr && s->kv_pool_tokens() && plan_->tokens > 0) {
-      line +=
-          tr(" (%1x the server's)")
-              .arg(static_cast<double>(plan_->tokens) / static_cast<double>(*s->kv_pool_tokens()),
-                   0, 'f', 2);
+    if (s != nullptr && s->kv_pool_tokens() && *s->kv_pool_tokens() > 0) {
+      const double diff =
+          100.0 *
+          (static_cast<double>(plan_->tokens) / static_cast<double>(*s->kv_pool_tokens()) - 1.0);
+      line += tr(" (%1% against the server's pool)").arg(QString::asprintf("%+.1f", diff));
     } else if (s != nullptr && !s->kv_tokens && !s->kv_pool_tokens()) {
       line += tr("; the server does not say how many tokens it holds, so no planner line");
     }
@@ -248,6 +249,8 @@ void RemotePage::update_server_line() {
     parts << tr("planner: %1").arg(plan_error_);
   }
   server_->setText(parts.join(QStringLiteral("; ")));
+  // vLLM's accounting of the planned pool, term by term
+  server_->setToolTip(plan_ ? q(plan_->formula) : QString());
   server_->setVisible(!parts.isEmpty());
 }
 

@@ -1,8 +1,10 @@
 // `kvscope-cli watch URL`: follows a serving engine's /metrics (vLLM, llama-server, KVScope's
 // own server) and prints one line per scrape: KV cache usage, running and waiting requests,
 // preemptions, prefix-cache hit rate, tokens/s and TTFT percentiles (engine/remote). With
-// --model PRESET --gpu GPU it also prints the planner's KV pool for that model and GPU and,
-// per line, the usage the planner predicts for the tokens the server holds. A failed scrape
+// --model PRESET --gpu GPU it also prints the KV pool vLLM's own accounting plans for that
+// model and GPU (engine/plan/vllm_memory.h), beside the server's cache_config_info pool with the
+// difference in percent, and per line the usage the planner predicts for the tokens the server
+// holds. A failed scrape
 // prints its reason and the next one is tried at the next tick.
 #include <chrono>
 #include <optional>
@@ -37,7 +39,13 @@ void declare_watch_options(ArgParser& p) {
   p.option({"--pp"}, "pipeline parallel size for the plan (default 1)");
   p.option({"--kv-cache-dtype"}, "auto or fp8, for the plan (default auto)");
   p.option({"--block-size"}, "KV block size in tokens, for the plan (default 16)");
-  p.option({"--max-num-seqs"}, "the server's max_num_seqs, for the plan's workspace (default 256)");
+  p.option({"--max-num-seqs"},
+           "the server's max_num_seqs, for the plan's sampler peak (default: the release's)");
+  p.option({"--vllm-version"},
+           "the server's vLLM release, for the plan: 0.6.4, 0.6.5, 0.7-v0, 0.10, 0.26 (default)");
+  p.option({"--vllm-weights"},
+           "the checkpoint's format, for the plan: bf16 (default), fp8, awq, "
+           "gptq, bnb");
   p.option({"-c", "--ctx"}, "the server's max_model_len (default: the model's context)");
   p.option({"--presets"}, "folder holding models.json and gpus.json");
 }
@@ -56,7 +64,9 @@ std::optional<PlannedPool> plan_from(const ArgParser& p) {
   q.pp = p.get_int("--pp", 1, 1, kMaxNodeGpus);
   q.kv_dtype = parse_serving_kv_dtype(p.get_or("--kv-cache-dtype", "auto"));
   q.block_size = p.get_int("--block-size", 16, 1, 4096);
-  q.max_num_seqs = p.get_int("--max-num-seqs", 256, 1, 1 << 20);
+  q.max_num_seqs = p.get_int("--max-num-seqs", 0, 1, 1 << 20);
+  q.version = parse_vllm_version(p.get_or("--vllm-version", "latest"));
+  q.weights = parse_vllm_weight_format(p.get_or("--vllm-weights", "bf16"));
   q.context = p.get_int("-c", 0, 1, std::int64_t{1} << 30);
   return plan_server_pool(find_model_preset(models, p.required("--model")),
                           find_gpu_preset(gpus, p.required("--gpu")), q);
@@ -65,11 +75,12 @@ std::optional<PlannedPool> plan_from(const ArgParser& p) {
 void print_plan(const PlannedPool& pool) {
   const PoolQuestion& q = pool.question;
   fmt::print(
-      "Planner: {} on {} x {} at utilisation {:.2f} (16-bit weights, KV {}, {} sequences): KV "
-      "pool {} blocks x {} = {} tokens{}\n",
-      pool.model, q.tp * q.pp, pool.gpu, q.utilisation, serving_kv_dtype_name(q.kv_dtype),
-      q.max_num_seqs, group_digits(pool.blocks), q.block_size, group_digits(pool.tokens),
-      pool.fits ? "" : " (the weights and workspace leave no room for a KV pool)");
+      "Planner: {} on {} x {} at utilisation {:.2f} ({} weights, KV {}, {}): KV pool {} blocks "
+      "x {} = {} tokens{}\n",
+      pool.model, q.tp * q.pp, pool.gpu, q.utilisation, vllm_weight_format_name(q.weights),
+      serving_kv_dtype_name(q.kv_dtype), vllm_version_info(q.version).label,
+      group_digits(pool.blocks), q.block_size, group_digits(pool.tokens),
+      pool.fits ? "" : " (weights and the profiling run leave no room for a KV pool)");
 }
 
 // Once, on the first good scrape: what the server is and its pool against the plan.
@@ -79,9 +90,10 @@ void print_server(const ServerSample& s, const std::optional<PlannedPool>& plan)
   if (const auto pool = s.kv_pool_tokens()) {
     line += fmt::format(", KV pool {} blocks x {} = {} tokens", group_digits(*s.kv_pool_blocks),
                         *s.kv_block_size, group_digits(*pool));
-    if (plan && plan->tokens > 0) {
-      line += fmt::format(" (planner {:.2f}x that)",
-                          static_cast<double>(plan->tokens) / static_cast<double>(*pool));
+    if (plan) {
+      const double diff =
+          100.0 * (static_cast<double>(plan->tokens) / static_cast<double>(*pool) - 1.0);
+      line += fmt::format(" (planner {} tokens, {:+.1f}%)", group_digits(plan->tokens), diff);
     }
   } else if (s.kv_pool_blocks) {
     line += fmt::format(", KV pool {} blocks", group_digits(*s.kv_pool_blocks));
