@@ -24,6 +24,7 @@
 #include "plan/parallel_plan.h"
 #include "plan/parallel_solvers.h"
 #include "plan/vllm_command.h"
+#include "plan/vllm_memory.h"
 #include "util/error.h"
 #include "widgets/slider_spin.h"
 #include "window/app_palette.h"
@@ -234,6 +235,29 @@ class FitsVllmTest : public QObject {
     QCOMPARE(QGuiApplication::clipboard()->text(), s->commandEdit()->toPlainText());
   }
 
+  // vLLM's own answer above the bars: Llama-3.1-8B on an RTX 3090 at 0.90, 20,000 tokens,
+  // 256 sequences, as vLLM 0.6.4 logged it (vllm issue 10517: 1,952 blocks, 1.56x).
+  void showsVllmsOwnKvTokensForTheRelease() {
+    FitsPage page;
+    FitsControls* controls = page.controls();
+    select_text(controls->modelBox(), QStringLiteral("Llama-3.1-8B"));
+    select_text(controls->gpuBox(), QStringLiteral("GeForce RTX 3090"));
+    controls->batch()->setValue(256);
+    controls->context()->setValue(20000);
+    FitsVllmSection* s = page.vllmSection();
+    s->vllmVersionBox()->setCurrentIndex(
+        s->vllmVersionBox()->findData(static_cast<int>(VllmVersion::V0_6_4)));
+    QVERIFY(s->vllmPlan().has_value());
+    QCOMPARE(s->vllmPlan()->gpu_blocks, std::int64_t{1952});
+    const QString verdict = s->vllmVerdictLabel()->text();
+    QVERIFY2(verdict.contains("31,232 tokens") && verdict.contains("1.56x"), qPrintable(verdict));
+    QVERIFY2(verdict.contains("Largest max_model_len that starts"), qPrintable(verdict));
+    QVERIFY(s->vllmTermsEdit()->toPlainText().contains("activation"));
+    // a checkpoint format changes the weights term
+    select_text(s->vllmWeightsBox(), QStringLiteral("awq"));
+    QVERIFY(s->vllmPlan()->gpu_blocks > 1952);
+  }
+
   void screenshotAt1280x800() {
     const QString dir = qEnvironmentVariable("KVSCOPE_SHOTS_DIR");
     if (dir.isEmpty()) QSKIP("set KVSCOPE_SHOTS_DIR to save screenshots");
@@ -258,6 +282,12 @@ class FitsVllmTest : public QObject {
       page.vllmSection()->tpBox()->setValue(1);
       QTest::qWait(50);
       QVERIFY(page.grab().save(dir + QStringLiteral("/fits-vllm-%1-short.png").arg(name)));
+      select_text(page.controls()->modelBox(), QStringLiteral("Llama-3.1-8B"));
+      select_text(page.controls()->gpuBox(), QStringLiteral("GeForce RTX 3090"));
+      page.controls()->batch()->setValue(256);
+      page.controls()->context()->setValue(20000);
+      QTest::qWait(50);
+      QVERIFY(page.grab().save(dir + QStringLiteral("/fits-vllm-%1-3090.png").arg(name)));
     }
   }
 };

@@ -19,6 +19,9 @@
 
 #include "fits/stack_bar.h"
 #include "plan/parallel_solvers.h"
+#include "plan/units.h"
+#include "plan/vllm_explainer.h"
+#include "plan/vllm_solvers.h"
 #include "widgets/number_text.h"
 
 namespace kvscope::ui {
@@ -28,6 +31,10 @@ FitsVllmSection::FitsVllmSection(QWidget* parent)
       tp_(new QSpinBox(this)),
       pp_(new QSpinBox(this)),
       kv_dtype_(new QComboBox(this)),
+      version_(new QComboBox(this)),
+      weights_(new QComboBox(this)),
+      vllm_verdict_(new QLabel(this)),
+      vllm_terms_(new QPlainTextEdit(this)),
       gpus_(new QLabel(this)),
       verdict_(new QLabel(this)),
       error_(new QLabel(this)),
@@ -42,10 +49,28 @@ FitsVllmSection::FitsVllmSection(QWidget* parent)
   for (const ServingKvDtype d : {ServingKvDtype::Auto, ServingKvDtype::Fp8}) {
     kv_dtype_->addItem(QString::fromUtf8(serving_kv_dtype_name(d).data()), static_cast<int>(d));
   }
+  for (const VllmVersionInfo& v : vllm_versions()) {
+    version_->addItem(QString::fromUtf8(v.label.data(), static_cast<int>(v.label.size())),
+                      static_cast<int>(v.version));
+  }
+  version_->setCurrentIndex(version_->findData(static_cast<int>(kLatestVllmVersion)));
+  version_->setToolTip(tr("The vLLM release whose memory accounting to follow"));
+  for (const VllmWeightFormat f :
+       {VllmWeightFormat::Bf16, VllmWeightFormat::Fp8, VllmWeightFormat::Awq,
+        VllmWeightFormat::Gptq, VllmWeightFormat::Bnb}) {
+    const std::string_view name = vllm_weight_format_name(f);
+    weights_->addItem(QString::fromUtf8(name.data(), static_cast<int>(name.size())),
+                      static_cast<int>(f));
+  }
+  weights_->setToolTip(tr("How the checkpoint vllm serve loads stores its linear layers"));
   verdict_->setWordWrap(true);
   QFont bold = verdict_->font();
   bold.setBold(true);
-  verdict_->setFont(bold);
+  vllm_verdict_->setWordWrap(true);
+  vllm_verdict_->setFont(bold);
+  vllm_verdict_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  vllm_terms_->setReadOnly(true);
+  vllm_terms_->setLineWrapMode(QPlainTextEdit::WidgetWidth);
   error_->setWordWrap(true);
   error_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   error_->setStyleSheet(QStringLiteral("color: #d62728;"));
@@ -66,6 +91,7 @@ FitsVllmSection::FitsVllmSection(QWidget* parent)
   QFont mono = QFontDatabase::systemFont(QFontDatabase::FixedFont);
   mono.setPointSizeF(font().pointSizeF() * 0.9);
   command_->setFont(mono);
+  vllm_terms_->setFont(mono);
 
   auto* shape = new QHBoxLayout;
   shape->addWidget(new QLabel(tr("TP"), this));
@@ -79,14 +105,24 @@ FitsVllmSection::FitsVllmSection(QWidget* parent)
   shape->addWidget(new QLabel(tr("KV cache dtype"), this));
   shape->addWidget(kv_dtype_);
 
-  auto* weights_note =
-      new QLabel(tr("Weights as vLLM loads them from the Hugging Face repository: 16-bit, whatever "
-                    "Weights says above."),
+  auto* release = new QHBoxLayout;
+  release->addWidget(new QLabel(tr("vLLM"), this));
+  release->addWidget(version_);
+  release->addSpacing(8);
+  release->addWidget(new QLabel(tr("Checkpoint"), this));
+  release->addWidget(weights_);
+  release->addStretch(1);
+
+  auto* engine_note =
+      new QLabel(tr("KVScope's own engine on the same GPUs (16-bit weights from the Hugging Face "
+                    "repository), for comparison:"),
                  this);
-  weights_note->setWordWrap(true);
+  engine_note->setWordWrap(true);
   auto* left = new QVBoxLayout;
   left->addLayout(shape);
-  left->addWidget(weights_note);
+  left->addLayout(release);
+  left->addWidget(vllm_verdict_);
+  left->addWidget(engine_note);
   left->addWidget(verdict_);
   left->addWidget(error_);
   left->addWidget(scroll, 1);
@@ -96,18 +132,22 @@ FitsVllmSection::FitsVllmSection(QWidget* parent)
   copy_row->addStretch(1);
   copy_row->addWidget(copy_);
   auto* right = new QVBoxLayout;
+  right->addWidget(new QLabel(tr("vLLM's accounting, per GPU"), this));
+  right->addWidget(vllm_terms_, 3);
   right->addLayout(copy_row);
-  right->addWidget(command_, 1);
+  right->addWidget(command_, 2);
 
   auto* layout = new QHBoxLayout(this);
   layout->setContentsMargins(4, 4, 4, 4);
   layout->setSpacing(12);
-  layout->addLayout(left, 3);
-  layout->addLayout(right, 2);
+  layout->addLayout(left, 1);
+  layout->addLayout(right, 1);
 
   connect(tp_, &QSpinBox::valueChanged, this, &FitsVllmSection::on_shape_changed);
   connect(pp_, &QSpinBox::valueChanged, this, &FitsVllmSection::on_shape_changed);
   connect(kv_dtype_, &QComboBox::currentIndexChanged, this, &FitsVllmSection::recompute);
+  connect(version_, &QComboBox::currentIndexChanged, this, &FitsVllmSection::recompute);
+  connect(weights_, &QComboBox::currentIndexChanged, this, &FitsVllmSection::recompute);
   connect(copy_, &QPushButton::clicked, this,
           [this] { QGuiApplication::clipboard()->setText(command_->toPlainText()); });
   on_shape_changed();
@@ -161,6 +201,33 @@ void FitsVllmSection::recompute() {
   args_ = vllm_args_for(model_.toStdString(), r,
                         swap_bytes_per_gpu(*plan_, r.base.batch, r.base.context));
   show_plan(*plan_);
+  show_vllm_plan();
+}
+
+// vLLM's own accounting of the command's server: its verdict above the bars, its terms beside
+// the command.
+void FitsVllmSection::show_vllm_plan() {
+  vllm_plan_.reset();
+  try {
+    const VllmRequest vr =
+        vllm_memory_request(request_, request_.base.budget.total_bytes,
+                            static_cast<VllmVersion>(version_->currentData().toInt()),
+                            static_cast<VllmWeightFormat>(weights_->currentData().toInt()));
+    vllm_plan_ = plan_vllm_memory(vr);
+    const std::int64_t longest = vllm_max_model_len(vr);
+    QString text = tr("vLLM: %1").arg(QString::fromStdString(vllm_verdict(*vllm_plan_)));
+    text += longest > 0 ? tr(". Largest max_model_len that starts: %1").arg(count_text(longest))
+                        : tr(". No max_model_len starts on this GPU.");
+    vllm_verdict_->setText(text);
+    vllm_verdict_->setStyleSheet(vllm_plan_->starts ? QString()
+                                                    : QStringLiteral("color: #d62728;"));
+    vllm_terms_->setPlainText(QString::fromStdString(explain_vllm_memory(*vllm_plan_)));
+  } catch (const std::exception& e) {
+    vllm_verdict_->setText(tr("vLLM: %1").arg(QString::fromStdString(e.what())));
+    vllm_verdict_->setStyleSheet(QStringLiteral("color: #d62728;"));
+    vllm_terms_->clear();
+  }
+  vllm_verdict_->show();
 }
 
 void FitsVllmSection::show_plan(const ParallelPlan& plan) {
@@ -217,6 +284,9 @@ void FitsVllmSection::show_plan(const ParallelPlan& plan) {
 void FitsVllmSection::show_error(const QString& message) {
   clear_bars();
   verdict_->hide();
+  vllm_plan_.reset();
+  vllm_verdict_->hide();
+  vllm_terms_->clear();
   error_->setText(message);
   error_->show();
   command_->clear();

@@ -6,6 +6,12 @@
 // memory bar per pipeline stage (a stage's tp GPUs are alike), the verdict, and the
 // `vllm serve` command to copy. A shape vLLM would refuse shows the planner's message
 // instead of bars.
+//
+// Above the bars, vLLM's own answer for the same server (engine/plan/vllm_memory.h), for the
+// chosen vLLM release and checkpoint format: the KV tokens and maximum concurrency vLLM's log
+// will report, or why it will not start, and the largest max_model_len that starts; beside
+// the command, each term of vLLM's accounting written out. The bars below stay KVScope's own
+// engine on the same GPUs, for comparison.
 #pragma once
 
 #include <QWidget>
@@ -16,6 +22,7 @@
 #include "plan/fits_answers.h"
 #include "plan/parallel_plan.h"
 #include "plan/vllm_command.h"
+#include "plan/vllm_memory.h"
 
 class QComboBox;
 class QLabel;
@@ -46,6 +53,12 @@ class FitsVllmSection : public QWidget {
   QSpinBox* tpBox() const { return tp_; }
   QSpinBox* ppBox() const { return pp_; }
   QComboBox* kvDtypeBox() const { return kv_dtype_; }
+  QComboBox* vllmVersionBox() const { return version_; }
+  QComboBox* vllmWeightsBox() const { return weights_; }
+  // vLLM's own figures: the verdict line and the terms (empty while an error is shown).
+  QLabel* vllmVerdictLabel() const { return vllm_verdict_; }
+  QPlainTextEdit* vllmTermsEdit() const { return vllm_terms_; }
+  const std::optional<VllmMemoryPlan>& vllmPlan() const { return vllm_plan_; }
   QLabel* gpusLabel() const { return gpus_; }
   QLabel* verdictLabel() const { return verdict_; }
   QLabel* errorLabel() const { return error_; }
@@ -59,6 +72,7 @@ class FitsVllmSection : public QWidget {
   void recompute();
   void show_plan(const ParallelPlan& plan);
   void show_error(const QString& message);
+  void show_vllm_plan();
   void clear_bars();
 
   FitsInputs inputs_;
@@ -66,9 +80,14 @@ class FitsVllmSection : public QWidget {
   ParallelRequest request_;
   std::optional<ParallelPlan> plan_;
   VllmArgs args_;
+  std::optional<VllmMemoryPlan> vllm_plan_;
   QSpinBox* tp_;
   QSpinBox* pp_;
   QComboBox* kv_dtype_;
+  QComboBox* version_;
+  QComboBox* weights_;
+  QLabel* vllm_verdict_;
+  QPlainTextEdit* vllm_terms_;
   QLabel* gpus_;
   QLabel* verdict_;
   QLabel* error_;
