@@ -63,11 +63,12 @@ void MainWindow::connect_chats() {
 void MainWindow::list_stored_chat_state() {
   const ChatStore* store = chats_->store();
   if (!store) return;
-  for (const auto& [id, chat] : store->unreadable())
+  for (const auto& [id, chat] : store->unreadable()) {
     sidebar_->addUnreadable(id, chat.title, chat.reason);
+  }
   if (store->readOnly()) {
-    sidebar_->setReadOnlyNote(
-        tr("Read-only: new chats and replies are not saved (%1).").arg(store->readOnlyReason()));
+    sidebar_->setReadOnlyNote(tr("Read-only \u2014 %1. New chats and replies are not saved.")
+                                  .arg(store->readOnlyReason()));
   }
 }
 
