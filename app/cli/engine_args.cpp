@@ -17,6 +17,9 @@ void declare_engine_options(ArgParser& p) {
            "int8/int4 cache: blocks at the end of each sequence also kept in fp16 and read "
            "exactly (default 2 on the CPU backend, 0 on CUDA; 0: off)");
   p.option({"--backend"}, "auto, cpu or cuda (default auto)");
+  p.option({"-ngl", "--gpu-layers"},
+           "layers on the GPU, the rest on the CPU: a count, all (default) or auto (the most "
+           "that fit the GPU's memory with the context)");
   p.option({"--kv-budget"}, "bytes for the KV cache pool, e.g. 512MiB (default: 4 full contexts)");
   p.option({"--memory"}, "device memory to plan within, e.g. 16GiB (a simulated GPU on the CPU)");
   p.option({"-b", "--batch-size"}, "tokens per forward step / prompt chunk (default 512)");
@@ -28,6 +31,30 @@ void declare_engine_options(ArgParser& p) {
          "CPU: the output projection reads one plane of 8-bit codes, as llama.cpp (default: "
          "two, the second coding the first's rounding error)");
 }
+
+namespace {
+
+// --gpu-layers: all, auto or a count; refused with the reason where no GPU can take layers.
+std::int64_t gpu_layers(const ArgParser& p, const EngineOptions& o) {
+  const auto v = p.get("--gpu-layers");
+  if (!v || *v == "all") return EngineOptions::kAllGpuLayers;
+  const std::int64_t n =
+      *v == "auto" ? EngineOptions::kAutoGpuLayers : p.get_int("--gpu-layers", 0, 0, 1 << 20);
+  if (n == 0) return 0;
+  if (!o.cuda_factory) {
+    throw_error<UsageError>(
+        "--gpu-layers {}: this build has no CUDA backend (it was built without the CUDA "
+        "toolkit), so every layer runs on the CPU; build with the toolkit installed "
+        "(KVSCOPE_CUDA=ON) to put layers on an NVIDIA GPU",
+        *v);
+  }
+  if (o.backend == BackendChoice::Cpu) {
+    throw_error<UsageError>("--gpu-layers {} with --backend cpu: the CPU backend has no GPU", *v);
+  }
+  return n;
+}
+
+}  // namespace
 
 EngineOptions engine_options(const ArgParser& p) {
   EngineOptions o;
@@ -44,6 +71,7 @@ EngineOptions engine_options(const ArgParser& p) {
   if (auto v = p.get("--memory"))
     o.memory_budget_bytes = static_cast<std::uint64_t>(parse_byte_size(*v, "--memory"));
   o.scheduler.max_batch_tokens = p.get_int("-b", 512, 1, std::int64_t{1} << 20);
+  o.gpu_layers = gpu_layers(p, o);
   o.q8_activations = !p.has("--f32-activations");
   o.two_plane_output = !p.has("--one-plane-output");
   return o;

@@ -11,6 +11,10 @@ bool KvBytes::has_host_storage() const {
   return kv_->config().host_storage;
 }
 
+bool KvBytes::has_host_storage(std::int64_t group) const {
+  return kv_->group_at(group).storage.has_value();
+}
+
 const std::uint8_t* KvBytes::block_data(std::int64_t group, BlockId block) const {
   const auto& storage = kv_->group_at(group).storage;
   if (!storage) {

@@ -23,6 +23,8 @@ class KvBytes {
   explicit KvBytes(const KvCacheManager& kv) : kv_(&kv) {}
 
   bool has_host_storage() const;
+  // Whether one group's bytes are in host memory (a split model's GPU groups are not).
+  bool has_host_storage(std::int64_t group) const;
   // A block's bytes (KvBlockLayout). UsageError without host storage.
   const std::uint8_t* block_data(std::int64_t group, BlockId block) const;
 

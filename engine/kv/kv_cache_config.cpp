@@ -67,6 +67,10 @@ void validate(const KvCacheConfig& config) {
   }
 }
 
+bool kv_group_on_host(const KvCacheConfig& config, std::size_t group) {
+  return config.host_storage && !config.groups.at(group).on_device;
+}
+
 bool kv_group_has_exact_tail(const KvCacheConfig& config, std::size_t group) {
   const LayerGroupConfig& g = config.groups.at(group);
   return config.exact_tail_blocks > 0 && (g.k_dtype != KvDtype::F16 || g.v_dtype != KvDtype::F16);

@@ -30,6 +30,10 @@ struct LayerGroupConfig {
   // 0: full attention. N > 0: sliding window, a query at position p sees the keys at
   // positions [p - N + 1, p] (N keys including its own), as Mistral / Gemma define it.
   std::int64_t window = 0;
+  // The group's bytes live in a device backend's memory even where the cache keeps host
+  // storage (host_storage): a model split between the GPU and the CPU (run/split_backend.h)
+  // has the GPU's layers in groups of their own, held in VRAM, beside the CPU's in RAM.
+  bool on_device = false;
 };
 
 struct KvCacheConfig {
@@ -45,6 +49,7 @@ struct KvCacheConfig {
   std::int64_t n_blocks = 0;
   // false when a device backend holds the bytes: the manager then keeps only bookkeeping
   // and reports copy-on-write copies for the backend to perform (see KvCacheManager::grow).
+  // A group marked on_device keeps no host bytes either way.
   bool host_storage = true;
   // Exact tail (exact_tail.h), for groups whose K or V is quantized: a query reads the newest
   // exact_tail_blocks blocks of its sequence (its own and those before it) from fp16 copies,
@@ -76,6 +81,9 @@ std::int64_t kv_config_n_layers(const KvCacheConfig& config);
 
 // The block layout of one group.
 KvBlockLayout kv_group_layout(const KvCacheConfig& config, std::size_t group);
+
+// Whether the manager keeps a group's bytes in host memory (host_storage, not on_device).
+bool kv_group_on_host(const KvCacheConfig& config, std::size_t group);
 
 // Whether a group keeps an exact tail under the config (a quantized side, the tail on).
 bool kv_group_has_exact_tail(const KvCacheConfig& config, std::size_t group);

@@ -25,10 +25,11 @@ KvCacheManager::KvCacheManager(KvCacheConfig config) : config_(validated(std::mo
     const std::int64_t n_blocks = pool_blocks[g];
     Group group{layout, BlockPool(n_blocks), SlidingWindow(config_.groups[g].window), std::nullopt,
                 std::nullopt};
-    if (config_.host_storage) group.storage.emplace(n_blocks, layout.block_bytes());
+    const bool on_host = kv_group_on_host(config_, g);
+    if (on_host) group.storage.emplace(n_blocks, layout.block_bytes());
     if (kv_group_has_exact_tail(config_, g)) {
       group.tail.emplace(n_blocks, config_.exact_tail_shadows, config_.exact_tail_blocks, layout,
-                         config_.host_storage);
+                         on_host);
     }
     groups_.push_back(std::move(group));
     const std::vector<std::int64_t>& layers = config_.groups[g].layers;

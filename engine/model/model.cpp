@@ -1,5 +1,6 @@
 #include "model/model.h"
 
+#include <algorithm>
 #include <array>
 #include <filesystem>
 #include <set>
@@ -35,6 +36,32 @@ void Model::for_each_weight(const std::function<void(const WeightView&)>& fn) co
   }
   visit(weights_.output_norm);
   visit(weights_.output);
+}
+
+std::uint64_t Model::weight_bytes(std::int64_t begin, std::int64_t end, bool embedding,
+                                  bool output) const {
+  std::set<const void*> seen;
+  std::uint64_t total = 0;
+  auto add = [&](const WeightView& w) {
+    if (w && seen.insert(w.data).second) {
+      total += static_cast<std::uint64_t>(w.rows) * static_cast<std::uint64_t>(w.row_bytes());
+    }
+  };
+  if (embedding) add(weights_.token_embd);
+  for (std::int64_t i = std::max<std::int64_t>(begin, 0);
+       i < std::min<std::int64_t>(end, static_cast<std::int64_t>(weights_.layers.size())); ++i) {
+    const LayerWeights& l = weights_.layers[static_cast<std::size_t>(i)];
+    for (const WeightView* w :
+         {&l.attn_norm, &l.wq, &l.wk, &l.wv, &l.bq, &l.bk, &l.bv, &l.q_norm, &l.k_norm, &l.wo,
+          &l.post_attn_norm, &l.ffn_norm, &l.w_gate, &l.w_up, &l.w_down, &l.post_ffn_norm}) {
+      add(*w);
+    }
+  }
+  if (output) {
+    add(weights_.output_norm);
+    add(weights_.output);
+  }
+  return total;
 }
 
 std::uint64_t Model::weight_bytes() const {

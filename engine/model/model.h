@@ -103,6 +103,11 @@ class Model {
 
   // Total bytes of all weight tensors as stored (what a backend must hold).
   std::uint64_t weight_bytes() const;
+  // The bytes of what one side of a model split between two backends stores: the tensors of
+  // layers [begin, end), the token embedding when `embedding`, the output head and its norm
+  // when `output` (tied embeddings counted once).
+  std::uint64_t weight_bytes(std::int64_t begin, std::int64_t end, bool embedding,
+                             bool output) const;
   // Calls fn once per stored weight tensor (a tied output, aliasing token_embd, once).
   void for_each_weight(const std::function<void(const WeightView&)>& fn) const;
 

@@ -22,4 +22,22 @@ std::vector<LayerGroupConfig> model_layer_groups(const ModelSpec& spec, KvDtype 
   return groups;
 }
 
+std::vector<LayerGroupConfig> split_layer_groups(const std::vector<LayerGroupConfig>& groups,
+                                                 std::int64_t gpu_layers) {
+  std::vector<LayerGroupConfig> gpu, cpu;
+  for (const LayerGroupConfig& g : groups) {
+    LayerGroupConfig on_gpu = g, on_cpu = g;
+    on_gpu.layers.clear();
+    on_cpu.layers.clear();
+    for (std::int64_t layer : g.layers)
+      (layer < gpu_layers ? on_gpu : on_cpu).layers.push_back(layer);
+    on_gpu.on_device = true;
+    on_cpu.on_device = false;
+    if (!on_gpu.layers.empty()) gpu.push_back(std::move(on_gpu));
+    if (!on_cpu.layers.empty()) cpu.push_back(std::move(on_cpu));
+  }
+  gpu.insert(gpu.end(), cpu.begin(), cpu.end());
+  return gpu;
+}
+
 }  // namespace kvscope

@@ -17,4 +17,11 @@ namespace kvscope {
 std::vector<LayerGroupConfig> model_layer_groups(const ModelSpec& spec, KvDtype k_dtype,
                                                  KvDtype v_dtype);
 
+// The groups of a model split between the GPU (layers [0, gpu_layers)) and the CPU (the
+// rest): each group's GPU layers become a group of their own marked on_device (its blocks in
+// VRAM), first, then each group's CPU layers (blocks in RAM); dtypes and windows as before.
+// No group spans both sides, so each side's backend reads only its own groups' pools.
+std::vector<LayerGroupConfig> split_layer_groups(const std::vector<LayerGroupConfig>& groups,
+                                                 std::int64_t gpu_layers);
+
 }  // namespace kvscope

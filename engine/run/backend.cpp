@@ -1,6 +1,7 @@
 #include "run/backend.h"
 
 #include "run/greedy.h"
+#include "util/error.h"
 
 namespace kvscope {
 
@@ -16,6 +17,13 @@ void Backend::forward_greedy(std::span<const SequenceChunk> chunks, KvCacheManag
   for (std::size_t r = 0; r < rows; ++r) {
     picks.push_back(greedy_pick(logits.subspan(r * vocab, vocab)));
   }
+}
+
+void Backend::forward_layers(std::span<const SequenceChunk> chunks, KvCacheManager& kv,
+                             std::vector<float>& hidden, std::vector<float>& logits) {
+  (void)chunks, (void)kv, (void)hidden, (void)logits;
+  throw_error<UsageError>("backend {} runs the whole model: it takes tokens, not a hidden state",
+                          name());
 }
 
 }  // namespace kvscope

@@ -49,6 +49,19 @@ struct DeviceMemory {
   std::uint64_t used_by_others = 0;  // in use, but not by this backend
 };
 
+// The model layers a backend runs, [begin, end). A whole-model backend runs them all (end
+// -1 stands for n_layers), embeds the tokens and computes the logits. A model split between
+// two backends (split_backend.h) gives each a part: such a backend runs its layers on the
+// residual stream it is handed (forward_layers), and computes the logits only when its part
+// ends the model.
+struct LayerRange {
+  std::int64_t begin = 0;
+  std::int64_t end = -1;  // -1: n_layers
+  // Whether this is the whole model (of n_layers layers).
+  bool whole(std::int64_t n_layers) const { return begin == 0 && (end < 0 || end == n_layers); }
+  std::int64_t end_in(std::int64_t n_layers) const { return end < 0 ? n_layers : end; }
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -65,6 +78,17 @@ class Backend {
   // per row; the default runs forward() and picks on the host.
   virtual void forward_greedy(std::span<const SequenceChunk> chunks, KvCacheManager& kv,
                               std::vector<TokenId>& picks);
+
+  // The layers this backend runs (the whole model unless it was built for a part).
+  virtual LayerRange layer_range() const { return {}; }
+
+  // A backend built for a part of the model runs its layers [begin, end) of one step on
+  // `hidden`, the residual stream [n_tokens][dim] f32 of the step's tokens in chunk order:
+  // on entry what enters layer begin, on return what leaves layer end - 1; a part that ends
+  // the model writes the logits rows as forward() does instead (hidden is then scratch).
+  // The default: UsageError (a whole-model backend takes tokens, through forward()).
+  virtual void forward_layers(std::span<const SequenceChunk> chunks, KvCacheManager& kv,
+                              std::vector<float>& hidden, std::vector<float>& logits);
 
   // Performs copy-on-write copies the KV manager decided on (host storage: already done).
   virtual void copy_blocks(std::span<const BlockCopy> copies) { (void)copies; }

@@ -71,6 +71,8 @@ std::uint64_t CpuBackend::Scratch::bytes() const {
 CpuBackend::CpuBackend(const Model& model, const CpuBackendOptions& options)
     : model_(model),
       spec_(model.spec()),
+      first_layer_(options.layers.begin),
+      end_layer_(options.layers.end_in(model.spec().n_layers)),
       pool_(options.n_threads > 0 ? options.n_threads : ThreadPool::default_threads()),
       matmul_(options.q8_activations),
       rope_(rope_config(model.spec(), options.context_length > 0 ? options.context_length
@@ -82,6 +84,10 @@ CpuBackend::CpuBackend(const Model& model, const CpuBackendOptions& options)
       llama_cpp_batch_order_(options.llama_cpp_batch_order),
       two_plane_output_(options.two_plane_output),
       layer_output_(options.layer_output) {
+  if (first_layer_ < 0 || first_layer_ >= end_layer_ || end_layer_ > spec_.n_layers) {
+    throw_error<UsageError>("CPU backend: layers [{}, {}) outside the model's [0, {})",
+                            first_layer_, end_layer_, spec_.n_layers);
+  }
   if (options.interleave_weights && matmul_.quantized_activations() &&
       !env_turns_off("KVSCOPE_CPU_INTERLEAVE")) {
     interleave_weights(options.cancelled);
@@ -102,12 +108,15 @@ void CpuBackend::interleave_weights(const std::function<bool()>& cancelled) {
     advise_pages_unneeded(w.data, static_cast<std::size_t>(w.rows * w.row_bytes()));
     return m;
   };
-  for (const LayerWeights& w : model_.weights().layers) {
+  grouped_.resize(model_.weights().layers.size());
+  for (std::int64_t layer = first_layer_; layer < end_layer_; ++layer) {
     if (cancelled && cancelled()) throw CancelledError("loading the model was cancelled");
-    grouped_.push_back({copy(w.wq), copy(w.wk), copy(w.wv), copy(w.wo), copy(w.w_gate),
-                        copy(w.w_up), copy(w.w_down)});
+    const LayerWeights& w = model_.weights().layers[static_cast<std::size_t>(layer)];
+    grouped_[static_cast<std::size_t>(layer)] = {copy(w.wq),    copy(w.wk),     copy(w.wv),
+                                                 copy(w.wo),    copy(w.w_gate), copy(w.w_up),
+                                                 copy(w.w_down)};
   }
-  grouped_output_ = copy(model_.weights().output);
+  if (ends_model()) grouped_output_ = copy(model_.weights().output);
 }
 
 std::string CpuBackend::name() const {
@@ -119,12 +128,47 @@ std::string CpuBackend::name() const {
 
 void CpuBackend::forward(std::span<const SequenceChunk> chunks, KvCacheManager& kv,
                          std::vector<float>& logits) {
-  std::int64_t n_tokens = 0;
-  for (const auto& c : chunks) n_tokens += static_cast<std::int64_t>(c.tokens.size());
+  if (first_layer_ != 0 || !ends_model()) {
+    throw_error<UsageError>(
+        "CPU backend for layers [{}, {}): a part of the model takes a hidden "
+        "state (forward_layers), not tokens",
+        first_layer_, end_layer_);
+  }
+  const std::int64_t n_tokens = begin_step(chunks);
   if (n_tokens == 0) {
     logits.clear();
     return;
   }
+  embed_rows(chunks, scratch_.x.data());
+  run_layers(chunks, n_tokens, kv);
+  compute_logits(chunks, logits);
+}
+
+void CpuBackend::forward_layers(std::span<const SequenceChunk> chunks, KvCacheManager& kv,
+                                std::vector<float>& hidden, std::vector<float>& logits) {
+  const std::int64_t n_tokens = begin_step(chunks);
+  if (n_tokens == 0) {
+    logits.clear();
+    return;
+  }
+  const auto size = static_cast<std::size_t>(n_tokens * spec_.dim);
+  if (hidden.size() != size) {
+    throw_error<UsageError>("CPU backend: a hidden state of {} floats for {} tokens of width {}",
+                            hidden.size(), n_tokens, spec_.dim);
+  }
+  std::copy(hidden.begin(), hidden.end(), scratch_.x.begin());
+  run_layers(chunks, n_tokens, kv);
+  if (ends_model()) {
+    compute_logits(chunks, logits);
+  } else {
+    std::copy_n(scratch_.x.begin(), size, hidden.begin());
+  }
+}
+
+std::int64_t CpuBackend::begin_step(std::span<const SequenceChunk> chunks) {
+  std::int64_t n_tokens = 0;
+  for (const auto& c : chunks) n_tokens += static_cast<std::int64_t>(c.tokens.size());
+  if (n_tokens == 0) return 0;
   scratch_.resize(spec_, n_tokens);
   // llama.cpp evaluates a prompt as one batch (sgemm order); its last layer's FFN and output
   // head see only the rows that need logits: one row (decode order) when generating.
@@ -143,17 +187,28 @@ void CpuBackend::forward(std::span<const SequenceChunk> chunks, KvCacheManager& 
       scratch_.pos.push_back(c.start_pos + i);
     }
   }
-  embed(chunks);
-  for (std::int64_t layer = 0; layer < spec_.n_layers; ++layer) {
+  return n_tokens;
+}
+
+void CpuBackend::run_layers(std::span<const SequenceChunk> chunks, std::int64_t n_tokens,
+                            KvCacheManager& kv) {
+  for (std::int64_t layer = first_layer_; layer < end_layer_; ++layer) {
     attention_block(layer, chunks, n_tokens, kv);
     ffn_block(layer, n_tokens);
     if (layer_output_) layer_output_(layer, rows(scratch_.x, n_tokens, spec_.dim));
   }
-  compute_logits(chunks, logits);
+}
+
+void CpuBackend::embed_tokens(std::span<const SequenceChunk> chunks,
+                              std::vector<float>& hidden) const {
+  std::size_t n_tokens = 0;
+  for (const auto& c : chunks) n_tokens += c.tokens.size();
+  hidden.resize(n_tokens * static_cast<std::size_t>(spec_.dim));
+  embed_rows(chunks, hidden.data());
 }
 
 // x[t] = token_embd[token t]
-void CpuBackend::embed(std::span<const SequenceChunk> chunks) {
+void CpuBackend::embed_rows(std::span<const SequenceChunk> chunks, float* x) const {
   const WeightView& emb = model_.weights().token_embd;
   std::int64_t t = 0;
   for (const auto& c : chunks) {
@@ -161,13 +216,13 @@ void CpuBackend::embed(std::span<const SequenceChunk> chunks) {
       if (id < 0 || id >= emb.rows) {
         throw_error<UsageError>("token id {} outside the vocabulary (size {})", id, emb.rows);
       }
-      dequantize_row(emb.type, emb.row(id), &scratch_.x[t * spec_.dim], spec_.dim);
+      dequantize_row(emb.type, emb.row(id), &x[t * spec_.dim], spec_.dim);
       ++t;
     }
   }
   if (spec_.embedding_scale != 1.0) {  // Gemma: sqrt(dim), a float as llama.cpp multiplies
     const auto scale = static_cast<float>(spec_.embedding_scale);
-    for (float& v : rows(scratch_.x, t, spec_.dim)) v *= scale;
+    for (float& v : std::span<float>(x, static_cast<std::size_t>(t * spec_.dim))) v *= scale;
   }
 }
 
@@ -389,8 +444,12 @@ MemoryInfo CpuBackend::memory_info(const KvCacheManager& kv) const {
   MemoryInfo info;
   info.device = name();
   info.total = memory_total_ > 0 ? memory_total_ : host_memory_bytes();
-  info.weights = model_.weight_bytes();
+  // a split's CPU side: its layers, the embedding table it reads and the output head
+  info.weights = first_layer_ == 0 && ends_model()
+                     ? model_.weight_bytes()
+                     : model_.weight_bytes(first_layer_, end_layer_, true, ends_model());
   for (std::int64_t g = 0; g < kv.n_groups(); ++g) {
+    if (!kv.bytes().has_host_storage(g)) continue;  // a split's GPU groups (device memory)
     info.kv_pool += static_cast<std::uint64_t>(kv.pool(g).n_blocks() * kv.layout(g).block_bytes());
   }
   info.kv_pool += static_cast<std::uint64_t>(kv_exact_tail_bytes(kv.config()));  // fp16 copies

@@ -47,6 +47,10 @@ struct CpuBackendOptions {
   // a sixth of the KL to the fp64 truth on SmolLM2, README "Against the truth") for twice the
   // multiply-adds of that one projection. false: one plane, as llama.cpp.
   bool two_plane_output = true;
+  // The layers this backend runs (backend.h); a part that does not end the model leaves the
+  // output head alone, and only the whole model's backend embeds in forward() (a split's CPU
+  // side embeds for the GPU through embed_tokens).
+  LayerRange layers;
   // Debug: called after every layer with the residual stream x, [n_tokens][dim], of the step
   // (kvscope-cli logprobs --dump-layers).
   std::function<void(std::int64_t layer, std::span<const float> x)> layer_output;
@@ -62,8 +66,16 @@ class CpuBackend final : public Backend {
   std::string name() const override;
   void forward(std::span<const SequenceChunk> chunks, KvCacheManager& kv,
                std::vector<float>& logits) override;
+  LayerRange layer_range() const override { return {first_layer_, end_layer_}; }
+  void forward_layers(std::span<const SequenceChunk> chunks, KvCacheManager& kv,
+                      std::vector<float>& hidden, std::vector<float>& logits) override;
   bool uses_host_kv_storage() const override { return true; }
   MemoryInfo memory_info(const KvCacheManager& kv) const override;
+
+  // hidden [n_tokens][dim] = the chunks' token embeddings (scaled as the model says): what
+  // enters layer 0. A split model's first part takes it from here (the table stays in host
+  // memory, read a few rows a step).
+  void embed_tokens(std::span<const SequenceChunk> chunks, std::vector<float>& hidden) const;
 
   int n_threads() const { return pool_.size(); }
   // What the projections run with: "AVX-512 VNNI kernels, 8-bit activations", ...
@@ -94,7 +106,11 @@ class CpuBackend final : public Backend {
   AttentionMath attention_math() const {
     return matmul_.quantized_activations() ? AttentionMath::Float : AttentionMath::GgmlOrder;
   }
-  void embed(std::span<const SequenceChunk> chunks);
+  // Sizes the scratch and the step's per-token tables; returns the step's token count.
+  std::int64_t begin_step(std::span<const SequenceChunk> chunks);
+  void embed_rows(std::span<const SequenceChunk> chunks, float* x) const;  // x [T][dim]
+  void run_layers(std::span<const SequenceChunk> chunks, std::int64_t n_tokens, KvCacheManager& kv);
+  bool ends_model() const { return end_layer_ == spec_.n_layers; }
   void attention_block(std::int64_t layer, std::span<const SequenceChunk> chunks,
                        std::int64_t n_tokens, KvCacheManager& kv);
   void ffn_block(std::int64_t layer, std::int64_t n_tokens);
@@ -113,6 +129,8 @@ class CpuBackend final : public Backend {
 
   const Model& model_;
   const ModelSpec& spec_;
+  std::int64_t first_layer_ = 0;  // the layers run: [first_layer_, end_layer_)
+  std::int64_t end_layer_ = 0;
   ThreadPool pool_;
   Matmul matmul_;
   Rope rope_;
@@ -122,7 +140,7 @@ class CpuBackend final : public Backend {
   bool two_plane_output_;
   std::function<void(std::int64_t, std::span<const float>)> layer_output_;
   Scratch scratch_;
-  std::vector<GroupedLayer> grouped_;  // [n_layers] (empty: none)
+  std::vector<GroupedLayer> grouped_;  // [n_layers] (empty: none; a part's others are null)
   std::unique_ptr<InterleavedMatrix> grouped_output_;
   std::uint64_t grouped_padding_bytes_ = 0;  // rows added to fill the last groups
 };

@@ -7,7 +7,9 @@
 #include "plan/model_layer_groups.h"
 #include "run/cpu_backend.h"
 #include "run/kv_host_fit.h"
+#include "run/layer_split.h"
 #include "run/model_sampling.h"
+#include "run/split_backend.h"
 #include "util/error.h"
 #include "util/host_memory.h"
 
@@ -68,14 +70,31 @@ void Engine::init() {
 
 std::unique_ptr<Backend> Engine::make_backend() {
   const BackendChoice kind = options_.backend;
-  if (kind != BackendChoice::Cpu) {
+  const std::int64_t n_layers = model_->spec().n_layers;
+  if (options_.gpu_layers < EngineOptions::kAutoGpuLayers) {
+    throw_error<UsageError>("{} layers on the GPU (a count, -1: all, -2: auto)",
+                            options_.gpu_layers);
+  }
+  if (kind != BackendChoice::Cpu && options_.gpu_layers == 0) {
+    backend_note_ = "0 layers on the GPU: the CPU runs them all";
+  } else if (kind != BackendChoice::Cpu) {
     std::string why = "this build has no CUDA backend (no CUDA toolkit at build time)";
     if (options_.cuda_factory) {
-      if (auto backend = options_.cuda_factory(*model_, options_, &why)) return backend;
+      if (auto backend = options_.cuda_factory(*model_, options_, &why)) {
+        const LayerRange gpu = backend->layer_range();
+        if (gpu.whole(n_layers)) return backend;
+        // The factory built the GPU's part (gpu_layers): the CPU runs the rest.
+        return std::make_unique<SplitBackend>(std::move(backend),
+                                              make_cpu_backend({gpu.end_in(n_layers), -1}));
+      }
     }
     if (kind == BackendChoice::Cuda) throw_error<UsageError>("CUDA backend unavailable: {}", why);
     backend_note_ = "CUDA unavailable: " + why + "; using the CPU";
   }
+  return make_cpu_backend({});
+}
+
+std::unique_ptr<CpuBackend> Engine::make_cpu_backend(LayerRange layers) const {
   CpuBackendOptions cpu;
   cpu.n_threads = options_.n_threads;
   cpu.context_length = options_.context_length;
@@ -84,6 +103,7 @@ std::unique_ptr<Backend> Engine::make_backend() {
   cpu.two_plane_output = options_.two_plane_output;
   cpu.layer_output = options_.cpu_layer_output;
   cpu.cancelled = options_.cancel_load;
+  cpu.layers = layers;
   return std::make_unique<CpuBackend>(*model_, cpu);
 }
 
@@ -102,6 +122,8 @@ KvCacheConfig Engine::make_kv_config() const {
   c.block_size = options_.block_size;
   c.max_context = options_.context_length;
   c.host_storage = backend_->uses_host_kv_storage();
+  const auto* split = dynamic_cast<const SplitBackend*>(backend_.get());
+  if (split) c.groups = split_layer_groups(c.groups, split->gpu_layers());
   // Sliding-window pools hold default_sequences sequences at their cap (kv_cache_config.h);
   // every grow is at most one prefill chunk.
   c.window_sequences =
@@ -112,6 +134,10 @@ KvCacheConfig Engine::make_kv_config() const {
   if (options_.kv_budget_bytes > 0) {
     c.budget_bytes = static_cast<std::int64_t>(options_.kv_budget_bytes);
     set_exact_tail(c);
+    return c;
+  }
+  if (split) {
+    size_split_pools(c, split->gpu_layers());
     return c;
   }
   if (options_.memory_budget_bytes > 0) {
@@ -145,13 +171,44 @@ KvCacheConfig Engine::make_kv_config() const {
   return c;
 }
 
+// A split's pools (split_backend.h): every group gets the blocks the GPU's groups fit in the
+// GPU's budget (run/layer_split.h), so a sequence reaches the same length on both sides; the
+// CPU's groups take that many blocks of RAM. At most scheduler.max_running full contexts, as
+// on the GPU alone; kv_budget_bytes, when given, is shared by all groups as without a split.
+void Engine::size_split_pools(KvCacheConfig& c, std::int64_t gpu_layers) const {
+  set_exact_tail(c);
+  if (options_.kv_budget_bytes > 0) {
+    c.budget_bytes = static_cast<std::int64_t>(options_.kv_budget_bytes);
+    return;
+  }
+  const DeviceMemory device = backend_->device_memory().value_or(DeviceMemory{});
+  const MemoryBudget budget = gpu_memory_budget(options_, device.total, device.used_by_others);
+  const std::int64_t kv_budget = gpu_side_kv_budget(*model_, options_, budget, gpu_layers);
+  if (kv_budget <= 0) {
+    throw_error<CapacityError>(
+        "{} layers on the GPU leave nothing for their KV cache in a budget of {} bytes ({} of "
+        "them used by other programs): their weights take {}; put fewer layers on the GPU",
+        gpu_layers, budget.total_bytes, budget.used_by_others,
+        gpu_side_weight_bytes(*model_, gpu_layers));
+  }
+  std::int64_t n = gpu_side_pool_blocks(c, kv_budget);
+  const std::int64_t blocks_per_context = (c.max_context + c.block_size - 1) / c.block_size;
+  if (options_.memory_budget_bytes == 0) {
+    n = std::min(n, options_.scheduler.max_running * blocks_per_context);
+  }
+  c.budget_bytes = 0;
+  c.n_blocks = n;
+  c.exact_tail_shadows = std::min(c.exact_tail_shadows, n);
+}
+
 // The exact tail (kv/exact_tail.h): on by default on the CPU backend (host storage), on
 // CUDA only when asked (its fast decode kernel does not read the copies), sized by the rule
-// the planner uses too (plan/exact_tail_rule.h).
+// the planner uses too (plan/exact_tail_rule.h). A split follows CUDA: off unless asked.
 void Engine::set_exact_tail(KvCacheConfig& c) const {
   std::int64_t tail = options_.kv_exact_tail_blocks;
   if (tail < -1) throw_error<UsageError>("exact KV tail of {} blocks (0: off, -1: default)", tail);
-  if (tail == -1) tail = c.host_storage ? kDefaultExactTailBlocks : 0;
+  const bool split = dynamic_cast<const SplitBackend*>(backend_.get()) != nullptr;
+  if (tail == -1) tail = c.host_storage && !split ? kDefaultExactTailBlocks : 0;
   const std::int64_t sequences =
       std::clamp<std::int64_t>(options_.default_sequences, 1, options_.scheduler.max_running);
   apply_exact_tail(c, tail, sequences, options_.scheduler.max_batch_tokens);

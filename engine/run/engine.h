@@ -30,6 +30,7 @@
 namespace kvscope {
 
 struct EngineOptions;
+class CpuBackend;
 // Which backend decodes: CUDA when it works, else the CPU (Auto); or the one named, an error
 // when it cannot run (Cuda).
 enum class BackendChoice { Auto, Cpu, Cuda };
@@ -43,7 +44,12 @@ using BackendFactory =
 struct EngineOptions {
   BackendChoice backend = BackendChoice::Auto;
   BackendFactory cuda_factory;  // empty: this build has no CUDA backend
-  int n_threads = 0;            // CPU threads (0: all cores)
+  // Layers on the GPU when the CUDA backend runs, the rest on the CPU (run/split_backend.h;
+  // llama.cpp's -ngl): kAllGpuLayers (every layer, as without a split), kAutoGpuLayers (the
+  // most whose weights, KV cache for one context_length sequence and workspace fit the GPU's
+  // memory budget: run/layer_split.h), or a count (0: the CPU alone; n_layers or more: all).
+  std::int64_t gpu_layers = kAllGpuLayers;
+  int n_threads = 0;  // CPU threads (0: all cores)
   // CPU: activations encoded per weight type as llama.cpp does (cpu/matmul.h) and float SIMD
   // attention (cpu/attention/paged_attention.h); false, or KVSCOPE_Q8_ACTIVATIONS=0: float
   // activations and llama.cpp's fp16 attention order, the exact reference path.
@@ -86,6 +92,8 @@ struct EngineOptions {
   std::function<bool()> cancel_load;
 
   static constexpr std::int64_t kDefaultMaxContext = 8192;
+  static constexpr std::int64_t kAllGpuLayers = -1;
+  static constexpr std::int64_t kAutoGpuLayers = -2;
 };
 
 struct PlanCheck;
@@ -152,7 +160,9 @@ class Engine {
   void init();
   std::unique_ptr<Backend> make_backend();
   KvCacheConfig make_kv_config() const;
+  std::unique_ptr<CpuBackend> make_cpu_backend(LayerRange layers) const;
   void set_exact_tail(KvCacheConfig& c) const;
+  void size_split_pools(KvCacheConfig& c, std::int64_t gpu_layers) const;
   std::int64_t kv_budget_within(const MemoryBudget& budget) const;
 
   EngineOptions options_;

@@ -30,6 +30,7 @@ double kv_host_bytes(const KvCacheConfig& config) {
   double bytes = 0;
   const auto pools = kv_group_pool_blocks(config, config.n_blocks);
   for (std::size_t g = 0; g < pools.size(); ++g) {
+    if (!kv_group_on_host(config, g)) continue;  // a split's GPU groups are in VRAM
     bytes += static_cast<double>(pools[g]) *
              static_cast<double>(kv_group_layout(config, g).block_bytes());
   }

@@ -72,11 +72,14 @@ OwnedStream::~OwnedStream() {
 CudaBackend::State::State(const Model& m, const CudaBackendOptions& o, CudaDeviceInfo device)
     : model(m),
       spec(m.spec()),
+      first_layer(o.layers.begin),
+      end_layer(o.layers.end_in(m.spec().n_layers)),
+      whole(o.layers.whole(m.spec().n_layers)),
       info(std::move(device)),
       rope(
           rope_config(m.spec(), o.context_length > 0 ? o.context_length : m.spec().context_length)),
       alloc(o.device),
-      weights(m, alloc, o.f32_weights_as_f16) {
+      weights(m, alloc, o.f32_weights_as_f16, o.layers) {
   const std::int64_t context = o.context_length > 0 ? o.context_length : m.spec().context_length;
   if (auto local = local_rope_config(m.spec(), context)) rope_local.emplace(*local);
   graph.emplace(stream, graphs_off_reason(o));
@@ -132,6 +135,7 @@ bool CudaBackend::State::ensure_kv_pools(const KvCacheManager& kv) {
   kv_shadow_block_bytes.resize(n_groups);
   for (std::size_t g = 0; g < n_groups; ++g) {
     const auto gi = static_cast<std::int64_t>(g);
+    if (kv.bytes().has_host_storage(gi)) continue;  // a split's CPU groups, in host memory
     const std::int64_t bb = kv.layout(gi).block_bytes();
     const auto bytes = static_cast<std::size_t>(kv.pool(gi).n_blocks() * bb);
     if (kv_pools[g].size() != bytes) {
@@ -155,8 +159,9 @@ bool CudaBackend::State::ensure_kv_pools(const KvCacheManager& kv) {
   }
   if (changed || attention_lines.size() != n_groups) {
     attention_lines.clear();
-    for (std::int64_t g = 0; g < kv.n_groups(); ++g)
-      attention_lines.push_back(attention_line(kv, g));
+    for (std::int64_t g = 0; g < kv.n_groups(); ++g) {
+      if (!kv.bytes().has_host_storage(g)) attention_lines.push_back(attention_line(kv, g));
+    }
   }
   return changed;
 }
@@ -266,7 +271,7 @@ StepGraphKey CudaBackend::State::step_key(const StepPlan& plan, const KvCacheMan
     key.add(b->get());
   }
   if (uses_gemm(plan.n_tokens)) key.add(gemm->activations_scratch()).add(gemm->weight_scratch());
-  for (std::int64_t layer = 0; layer < spec.n_layers; ++layer) {
+  for (std::int64_t layer = first_layer; layer < end_layer; ++layer) {
     const std::int64_t g = kv.group_of_layer(layer);
     key.add(g);
     add_layout(key, kv_layer_layout(kv.layout(g), kv.layer_in_group(layer)));
@@ -279,6 +284,12 @@ StepGraphKey CudaBackend::State::step_key(const StepPlan& plan, const KvCacheMan
 }
 
 CudaBackend::CudaBackend(const Model& model, const CudaBackendOptions& options) {
+  const LayerRange r = options.layers;
+  if (r.begin < 0 || r.begin >= r.end_in(model.spec().n_layers) ||
+      r.end_in(model.spec().n_layers) > model.spec().n_layers) {
+    throw_error<UsageError>("CUDA backend: layers [{}, {}) outside the model's [0, {})", r.begin,
+                            r.end_in(model.spec().n_layers), model.spec().n_layers);
+  }
   CudaDeviceInfo info = probe_cuda_device(options.device);
   if (!info.available) throw_error<Error>("CUDA unavailable: {}", info.reason);
   s_ = std::make_unique<State>(model, options, std::move(info));
@@ -293,6 +304,10 @@ std::string CudaBackend::name() const {
   if (!s_->q8_requested) notes += ", f32 activations";
   if (!g.enabled()) notes += fmt::format(", CUDA graphs off: {}", g.off_reason());
   return fmt::format("CUDA ({}{})", s_->info.name, notes);
+}
+
+LayerRange CudaBackend::layer_range() const {
+  return {s_->first_layer, s_->end_layer};
 }
 
 CudaWorkspaceOptions CudaBackend::workspace_options() const {
@@ -314,13 +329,29 @@ CudaGraphReport CudaBackend::graph_report() const {
 // run eagerly; both launch the same kernels with the same arguments, so the logits are the
 // same bits. The ints upload and the outputs' download stay outside any graph.
 CudaBackend::State::StepShape CudaBackend::State::run_step(std::span<const SequenceChunk> chunks,
-                                                           KvCacheManager& kv) {
+                                                           KvCacheManager& kv,
+                                                           const std::vector<float>* hidden) {
+  if (whole == (hidden != nullptr)) {
+    throw_error<UsageError>(
+        "CUDA backend for layers [{}, {}) of {}: {}", first_layer, end_layer, spec.n_layers,
+        whole ? "the whole model takes tokens (forward), not a hidden state"
+              : "a part of the model takes a hidden state (forward_layers), not tokens");
+  }
   KVSCOPE_CUDA_CHECK(cudaSetDevice(alloc.device()));  // the calling thread's current device
   const bool decode = is_decode_step(chunks);
-  const StepPlan plan = plan_step(chunks, kv, weights.token_embd.rows, kv.config().max_context,
-                                  decode ? decode_blocks_capacity : 0);
+  const StepPlan plan = plan_step(chunks, kv, model.weights().token_embd.rows,
+                                  kv.config().max_context, decode ? decode_blocks_capacity : 0);
   if (plan.n_tokens == 0) return {};
   const int n_splits = prepare_step(plan, kv, decode);
+  if (hidden) {  // a part's input: the residual stream [T][dim], outside any graph
+    const std::size_t bytes = static_cast<std::size_t>(plan.n_tokens * spec.dim) * sizeof(float);
+    if (hidden->size() * sizeof(float) != bytes) {
+      throw_error<UsageError>("CUDA backend: a hidden state of {} floats for {} tokens of width {}",
+                              hidden->size(), plan.n_tokens, spec.dim);
+    }
+    KVSCOPE_CUDA_CHECK(
+        cudaMemcpyAsync(x.get(), hidden->data(), bytes, cudaMemcpyHostToDevice, stream));
+  }
   const auto launches = [&] { launch_step(plan, kv, n_splits); };
   if (decode) {
     decode_blocks_capacity = plan.blocks_capacity;
@@ -333,7 +364,7 @@ CudaBackend::State::StepShape CudaBackend::State::run_step(std::span<const Seque
 
 // Waits for the step's downloads (queued by the caller), then records its KV error.
 void CudaBackend::State::finish_step(std::int64_t n_tokens, KvCacheManager& kv) {
-  error_host.resize(static_cast<std::size_t>(spec.n_layers));
+  error_host.resize(static_cast<std::size_t>(spec.n_layers));  // a part's others stay 0
   KVSCOPE_CUDA_CHECK(cudaMemcpyAsync(error_host.data(), error_sums.get(),
                                      error_host.size() * sizeof(KvErrorSums),
                                      cudaMemcpyDeviceToHost, stream));
@@ -354,6 +385,33 @@ void CudaBackend::forward(std::span<const SequenceChunk> chunks, KvCacheManager&
         KVSCOPE_CUDA_CHECK(cudaMemcpyAsync(logits.data(), s.logits.get(),
                                            logits.size() * sizeof(float), cudaMemcpyDeviceToHost,
                                            s.stream));
+        s.finish_step(step.n_tokens, kv);
+      },
+      last_launch);
+}
+
+// The GPU's part of a split step: the residual stream in, this part's layers, the stream out
+// (or the logits, when the part ends the model).
+void CudaBackend::forward_layers(std::span<const SequenceChunk> chunks, KvCacheManager& kv,
+                                 std::vector<float>& hidden, std::vector<float>& logits) {
+  State& s = *s_;
+  s.health.run(
+      [&] {
+        const State::StepShape step = s.run_step(chunks, kv, &hidden);
+        if (step.n_rows == 0) {
+          logits.clear();
+          return;
+        }
+        if (s.ends_model()) {
+          logits.resize(static_cast<std::size_t>(step.n_rows * s.spec.vocab_size));
+          KVSCOPE_CUDA_CHECK(cudaMemcpyAsync(logits.data(), s.logits.get(),
+                                             logits.size() * sizeof(float), cudaMemcpyDeviceToHost,
+                                             s.stream));
+        } else {
+          KVSCOPE_CUDA_CHECK(cudaMemcpyAsync(hidden.data(), s.x.get(),
+                                             hidden.size() * sizeof(float), cudaMemcpyDeviceToHost,
+                                             s.stream));
+        }
         s.finish_step(step.n_tokens, kv);
       },
       last_launch);
@@ -387,7 +445,7 @@ void CudaBackend::State::record_quant_error(std::int64_t n_tokens, KvCacheManage
   KvCacheObserver* observer = kv.observer();
   if (observer == nullptr) return;
   const std::int64_t count = n_tokens * spec.kv_dim();
-  for (std::int64_t layer = 0; layer < spec.n_layers; ++layer) {
+  for (std::int64_t layer = first_layer; layer < end_layer; ++layer) {
     const KvErrorSums& e = error_host[static_cast<std::size_t>(layer)];
     observer->record_quant_error(layer, QuantErrorSums{e.k_sq_error, e.k_sq_exact, count},
                                  QuantErrorSums{e.v_sq_error, e.v_sq_exact, count});
@@ -439,6 +497,7 @@ MemoryInfo CudaBackend::memory_info(const KvCacheManager& kv) const {
   if (info.kv_pool == 0) {
     // before the first step the pool is not allocated yet: show what it will take
     for (std::int64_t g = 0; g < kv.n_groups(); ++g) {
+      if (kv.bytes().has_host_storage(g)) continue;  // a split's CPU groups
       info.kv_pool +=
           static_cast<std::uint64_t>(kv.pool(g).n_blocks() * kv.layout(g).block_bytes());
     }

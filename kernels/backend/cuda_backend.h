@@ -41,6 +41,10 @@ struct CudaBackendOptions {
   // sum |w| d / 2 a projection). Off: the f32 matvec kernels (exact comparisons), also with
   // KVSCOPE_Q8_ACTIVATIONS=0. F32 and F16 weights always use the f32 kernels.
   bool q8_activations = true;
+  // The layers this backend runs (run/backend.h): the whole model, or the GPU's part of a
+  // model split with the CPU (run/split_backend.h), which takes and hands on the residual
+  // stream through forward_layers and holds only its layers' weights and KV groups.
+  LayerRange layers;
 };
 
 // How the decode steps of a CudaBackend ran so far.
@@ -77,6 +81,11 @@ class CudaBackend final : public Backend {
   // The logits stay on the device: an argmax kernel picks, one int per row comes back.
   void forward_greedy(std::span<const SequenceChunk> chunks, KvCacheManager& kv,
                       std::vector<TokenId>& picks) override;
+  LayerRange layer_range() const override;
+  // The GPU's part of a split: hidden goes to the device before the step's launches and
+  // comes back after them (or the logits, for a part that ends the model).
+  void forward_layers(std::span<const SequenceChunk> chunks, KvCacheManager& kv,
+                      std::vector<float>& hidden, std::vector<float>& logits) override;
   void copy_blocks(std::span<const BlockCopy> copies) override;
   bool uses_host_kv_storage() const override { return false; }
   MemoryInfo memory_info(const KvCacheManager& kv) const override;

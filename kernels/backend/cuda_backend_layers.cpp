@@ -55,14 +55,17 @@ void CudaBackend::State::project(const float* in, int n_tokens,
 void CudaBackend::State::launch_step(const StepPlan& plan, const KvCacheManager& kv, int n_splits) {
   const auto T = static_cast<int>(plan.n_tokens);
   KVSCOPE_CUDA_CHECK(cudaMemsetAsync(error_sums.get(), 0, error_sums.size(), stream));
-  launch_embedding(weights.token_embd, at(ints, plan.tokens_at), T, x.as<float>(), stream);
-  if (spec.embedding_scale != 1.0) {  // Gemma: sqrt(dim), a float as the CPU multiplies
-    launch_scale(x.as<float>(), static_cast<float>(spec.embedding_scale), T * spec.dim, stream);
+  if (whole) {  // a split's part finds its input in x (run_step uploaded it)
+    launch_embedding(weights.token_embd, at(ints, plan.tokens_at), T, x.as<float>(), stream);
+    if (spec.embedding_scale != 1.0) {  // Gemma: sqrt(dim), a float as the CPU multiplies
+      launch_scale(x.as<float>(), static_cast<float>(spec.embedding_scale), T * spec.dim, stream);
+    }
   }
-  for (std::int64_t layer = 0; layer < spec.n_layers; ++layer) {
+  for (std::int64_t layer = first_layer; layer < end_layer; ++layer) {
     attention_block(layer, plan, kv, n_splits);
     ffn_block(layer, T);
   }
+  if (!ends_model()) return;  // the next part takes x
   // logits = output · norm(x) for the rows the chunks ask for
   const auto R = static_cast<int>(plan.n_rows);
   const Q8Codes codes = codes_for({&weights.output}, R);

@@ -39,6 +39,11 @@ struct OwnedStream {
 struct CudaBackend::State {
   const Model& model;
   const ModelSpec& spec;
+  // The layers run, [first_layer, end_layer): all of them, or the GPU's part of a split
+  // (then the step's residual stream comes in and goes out through `x`, no embedding).
+  std::int64_t first_layer = 0;
+  std::int64_t end_layer = 0;
+  bool whole = true;
   CudaDeviceInfo info;
   Rope rope;
   std::optional<Rope> rope_local;  // the sliding layers' (Gemma 3); nullopt: rope serves all
@@ -107,7 +112,10 @@ struct CudaBackend::State {
     std::int64_t n_tokens = 0;
     std::int64_t n_rows = 0;  // 0: the step had nothing to run
   };
-  StepShape run_step(std::span<const SequenceChunk> chunks, KvCacheManager& kv);
+  // hidden: a part's input, uploaded into x before the launches (nullptr: embed the tokens).
+  StepShape run_step(std::span<const SequenceChunk> chunks, KvCacheManager& kv,
+                     const std::vector<float>* hidden = nullptr);
+  bool ends_model() const { return end_layer == spec.n_layers; }
   void finish_step(std::int64_t n_tokens, KvCacheManager& kv);
 
   // cuda_backend_layers.cpp

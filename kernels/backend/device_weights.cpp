@@ -92,7 +92,8 @@ std::optional<std::vector<std::size_t>> stacked_offsets(const std::vector<Device
 }
 
 std::vector<const DeviceWeight*> DeviceModelWeights::projections() const {
-  std::vector<const DeviceWeight*> out = {&output};
+  std::vector<const DeviceWeight*> out;
+  if (output.data) out.push_back(&output);
   for (const DeviceLayerWeights& l : layers) {
     for (const DeviceWeight* w :
          {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down, &l.wqkv, &l.w_gate_up}) {
@@ -115,13 +116,21 @@ std::optional<std::string> unsupported_weights(const Model& model) {
   return why;
 }
 
-DeviceModelWeights::DeviceModelWeights(const Model& model, DeviceAllocator& alloc,
-                                       bool f32_as_f16) {
+DeviceModelWeights::DeviceModelWeights(const Model& model, DeviceAllocator& alloc, bool f32_as_f16,
+                                       LayerRange range) {
   if (auto why = unsupported_weights(model)) throw_error<ModelError>("{}", *why);
   const ModelWeights& w = model.weights();
-  token_embd = matrix(w.token_embd, alloc, f32_as_f16);
-  for (const LayerWeights& l : w.layers) {
+  const auto n_layers = static_cast<std::int64_t>(w.layers.size());
+  const bool whole = range.whole(n_layers);
+  const std::int64_t end = range.end_in(n_layers);
+  if (whole) token_embd = matrix(w.token_embd, alloc, f32_as_f16);
+  for (std::int64_t layer = 0; layer < n_layers; ++layer) {
+    const LayerWeights& l = w.layers[static_cast<std::size_t>(layer)];
     DeviceLayerWeights d;
+    if (layer < range.begin || layer >= end) {  // another backend's layer
+      layers.push_back(d);
+      continue;
+    }
     d.attn_norm = vector(l.attn_norm, alloc);
     const std::vector<DeviceWeight> qkv = stackable({&l.wq, &l.wk, &l.wv}, alloc, f32_as_f16);
     d.wq = qkv[0], d.wk = qkv[1], d.wv = qkv[2], d.wqkv = qkv[3];
@@ -139,9 +148,12 @@ DeviceModelWeights::DeviceModelWeights(const Model& model, DeviceAllocator& allo
     d.w_down = matrix(l.w_down, alloc, f32_as_f16);
     layers.push_back(d);
   }
+  if (end < n_layers) return;  // a part before the model's end: no output head
   output_norm = vector(w.output_norm, alloc);
   // tied embeddings: one copy serves both
-  output = w.output.data == w.token_embd.data ? token_embd : matrix(w.output, alloc, f32_as_f16);
+  output = w.output.data == w.token_embd.data && token_embd.data
+               ? token_embd
+               : matrix(w.output, alloc, f32_as_f16);
 }
 
 DeviceModelWeights::HostMatrix DeviceModelWeights::prepare(const WeightView& w, bool f32_as_f16) {

@@ -11,6 +11,7 @@
 #include "backend/device_allocator.h"
 #include "backend/kernel_launchers.h"
 #include "model/model.h"
+#include "run/backend.h"
 
 namespace kvscope::cuda {
 
@@ -36,15 +37,19 @@ class DeviceModelWeights {
  public:
   // Uploads every tensor (synchronously). CapacityError when the device lacks the memory;
   // ModelError naming the tensor when a quantized matrix's rows are not whole blocks.
-  DeviceModelWeights(const Model& model, DeviceAllocator& alloc, bool f32_as_f16);
+  // A part of the model (`layers` not the whole, run/split_backend.h) uploads only its
+  // layers, and the output head when it ends the model; the embedding table stays on the
+  // host (the CPU embeds), and the other layers' entries stay empty.
+  DeviceModelWeights(const Model& model, DeviceAllocator& alloc, bool f32_as_f16,
+                     LayerRange layers = {});
 
   DeviceWeight token_embd;
   std::vector<DeviceLayerWeights> layers;
   const float* output_norm = nullptr;
   DeviceWeight output;
 
-  // Every matrix a projection reads: the output, each layer's seven and its stacked ones
-  // that exist.
+  // Every matrix a projection reads: the output (when held), each layer's seven and its
+  // stacked ones that exist.
   std::vector<const DeviceWeight*> projections() const;
 
  private:

@@ -13,6 +13,7 @@
 #include "cli/arg_parser.h"
 #include "cli/command.h"
 #include "cli/commands/plan_node.h"
+#include "cli/commands/plan_split.h"
 #include "cli/presets_path.h"
 #include "model/model.h"
 #include "plan/plan_explainer.h"
@@ -51,6 +52,7 @@ void declare_plan_options(ArgParser& p) {
   p.flag({"--list"}, "list the model and GPU presets");
   p.flag({"--json"}, "print one JSON object");
   declare_node_options(p);
+  declare_split_options(p);
 }
 
 using ModelChoice = PlanModel;
@@ -269,6 +271,8 @@ int cmd_plan(const Args& args) {
     fmt::print("{}\n", to_json(model, gpu, request, answers).dump(2));
   } else {
     print_text(model, gpu, request, answers);
+    print_layer_split(p, model, request,
+                      p.get_double("--bandwidth", gpu ? gpu->bandwidth_gb_s : 0.0, 0.0, 1e6));
   }
   return 0;
 }

@@ -1,0 +1,91 @@
+#include "run/layer_split.h"
+
+#include <algorithm>
+
+#include "plan/model_layer_groups.h"
+#include "run/engine.h"
+
+namespace kvscope {
+
+namespace {
+
+// The engine's layer groups for the options, split at k (k = n: all on the device).
+KvCacheConfig split_config(const Model& model, const EngineOptions& o, std::int64_t gpu_layers) {
+  const ModelSpec& spec = model.spec();
+  KvCacheConfig c;
+  c.groups =
+      o.layer_groups.empty() ? model_layer_groups(spec, o.k_dtype, o.v_dtype) : o.layer_groups;
+  c.groups = split_layer_groups(c.groups, gpu_layers);
+  c.n_kv_heads = spec.n_kv_heads;
+  c.head_dim = spec.head_dim;
+  c.block_size = o.block_size;
+  c.max_context = o.context_length;
+  c.window_sequences = std::clamp<std::int64_t>(o.default_sequences, 1, o.scheduler.max_running);
+  c.max_grow_tokens = o.scheduler.max_batch_tokens;
+  return c;
+}
+
+// The on_device groups of a config (the GPU's side).
+KvCacheConfig device_groups(KvCacheConfig c) {
+  std::erase_if(c.groups, [](const LayerGroupConfig& g) { return !g.on_device; });
+  c.exact_tail_blocks = 0;
+  c.exact_tail_shadows = 0;
+  return c;
+}
+
+}  // namespace
+
+std::uint64_t gpu_side_weight_bytes(const Model& model, std::int64_t gpu_layers) {
+  if (gpu_layers >= model.spec().n_layers) return model.weight_bytes();
+  return model.weight_bytes(0, gpu_layers, false, false);
+}
+
+std::int64_t gpu_side_kv_budget(const Model& model, const EngineOptions& options,
+                                const MemoryBudget& budget, std::int64_t gpu_layers) {
+  const Workspace ws =
+      workspace_for(model.spec(), 1, options.scheduler.max_batch_tokens, PlanBackend::Cuda);
+  return kv_budget_from(budget, static_cast<std::int64_t>(gpu_side_weight_bytes(model, gpu_layers)),
+                        ws);
+}
+
+std::int64_t gpu_side_pool_blocks(const KvCacheConfig& config, std::int64_t gpu_kv_budget) {
+  KvCacheConfig gpu = device_groups(config);
+  gpu.budget_bytes = gpu_kv_budget;
+  gpu.n_blocks = 0;
+  return kv_blocks_per_group(gpu);
+}
+
+LayerSplitRequest layer_split_request(const Model& model, const EngineOptions& options,
+                                      const MemoryBudget& budget) {
+  const ModelSpec& spec = model.spec();
+  LayerSplitRequest r;
+  r.plan.spec = spec;
+  r.plan.kv = split_config(model, options, spec.n_layers);
+  r.plan.batch = 1;
+  r.plan.context = options.context_length;
+  r.plan.prefill_chunk = options.scheduler.max_batch_tokens;
+  r.plan.budget = budget;
+  for (std::int64_t l = 0; l < spec.n_layers; ++l) {
+    r.layer_bytes.push_back(static_cast<std::int64_t>(model.weight_bytes(l, l + 1, false, false)));
+  }
+  const auto table = static_cast<std::int64_t>(model.weight_bytes(0, 0, true, false));
+  r.embedding_bytes = table;
+  r.output_bytes = static_cast<std::int64_t>(model.weight_bytes(0, 0, true, true)) - table;
+  return r;
+}
+
+std::int64_t auto_gpu_layers(const Model& model, const EngineOptions& options,
+                             const MemoryBudget& budget) {
+  return plan_layer_split(layer_split_request(model, options, budget)).gpu_layers;
+}
+
+MemoryBudget gpu_memory_budget(const EngineOptions& options, std::uint64_t device_total,
+                               std::uint64_t device_used_by_others) {
+  if (options.memory_budget_bytes > 0) {
+    return {static_cast<std::int64_t>(options.memory_budget_bytes), options.memory_utilisation, 0};
+  }
+  return {static_cast<std::int64_t>(device_total), options.memory_utilisation,
+          static_cast<std::int64_t>(device_used_by_others)};
+}
+
+}  // namespace kvscope
