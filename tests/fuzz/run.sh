@@ -19,8 +19,15 @@ mkdir -p "$corpus" "$findings"
 [[ -f $shared/models/stories260K.gguf ]] && cp -n "$shared/models/stories260K.gguf" "$corpus/seeds/gguf/" || true
 
 status=0
-for harness in gguf safetensors hf_config tokenizer tokenizer_json tokenizer_json_encode chat_template \
-    prometheus_text; do
+# the chat-store harness needs Qt SQL (built when the fuzz build finds it); its seeds are
+# databases as the app writes them
+harnesses=(gguf safetensors hf_config tokenizer tokenizer_json tokenizer_json_encode chat_template
+  prometheus_text)
+if [[ -x $build/bin/chat_store_fuzz ]]; then
+  harnesses+=(chat_store)
+  python3 "$(dirname "$0")/chat_store_seeds.py" "$corpus/seeds/chat_store"
+fi
+for harness in "${harnesses[@]}"; do
   mkdir -p "$corpus/$harness"
   seeds=()
   [[ -d $corpus/seeds/$harness ]] && seeds=("$corpus/seeds/$harness")
@@ -31,6 +38,8 @@ for harness in gguf safetensors hf_config tokenizer tokenizer_json tokenizer_jso
   budgets=(-max_len=1200000 -rss_limit_mb=2048 -timeout=20)
   [[ $harness == tokenizer_json_encode ]] &&
     budgets=(-max_len=65536 -rss_limit_mb=1024 -malloc_limit_mb=64 -timeout=2)
+  # a saved-chat database: SQLite pages of 4 KB, a few hundred KB in all
+  [[ $harness == chat_store ]] && budgets=(-max_len=262144 -rss_limit_mb=1024 -timeout=10)
   echo "== $harness ($limit)"
   if ! KVSCOPE_SHARED_DIR="$shared" "$build/bin/${harness}_fuzz" "$corpus/$harness" "${seeds[@]}" \
       "$limit" "${budgets[@]}" \

@@ -260,6 +260,25 @@ class ChatStoreTest : public QObject {
     QVERIFY(!store->rawChatJson(10, &error));
   }
 
+  // Found by chat_store_fuzz: a negative version indexed the upgrade steps at -247.
+  void aNegativeSchemaVersionIsOpenedReadOnly() {
+    const QString path = db_path();
+    run_sql(path, kV1);
+    run_sql(path, {"PRAGMA user_version=-247"});
+    QFile file(path);
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    const QByteArray before = file.readAll();
+    file.close();
+    auto store = open_store(path);
+    QVERIFY(store);
+    QVERIFY(store->readOnly());
+    QVERIFY2(store->readOnlyReason().contains(QStringLiteral("-247")),
+             qPrintable(store->readOnlyReason()));
+    store.reset();
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    QCOMPARE(file.readAll(), before);
+  }
+
   void aFileThatIsNoDatabaseIsReportedAndNotTouched() {
     const QString path = db_path();
     QFile f(path);

@@ -189,6 +189,10 @@ bool ChatStore::open_writable(QString* error) {
   const std::optional<int> version = schema_version(&why);
   if (!version) return read_only_or(why);
   version_ = *version;
+  if (version_ < 0) {  // no version any KVScope writes (found by chat_store_fuzz)
+    return open_read_only(
+        ChatStoreText::tr("its schema version %1 is not one KVScope writes").arg(version_), error);
+  }
   if (version_ > kSchemaVersion) {
     return open_read_only(
         ChatStoreText::tr("written by a newer KVScope (schema %1; this one reads up to %2)")
