@@ -1,6 +1,7 @@
 #include "plan/layer_split_plan.h"
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 
 #include "plan/kv_footprint.h"
@@ -37,6 +38,19 @@ std::int64_t side_kv_read(const PlanRequest& plan, const KvCacheConfig& side) {
 
 std::int64_t split_gpu_kv_bytes(const PlanRequest& plan, std::int64_t gpu_layers) {
   return side_kv_bytes(plan, side_groups(plan, gpu_layers, true));
+}
+
+void set_preset_layer_bytes(LayerSplitRequest& r, WeightType type) {
+  const ModelSpec& spec = r.plan.spec;
+  const double bpw = weight_type_info(type).bits_per_weight;
+  r.embedding_bytes = static_cast<std::int64_t>(
+      std::ceil(static_cast<double>(spec.vocab_size * spec.dim) * bpw / 8.0));
+  r.output_bytes = spec.tied_embeddings ? 0 : r.embedding_bytes;
+  const std::int64_t n = spec.n_layers;
+  const std::int64_t layers =
+      std::max<std::int64_t>(0, r.plan.weights.bytes - r.embedding_bytes - r.output_bytes);
+  r.layer_bytes.assign(static_cast<std::size_t>(n), layers / n);
+  r.layer_bytes.back() += layers % n;
 }
 
 LayerSplitPlan plan_layer_split(const LayerSplitRequest& r) {

@@ -59,6 +59,12 @@ struct LayerSplitPlan {
   double tokens_per_s = 0.0;  // all sequences together
 };
 
+// A preset's per-side weights (layer_bytes, embedding_bytes, output_bytes) from
+// plan.weights.bytes: the token table (and an untied output head) at the weight type's bits
+// per weight, the rest shared evenly by the layers (the last takes the remainder). A loaded
+// model gives exact ones (run/layer_split.h).
+void set_preset_layer_bytes(LayerSplitRequest& request, WeightType type);
+
 // The split with request.gpu_layers on the GPU, or the most that fit (-1).
 LayerSplitPlan plan_layer_split(const LayerSplitRequest& request);
 

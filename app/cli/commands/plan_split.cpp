@@ -1,7 +1,5 @@
 #include "cli/commands/plan_split.h"
 
-#include <cmath>
-
 #include <fmt/format.h>
 
 #include "model/model.h"
@@ -29,14 +27,7 @@ LayerSplitRequest split_request(const PlanModel& m, const PlanRequest& r) {
         static_cast<std::int64_t>(model->weight_bytes(0, 0, true, true)) - s.embedding_bytes;
     return s;
   }
-  const double bpw = weight_type_info(parse_weight_type(m.weight_type)).bits_per_weight;
-  s.embedding_bytes = static_cast<std::int64_t>(
-      std::ceil(static_cast<double>(m.spec.vocab_size * m.spec.dim) * bpw / 8.0));
-  s.output_bytes = m.spec.tied_embeddings ? 0 : s.embedding_bytes;
-  const std::int64_t layers =
-      std::max<std::int64_t>(0, m.weights.bytes - s.embedding_bytes - s.output_bytes);
-  s.layer_bytes.assign(static_cast<std::size_t>(n), layers / n);
-  s.layer_bytes.back() += layers % n;
+  set_preset_layer_bytes(s, parse_weight_type(m.weight_type));
   return s;
 }
 
