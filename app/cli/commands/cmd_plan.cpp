@@ -267,12 +267,14 @@ int cmd_plan(const Args& args) {
     return print_needs(p, model, request);
   }
   const Answers answers = solve(p, request, gpu, gpus);
+  const double bandwidth = p.get_double("--bandwidth", gpu ? gpu->bandwidth_gb_s : 0.0, 0.0, 1e6);
   if (p.has("--json")) {
-    fmt::print("{}\n", to_json(model, gpu, request, answers).dump(2));
+    json out = to_json(model, gpu, request, answers);
+    out["layer_split"] = layer_split_json(p, model, request, bandwidth);
+    fmt::print("{}\n", out.dump(2));
   } else {
     print_text(model, gpu, request, answers);
-    print_layer_split(p, model, request,
-                      p.get_double("--bandwidth", gpu ? gpu->bandwidth_gb_s : 0.0, 0.0, 1e6));
+    print_layer_split(p, model, request, bandwidth);
   }
   return 0;
 }

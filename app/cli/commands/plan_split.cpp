@@ -1,6 +1,7 @@
 #include "cli/commands/plan_split.h"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "model/model.h"
 #include "plan/layer_split_plan.h"
@@ -46,17 +47,40 @@ void declare_split_options(ArgParser& p) {
            "it; default: no roofline)");
 }
 
+namespace {
+
+struct SplitAnswer {
+  LayerSplitRequest request;
+  LayerSplitPlan plan;
+};
+
+SplitAnswer solve_split(const ArgParser& p, const PlanModel& m, const PlanRequest& r,
+                        double gpu_bandwidth_gb_s) {
+  SplitAnswer a{split_request(m, r), {}};
+  if (const auto v = p.get("--gpu-layers"); v && *v != "auto") {
+    a.request.gpu_layers = p.get_int("--gpu-layers", 0, 0, m.spec.n_layers);
+  }
+  a.request.gpu_bandwidth_gb_s = gpu_bandwidth_gb_s;
+  a.request.cpu_bandwidth_gb_s = p.get_double("--cpu-bandwidth", 0.0, 0.0, 1e6);
+  a.plan = plan_layer_split(a.request);
+  return a;
+}
+
+nlohmann::json side_json(const SplitSide& side) {
+  return {{"weights", side.weights},
+          {"kv", side.kv},
+          {"workspace", side.workspace},
+          {"total", side.total()},
+          {"kv_pool", side.kv_pool}};
+}
+
+}  // namespace
+
 void print_layer_split(const ArgParser& p, const PlanModel& m, const PlanRequest& r,
                        double gpu_bandwidth_gb_s) {
   if (r.budget.total_bytes == 0) return;
-  LayerSplitRequest s = split_request(m, r);
+  const auto [s, plan] = solve_split(p, m, r, gpu_bandwidth_gb_s);
   const std::int64_t n = m.spec.n_layers;
-  if (const auto v = p.get("--gpu-layers"); v && *v != "auto") {
-    s.gpu_layers = p.get_int("--gpu-layers", 0, 0, n);
-  }
-  s.gpu_bandwidth_gb_s = gpu_bandwidth_gb_s;
-  s.cpu_bandwidth_gb_s = p.get_double("--cpu-bandwidth", 0.0, 0.0, 1e6);
-  const LayerSplitPlan plan = plan_layer_split(s);
   fmt::print("\nLayer split (--gpu-layers), batch {} x {} tokens\n", r.batch,
              group_digits(r.context));
   fmt::print("  {} of {} layers on the GPU{}\n", plan.gpu_layers, n,
@@ -76,6 +100,30 @@ void print_layer_split(const ArgParser& p, const PlanModel& m, const PlanRequest
   } else if (plan.gpu_layers < n) {
     fmt::print("  decode roofline: give --cpu-bandwidth (and --bandwidth without a GPU preset)\n");
   }
+}
+
+nlohmann::json layer_split_json(const ArgParser& p, const PlanModel& m, const PlanRequest& r,
+                                double gpu_bandwidth_gb_s) {
+  if (r.budget.total_bytes == 0) return nullptr;
+  const auto [s, plan] = solve_split(p, m, r, gpu_bandwidth_gb_s);
+  nlohmann::json out = {{"n_layers", plan.n_layers},
+                        {"gpu_layers", plan.gpu_layers},
+                        {"gpu", side_json(plan.gpu)},
+                        {"cpu", side_json(plan.cpu)},
+                        {"gpu_usable", plan.gpu_usable},
+                        {"fits", plan.fits},
+                        {"kv_blocks_per_group", plan.kv_blocks_per_group}};
+  if (plan.tokens_per_s > 0.0) {
+    out["roofline"] = {{"gpu_bandwidth_gb_s", s.gpu_bandwidth_gb_s},
+                       {"cpu_bandwidth_gb_s", s.cpu_bandwidth_gb_s},
+                       {"gpu_bytes_per_step", plan.gpu_bytes_per_step},
+                       {"cpu_bytes_per_step", plan.cpu_bytes_per_step},
+                       {"seconds_per_step", plan.seconds_per_step},
+                       {"tokens_per_s", plan.tokens_per_s}};
+  } else {
+    out["roofline"] = nullptr;
+  }
+  return out;
 }
 
 }  // namespace kvscope::cli
