@@ -178,6 +178,43 @@ TEST(SplitBackend, AKeptPrefixIsSharedAndCopiedOnWriteOnBothSides) {
   EXPECT_EQ(got[1], got[0]);
 }
 
+// Two requests that do not fit the pool together: one is preempted and recomputed, on the
+// GPU's groups and the CPU's alike, and both get the all-CPU engine's greedy ids.
+TEST(SplitBackend, APreemptedSequenceIsRecomputedOnBothSides) {
+  KVSCOPE_REQUIRE_CUDA();
+  KVSCOPE_REQUIRE_SHARED(model, "models/stories260K.gguf");
+  std::vector<std::vector<std::vector<TokenId>>> got(2);
+  std::int64_t recomputed = 0;
+  const ModelSpec spec = load_model(model)->spec();
+  // 6 blocks of 16 tokens in every group; each request grows to 4 blocks
+  const std::int64_t block_bytes = 2 * spec.n_layers * spec.kv_dim() * 16 * 2;
+  for (const std::int64_t k : {std::int64_t{0}, std::int64_t{3}}) {
+    EngineOptions o = split_options(k);
+    o.kv_budget_bytes = static_cast<std::uint64_t>(6 * block_bytes);
+    Engine small(model, o);
+    ASSERT_EQ(small.kv_cache().pool(0).n_blocks(), 6);
+    std::vector<RequestResult> results(2);
+    for (int i = 0; i < 2; ++i) {
+      GenerationRequest r;
+      r.prompt = small.tokenize(i == 0 ? "Once upon a time" : "The little dog", true);
+      r.max_tokens = 50;
+      r.sampling.temperature = 0;
+      r.stop_at_end_of_generation = false;
+      RequestCallbacks cb;
+      cb.on_finish = [&results, i](const RequestResult& res) { results[i] = res; };
+      small.submit(std::move(r), std::move(cb));
+    }
+    while (small.step()) {
+    }
+    for (const RequestResult& res : results) {
+      got[static_cast<std::size_t>(k > 0)].push_back(res.generated);
+      if (k > 0) recomputed += res.recomputed_tokens;
+    }
+  }
+  EXPECT_GT(recomputed, 0) << "the pool should have preempted a sequence";
+  EXPECT_EQ(got[1], got[0]);
+}
+
 // --gpu-layers auto under a memory budget: the planner (plan/layer_split_plan.h) and the
 // engine agree on the layer count, and each side allocates exactly the plan's weights and KV
 // pools. The budget is chosen so that 15 of SmolLM2's 30 layers fit with a 1,024-token context.
