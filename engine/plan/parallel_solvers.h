@@ -23,9 +23,10 @@ std::int64_t parallel_max_batch(const ParallelRequest& request);
 // when not even the whole node fits.
 std::optional<ParallelShape> smallest_node(const ParallelRequest& request);
 
-// Host memory vLLM's --swap-space must give each GPU to swap out `n_sequences` preempted
-// sequences of base.context tokens: their blocks on the stage whose blocks are largest,
+// Host memory that holds `n_sequences` preempted sequences of base.context tokens in KVScope's
+// own blocks, on the stage whose blocks are largest:
 //   n_sequences x ceil(context / block_size) x block set bytes of that stage.
+// Not vLLM's --swap-space: that depends on the release and on vLLM's pool (vllm_swap.h).
 std::int64_t swap_bytes_per_gpu(const ParallelPlan& plan, std::int64_t n_sequences,
                                 std::int64_t context);
 

@@ -35,11 +35,6 @@ std::string python_string(const std::string& s) {
 
 }  // namespace
 
-std::int64_t swap_space_gib(std::int64_t bytes) {
-  constexpr std::int64_t kGiB = std::int64_t{1} << 30;
-  return bytes <= 0 ? 0 : (bytes - 1) / kGiB + 1;
-}
-
 std::string vllm_serve_command(const VllmArgs& a) {
   std::string out = fmt::format("vllm serve {}", shell_quote(a.model));
   auto arg = [&](std::string_view name, const std::string& value) {
@@ -52,7 +47,7 @@ std::string vllm_serve_command(const VllmArgs& a) {
   arg("gpu-memory-utilization", fmt::format("{:.2f}", a.gpu_memory_utilization));
   arg("kv-cache-dtype", std::string(serving_kv_dtype_name(a.kv_cache_dtype)));
   arg("block-size", fmt::format("{}", a.block_size));
-  arg("swap-space", fmt::format("{}", a.swap_space_gib));
+  if (a.swap_space_gib) arg("swap-space", fmt::format("{}", *a.swap_space_gib));
   if (a.max_num_batched_tokens > 0) {
     arg("max-num-batched-tokens", fmt::format("{}", a.max_num_batched_tokens));
   }
@@ -63,6 +58,7 @@ std::string vllm_serve_command(const VllmArgs& a) {
 
 std::string vllm_python_call(const VllmArgs& a) {
   std::string extra;
+  if (a.swap_space_gib) extra += fmt::format(", swap_space={}", *a.swap_space_gib);
   if (a.max_num_batched_tokens > 0) {
     extra += fmt::format(", max_num_batched_tokens={}", a.max_num_batched_tokens);
   }
@@ -70,15 +66,14 @@ std::string vllm_python_call(const VllmArgs& a) {
   if (a.kv_cache_memory) extra += fmt::format(", kv_cache_memory_bytes={}", *a.kv_cache_memory);
   return fmt::format(
       "LLM(model={}, tensor_parallel_size={}, pipeline_parallel_size={}, max_model_len={}, "
-      "max_num_seqs={}, gpu_memory_utilization={:.2f}, kv_cache_dtype=\"{}\", block_size={}, "
-      "swap_space={}{})\n",
+      "max_num_seqs={}, gpu_memory_utilization={:.2f}, kv_cache_dtype=\"{}\", block_size={}{})\n",
       python_string(a.model), a.tensor_parallel_size, a.pipeline_parallel_size, a.max_model_len,
       a.max_num_seqs, a.gpu_memory_utilization, serving_kv_dtype_name(a.kv_cache_dtype),
-      a.block_size, a.swap_space_gib, extra);
+      a.block_size, extra);
 }
 
 VllmArgs vllm_args_for(const std::string& model, const ParallelRequest& request,
-                       std::int64_t swap_bytes) {
+                       const VllmSwap& swap) {
   VllmArgs v;
   v.model = model;
   v.tensor_parallel_size = request.shape.tp;
@@ -88,7 +83,7 @@ VllmArgs vllm_args_for(const std::string& model, const ParallelRequest& request,
   v.gpu_memory_utilization = request.base.budget.utilisation;
   v.kv_cache_dtype = request.kv_dtype;
   v.block_size = request.base.kv.block_size;
-  v.swap_space_gib = swap_space_gib(swap_bytes);
+  v.swap_space_gib = swap.swap_space_gib;
   return v;
 }
 
@@ -109,14 +104,15 @@ VllmRequest vllm_memory_request(const ParallelRequest& request, std::int64_t gpu
   return r;
 }
 
-VllmArgs with_concurrency_flags(VllmArgs args, const VllmRequest& flags,
-                                std::optional<std::int64_t> kv_cache_memory) {
+VllmArgs with_concurrency_flags(VllmArgs args, const VllmConcurrency& concurrency) {
+  const VllmRequest& flags = concurrency.request;
   args.max_num_seqs = flags.max_num_seqs;
   args.max_num_batched_tokens = flags.max_num_batched_tokens;
   args.enable_chunked_prefill = vllm_version_info(flags.version).engine == VllmEngine::V0 &&
                                 flags.chunked_prefill.value_or(false);
   args.gpu_memory_utilization = flags.gpu_memory_utilization;
-  args.kv_cache_memory = kv_cache_memory;
+  args.kv_cache_memory = concurrency.kv_cache_memory;
+  args.swap_space_gib = plan_vllm_swap(concurrency.plan).swap_space_gib;
   return args;
 }
 

@@ -7,8 +7,9 @@
 //   --gpu-memory-utilization   the budget's fraction of each GPU
 //   --kv-cache-dtype   auto or fp8
 //   --block-size       tokens per KV block
-//   --swap-space       GiB of host memory per GPU for preempted sequences (swap_bytes_per_gpu,
-//                      rounded up to whole GiB)
+//   --swap-space       only where the release swaps and needs more than vLLM's default 4 GiB:
+//                      GiB of host memory per GPU for swapped-out sequences (vllm_swap.h);
+//                      never for a V1 release, which does not swap
 // and, only when set (a concurrency asked for, vllm_solvers.h):
 //   --max-num-batched-tokens, --enable-chunked-prefill, --kv-cache-memory BYTES
 //
@@ -23,6 +24,8 @@
 #include "plan/parallel_plan.h"
 #include "plan/serving_kv_dtype.h"
 #include "plan/vllm_memory.h"
+#include "plan/vllm_solvers.h"
+#include "plan/vllm_swap.h"
 
 namespace kvscope {
 
@@ -35,20 +38,18 @@ struct VllmArgs {
   double gpu_memory_utilization = 0.90;
   ServingKvDtype kv_cache_dtype = ServingKvDtype::Auto;
   std::int64_t block_size = 16;
-  std::int64_t swap_space_gib = 0;
-  std::int64_t max_num_batched_tokens = 0;  // 0: not written (vLLM's default)
-  bool enable_chunked_prefill = false;      // written only when true
+  std::optional<std::int64_t> swap_space_gib;  // nullopt: not written (vLLM's default, or V1)
+  std::int64_t max_num_batched_tokens = 0;     // 0: not written (vLLM's default)
+  bool enable_chunked_prefill = false;         // written only when true
   std::optional<std::int64_t> kv_cache_memory;
 };
 
-// ceil(bytes / 2^30).
-std::int64_t swap_space_gib(std::int64_t bytes);
-
 // The arguments that realise `request` (its shape, context, batch, utilisation, KV dtype and
-// block size) for `model`, a Hugging Face repo id or a path, with swap_space_gib(swap_bytes)
-// of host memory per GPU. The CLI's --emit vllm and the What fits page both use it.
+// block size) for `model`, a Hugging Face repo id or a path, with the --swap-space of `swap`
+// (plan_vllm_swap of vLLM's plan for the same server: the release decides whether there is
+// one). The CLI's --emit vllm and the What fits page both use it.
 VllmArgs vllm_args_for(const std::string& model, const ParallelRequest& request,
-                       std::int64_t swap_bytes);
+                       const VllmSwap& swap);
 
 // The request vLLM's accounting plans for `request` on GPUs sold with `gpu_memory_bytes`
 // each (CUDA reports less: reported_gpu_memory): the model's shape, TP, PP, utilisation,
@@ -57,9 +58,9 @@ VllmRequest vllm_memory_request(const ParallelRequest& request, std::int64_t gpu
                                 VllmVersion version, VllmWeightFormat weights);
 
 // `args` with the flags of a concurrency answer (max_num_seqs, batched tokens, chunked
-// prefill, utilisation, --kv-cache-memory).
-VllmArgs with_concurrency_flags(VllmArgs args, const VllmRequest& flags,
-                                std::optional<std::int64_t> kv_cache_memory);
+// prefill, utilisation, --kv-cache-memory) and the swap space of its plan (its pool holds
+// every sequence, so vLLM's default).
+VllmArgs with_concurrency_flags(VllmArgs args, const VllmConcurrency& concurrency);
 
 // "vllm serve MODEL \\\n  --tensor-parallel-size 4 \\\n ..." ending in '\n'; the model is
 // shell-quoted when it holds anything but [A-Za-z0-9._/-].

@@ -1,6 +1,7 @@
 // kvscope-cli plan on a node (--tp / --pp / --emit vllm) and with no memory given, end to end.
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -78,12 +79,11 @@ TEST(CliPlanNode, JsonNodePlanAddsUpAndFp8HoldsTwiceTheTokens) {
 }
 
 TEST(CliPlanNode, EmitVllmPrintsTheServeCommandAndTheLlmCall) {
-  const auto r = run_cli({"plan", "--model", "llama-3-70b", "--gpu", "h100-sxm", "--tp", "4",
-                          "--ctx", "8192", "--batch", "32", "--util", "0.92", "--kv-cache-dtype",
-                          "fp8", "--preempt", "4", "--emit", "vllm"});
+  const auto r =
+      run_cli({"plan", "--model", "llama-3-70b", "--gpu", "h100-sxm", "--tp", "4", "--ctx", "8192",
+               "--batch", "32", "--util", "0.92", "--kv-cache-dtype", "fp8", "--emit", "vllm"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  // 4 sequences x 512 blocks x 16 tokens x 80 layers x 2 KV heads x 2 x 128 x 1 B (fp8) per GPU
-  // = 1.25 GiB: 2 GiB of swap
+  // The latest release (V1) never swaps: no --swap-space (engine/plan/vllm_swap.h).
   EXPECT_THAT(r.out, HasSubstr("vllm serve meta-llama/Meta-Llama-3-70B \\\n"
                                "  --tensor-parallel-size 4 \\\n"
                                "  --pipeline-parallel-size 1 \\\n"
@@ -91,14 +91,35 @@ TEST(CliPlanNode, EmitVllmPrintsTheServeCommandAndTheLlmCall) {
                                "  --max-num-seqs 32 \\\n"
                                "  --gpu-memory-utilization 0.92 \\\n"
                                "  --kv-cache-dtype fp8 \\\n"
-                               "  --block-size 16 \\\n"
-                               "  --swap-space 2\n"));
+                               "  --block-size 16\n"));
   EXPECT_THAT(r.out,
               HasSubstr("LLM(model=\"meta-llama/Meta-Llama-3-70B\", tensor_parallel_size=4, "
                         "pipeline_parallel_size=1, max_model_len=8192, max_num_seqs=32, "
-                        "gpu_memory_utilization=0.92, kv_cache_dtype=\"fp8\", block_size=16, "
-                        "swap_space=2)"));
+                        "gpu_memory_utilization=0.92, kv_cache_dtype=\"fp8\", block_size=16)"));
+  EXPECT_THAT(r.out, HasSubstr("# swap space: no --swap-space"));
+  EXPECT_THAT(r.out, Not(HasSubstr("swap_space=")));
   EXPECT_THAT(r.out, Not(HasSubstr("does not fit")));
+}
+
+// Issue #41's server under 0.6.4 (V0 swaps requests of several sequences): only the 255
+// sequences of 20,000 tokens vLLM's pool of 1,952 blocks cannot hold, 255 x 1,250 blocks x
+// 2 MiB = 622.6 GiB (the old rule wrote all 256: --swap-space 625); --preempt caps them.
+TEST(CliPlanNode, EmitVllmSwapSpaceUnderV0IsWhatThePoolCannotHold) {
+  const std::vector<std::string> base = {
+      "plan",    "--model", "llama-3.1-8b", "--gpu", "rtx-3090",       "--ctx", "20000",
+      "--batch", "256",     "--emit",       "vllm",  "--vllm-version", "0.6.4"};
+  const auto all = run_cli(base);
+  ASSERT_EQ(all.exit_code, 0) << all.err;
+  EXPECT_THAT(all.out, HasSubstr("  --swap-space 623\n"));
+  EXPECT_THAT(all.out, HasSubstr("block_size=16, swap_space=623)"));
+  EXPECT_THAT(all.out, HasSubstr("# swap space: 255 sequences of 20,000 tokens"));
+  EXPECT_THAT(all.out, HasSubstr("# vLLM pins it at start-up and refuses it above 70%"));
+  std::vector<std::string> one = base;
+  one.insert(one.end(), {"--preempt", "0"});
+  const auto recomputed = run_cli(one);
+  ASSERT_EQ(recomputed.exit_code, 0) << recomputed.err;
+  EXPECT_THAT(recomputed.out, Not(HasSubstr("--swap-space")));
+  EXPECT_THAT(recomputed.out, HasSubstr("# swap space: vLLM's default 4 GiB per GPU"));
 }
 
 // vLLM's own accounting above the command (engine/plan/vllm_memory.h): Llama-3.1-8B on an RTX

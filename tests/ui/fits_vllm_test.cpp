@@ -22,9 +22,9 @@
 #include "fits/vllm_section.h"
 #include "fits_test_presets.h"
 #include "plan/parallel_plan.h"
-#include "plan/parallel_solvers.h"
 #include "plan/vllm_command.h"
 #include "plan/vllm_memory.h"
+#include "plan/vllm_swap.h"
 #include "util/error.h"
 #include "widgets/slider_spin.h"
 #include "window/app_palette.h"
@@ -48,8 +48,9 @@ ParallelRequest node_request_for(const Choice& c, std::int64_t tp, std::int64_t 
   return r;
 }
 
-// The CLI's --emit vllm arguments for `r` and its plan.
-VllmArgs args_for(const Choice& c, const ParallelRequest& r, const ParallelPlan& plan) {
+// The CLI's --emit vllm arguments for `r`, with the swap space of vLLM's plan for the same
+// server under the section's release and checkpoint format (none under V1).
+VllmArgs args_for(const Choice& c, const ParallelRequest& r, const FitsVllmSection& s) {
   const ModelPreset& m = model_preset(c.model);
   VllmArgs v;
   v.model = m.hf_repo.empty() ? m.slug : m.hf_repo;
@@ -60,7 +61,11 @@ VllmArgs args_for(const Choice& c, const ParallelRequest& r, const ParallelPlan&
   v.gpu_memory_utilization = r.base.budget.utilisation;
   v.kv_cache_dtype = r.kv_dtype;
   v.block_size = r.base.kv.block_size;
-  v.swap_space_gib = swap_space_gib(swap_bytes_per_gpu(plan, r.base.batch, r.base.context));
+  const VllmMemoryPlan vllm = plan_vllm_memory(vllm_memory_request(
+      r, r.base.budget.total_bytes,
+      static_cast<VllmVersion>(s.vllmVersionBox()->currentData().toInt()),
+      static_cast<VllmWeightFormat>(s.vllmWeightsBox()->currentData().toInt())));
+  v.swap_space_gib = plan_vllm_swap(vllm).swap_space_gib;
   return v;
 }
 
@@ -94,7 +99,7 @@ void expect_node_shown(const FitsVllmSection& s, const Choice& c, const Parallel
   QVERIFY2(s.verdictLabel()->text().startsWith(verdict), qPrintable(s.verdictLabel()->text()));
   QVERIFY(s.verdictLabel()->text().contains(digits(plan.kv_tokens) + " tokens"));
   QCOMPARE(s.commandEdit()->toPlainText(),
-           QString::fromStdString(vllm_serve_command(args_for(c, r, plan))));
+           QString::fromStdString(vllm_serve_command(args_for(c, r, s))));
   QVERIFY(s.copyButton()->isEnabled());
 }
 
@@ -123,6 +128,9 @@ class FitsVllmTest : public QObject {
     expect_node_shown(*s, c, node_request_for(c, 1, 1, ServingKvDtype::Auto));
     QVERIFY(s->commandEdit()->toPlainText().startsWith("vllm serve "));
     QVERIFY(s->commandEdit()->isReadOnly());
+    // the latest release's V1 engine never swaps: no --swap-space, and the terms say why
+    QVERIFY(!s->commandEdit()->toPlainText().contains("--swap-space"));
+    QVERIFY(s->vllmTermsEdit()->toPlainText().contains("no --swap-space"));
   }
 
   void changingTpUpdatesEachGpusKvToPlanParallels() {
@@ -253,6 +261,11 @@ class FitsVllmTest : public QObject {
     QVERIFY2(verdict.contains("31,232 tokens") && verdict.contains("1.56x"), qPrintable(verdict));
     QVERIFY2(verdict.contains("Largest max_model_len that starts"), qPrintable(verdict));
     QVERIFY(s->vllmTermsEdit()->toPlainText().contains("activation"));
+    // 0.6.4 swaps: the 255 sequences its pool of 1,952 blocks cannot hold at 1,250 blocks each,
+    // 255 x 1,250 x 2 MiB = 622.6 GiB (not every sequence's 625 GiB)
+    const QString command = s->commandEdit()->toPlainText();
+    QVERIFY2(command.contains("  --swap-space 623\n"), qPrintable(command));
+    QVERIFY(s->vllmTermsEdit()->toPlainText().contains("255 sequences of 20,000 tokens"));
     // a checkpoint format changes the weights term
     select_text(s->vllmWeightsBox(), QStringLiteral("awq"));
     QVERIFY(s->vllmPlan()->gpu_blocks > 1952);

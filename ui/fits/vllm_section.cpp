@@ -18,10 +18,10 @@
 #include <exception>
 
 #include "fits/stack_bar.h"
-#include "plan/parallel_solvers.h"
 #include "plan/units.h"
 #include "plan/vllm_explainer.h"
 #include "plan/vllm_solvers.h"
+#include "plan/vllm_swap.h"
 #include "widgets/number_text.h"
 
 namespace kvscope::ui {
@@ -197,11 +197,12 @@ void FitsVllmSection::recompute() {
     show_error(QString::fromStdString(e.what()));
     return;
   }
-  const ParallelRequest& r = request_;
-  args_ = vllm_args_for(model_.toStdString(), r,
-                        swap_bytes_per_gpu(*plan_, r.base.batch, r.base.context));
-  show_plan(*plan_);
+  // vLLM's plan first: its release decides the command's --swap-space (vllm_swap.h); where
+  // vLLM refuses the request the command keeps vLLM's default.
   show_vllm_plan();
+  args_ = vllm_args_for(model_.toStdString(), request_,
+                        vllm_plan_ ? plan_vllm_swap(*vllm_plan_) : VllmSwap{});
+  show_plan(*plan_);
 }
 
 // vLLM's own accounting of the command's server: its verdict above the bars, its terms beside
@@ -221,7 +222,9 @@ void FitsVllmSection::show_vllm_plan() {
     vllm_verdict_->setText(text);
     vllm_verdict_->setStyleSheet(vllm_plan_->starts ? QString()
                                                     : QStringLiteral("color: #d62728;"));
-    vllm_terms_->setPlainText(QString::fromStdString(explain_vllm_memory(*vllm_plan_)));
+    vllm_terms_->setPlainText(
+        QString::fromStdString(explain_vllm_memory(*vllm_plan_) +
+                               explain_vllm_swap(*vllm_plan_, plan_vllm_swap(*vllm_plan_))));
   } catch (const std::exception& e) {
     vllm_verdict_->setText(tr("vLLM: %1").arg(QString::fromStdString(e.what())));
     vllm_verdict_->setStyleSheet(QStringLiteral("color: #d62728;"));

@@ -11,6 +11,7 @@
 #include "plan/vllm_command.h"
 #include "plan/vllm_explainer.h"
 #include "plan/vllm_solvers.h"
+#include "plan/vllm_swap.h"
 #include "util/error.h"
 
 namespace kvscope::cli {
@@ -69,10 +70,6 @@ NodeAnswers solve_node(const ArgParser& p, const ParallelRequest& r) {
   return a;
 }
 
-VllmArgs vllm_args(const PlanModel& m, const ParallelRequest& r, const NodeAnswers& a) {
-  return vllm_args_for(m.hf_repo.empty() ? m.label : m.hf_repo, r, a.swap_bytes);
-}
-
 std::string shape_text(const std::optional<ParallelShape>& s) {
   if (!s) return "none within the node";
   return fmt::format("{} GPU{} (tp {} x pp {})", s->gpus(), s->gpus() == 1 ? "" : "s", s->tp,
@@ -91,8 +88,8 @@ void print_answers(const ParallelRequest& r, const NodeAnswers& a) {
              static_cast<double>(a.plan.kv_tokens) / static_cast<double>(ctx));
   fmt::print("  KV cache dtype: auto (fp16) holds {} tokens, fp8 holds {} tokens\n",
              group_digits(a.kv_tokens_auto), group_digits(a.kv_tokens_fp8));
-  fmt::print("  swap space to preempt {} sequences of {} tokens: {} per GPU (--swap-space {})\n",
-             a.preempt, group_digits(ctx), human_bytes(a.swap_bytes), swap_space_gib(a.swap_bytes));
+  fmt::print("  host memory to hold {} preempted sequences of {} tokens: {} per GPU\n", a.preempt,
+             group_digits(ctx), human_bytes(a.swap_bytes));
   fmt::print("  smallest node of this GPU that fits: {}\n", shape_text(a.smallest));
 }
 
@@ -169,17 +166,25 @@ void print_vllm_emit(const ArgParser& p, const PlanModel& m, const ParallelReque
       fmt::format("largest max_model_len that starts: {}\n", group_digits(vllm_max_model_len(vr)));
   notes += fmt::format("(KVScope's own engine would hold {} tokens: plan without --emit)\n",
                        group_digits(a.plan.kv_tokens));
-  VllmArgs v = vllm_args(m, r, a);
+  // --swap-space as the release treats it (vllm_swap.h); --preempt caps the sequences that swap.
+  std::optional<std::int64_t> swapping;
+  if (p.has("--preempt")) swapping = a.preempt;
+  VllmSwap swap = plan_vllm_swap(plan, swapping);
+  VllmArgs v = vllm_args_for(m.hf_repo.empty() ? m.label : m.hf_repo, r, swap);
+  const VllmMemoryPlan* served = &plan;
+  std::optional<VllmConcurrency> c;
   if (p.has("--concurrency")) {
-    const VllmConcurrency c =
-        vllm_concurrency(vr, p.get_int("--concurrency", 1, 1, std::int64_t{1} << 20));
-    notes += explain_vllm_concurrency(c);
-    if (c.possible) {
-      v = with_concurrency_flags(v, c.request, c.kv_cache_memory);
+    c = vllm_concurrency(vr, p.get_int("--concurrency", 1, 1, std::int64_t{1} << 20));
+    notes += explain_vllm_concurrency(*c);
+    if (c->possible) {
+      v = with_concurrency_flags(v, *c);
+      served = &c->plan;
+      swap = plan_vllm_swap(c->plan);
     } else {
       notes += "the command below is the plan's, without those flags\n";
     }
   }
+  notes += explain_vllm_swap(*served, swap);
   fmt::print("{}{}{}", commented(notes), vllm_serve_command(v), vllm_python_call(v));
 }
 
@@ -191,7 +196,9 @@ void declare_node_options(ArgParser& p) {
   p.option({"--pp"}, "pipeline parallel stages (layers split)");
   p.option({"--gpus"}, "GPUs in the node (default 8 for the smallest-node answer)");
   p.option({"--kv-cache-dtype"}, "node plans: auto (fp16) or fp8, as vLLM names them");
-  p.option({"--preempt"}, "sequences the swap space must hold (default --batch)");
+  p.option({"--preempt"},
+           "sequences the swap space must hold (default --batch; --emit vllm: at most those "
+           "vLLM 0.6-0.9's pool cannot hold, 0 when every request is one sequence)");
   p.option({"--emit"}, "vllm: print the vllm serve command and LLM(...) call for the plan");
   p.option({"--vllm-version"},
            "--emit vllm: the release whose accounting to follow: 0.6.4, 0.6.5, 0.7-v0, 0.10, "

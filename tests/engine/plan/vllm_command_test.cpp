@@ -7,15 +7,7 @@ namespace kvscope {
 namespace {
 
 using ::testing::HasSubstr;
-
-TEST(VllmCommand, SwapSpaceRoundsUpToWholeGiB) {
-  constexpr std::int64_t kGiB = std::int64_t{1} << 30;
-  EXPECT_EQ(swap_space_gib(0), 0);
-  EXPECT_EQ(swap_space_gib(1), 1);
-  EXPECT_EQ(swap_space_gib(kGiB), 1);
-  EXPECT_EQ(swap_space_gib(kGiB + 1), 2);
-  EXPECT_EQ(swap_space_gib(5 * kGiB / 4), 2);
-}
+using ::testing::Not;
 
 TEST(VllmCommand, ALocalPathIsShellQuotedAndPythonEscaped) {
   VllmArgs a;
@@ -49,6 +41,16 @@ TEST(VllmCommand, EverySettingOfThePlanIsOnTheCommandLine) {
             "LLM(model=\"meta-llama/Llama-3.1-8B\", tensor_parallel_size=2, "
             "pipeline_parallel_size=3, max_model_len=16384, max_num_seqs=48, "
             "gpu_memory_utilization=0.85, kv_cache_dtype=\"fp8\", block_size=32, swap_space=7)\n");
+}
+
+// No swap space set (vLLM's default, or a V1 release that never swaps): no flag, no argument.
+TEST(VllmCommand, AnUnsetSwapSpaceIsNotWritten) {
+  VllmArgs a;
+  a.model = "meta-llama/Llama-3.1-8B";
+  a.max_model_len = 8192;
+  EXPECT_THAT(vllm_serve_command(a), Not(HasSubstr("swap")));
+  EXPECT_THAT(vllm_python_call(a), Not(HasSubstr("swap")));
+  EXPECT_THAT(vllm_serve_command(a), HasSubstr("  --block-size 16\n"));
 }
 
 }  // namespace
