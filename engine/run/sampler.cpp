@@ -10,10 +10,12 @@ namespace kvscope {
 
 namespace {
 
-constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+constexpr float kInf = std::numeric_limits<float>::infinity();
+constexpr float kNegInf = -kInf;
 
 // The order every filter sorts by: higher logit first, lower id first on ties, so that the
 // kept set and the draw never depend on how std::sort or nth_element order equal keys.
+// Comparators call it from lambdas, which the sort inlines (a function pointer it did not).
 template <typename C>
 bool ranks_before(const C& a, const C& b) {
   return a.logit > b.logit || (a.logit == b.logit && a.id < b.id);
@@ -59,32 +61,39 @@ Sampler::Sampler(const SamplingParams& params) : params_(params), rng_(params.se
 }
 
 TokenId Sampler::sample(std::span<const float> logits, std::span<const TokenId> recent_tokens) {
-  load(logits);
-  apply_penalties(recent_tokens);
-  if (params_.temperature == 0.0f) return argmax();
-  drop_masked();
-  top_k();
+  const std::span<const float> scores = penalized(checked(logits), recent_tokens);
+  if (params_.temperature == 0.0f) return argmax(scores);
+  if (selects_top_k_alone()) {
+    select_top_k(scores);
+  } else {
+    gather(scores);
+    drop_masked();
+    top_k();
+  }
   top_p();
   min_p();
   return draw();
 }
 
-void Sampler::load(std::span<const float> logits) {
+// NaN and +inf both fail `v < inf`; an int flag and no early exit let the pass vectorize,
+// and the offending token is looked for only when there is one.
+std::span<const float> Sampler::checked(std::span<const float> logits) {
   if (logits.empty()) throw_error<UsageError>("sampler: empty vocabulary (0 logits)");
   if (logits.size() > static_cast<std::size_t>(std::numeric_limits<TokenId>::max())) {
     throw_error<UsageError>("sampler: {} logits exceed the token id range", logits.size());
   }
-  candidates_.resize(logits.size());
+  int invalid = 0;
+  for (const float v : logits) invalid |= !(v < kInf);
+  if (invalid == 0) return logits;
   for (std::size_t i = 0; i < logits.size(); ++i) {
-    const float v = logits[i];
-    if (std::isnan(v) || v == std::numeric_limits<float>::infinity()) {
+    if (!(logits[i] < kInf)) {
       throw_error<UsageError>(
           "sampler: logit of token {} is {} (the forward pass produced an "
           "invalid value)",
-          i, v);
+          i, logits[i]);
     }
-    candidates_[i] = {static_cast<TokenId>(i), v};
   }
+  return logits;
 }
 
 bool Sampler::penalizes() const {
@@ -95,41 +104,97 @@ bool Sampler::penalizes() const {
 
 // llama.cpp's penalties: each distinct token among the last repeat_last_n, seen c times, has
 // its logit divided by repeat_penalty when positive and multiplied when not (so it always
-// becomes less likely), then c * frequency_penalty + presence_penalty taken off.
-void Sampler::apply_penalties(std::span<const TokenId> recent_tokens) {
-  if (!penalizes()) return;
+// becomes less likely), then c * frequency_penalty + presence_penalty taken off. Without a
+// penalty the logits are used as they are, not copied.
+std::span<const float> Sampler::penalized(std::span<const float> logits,
+                                          std::span<const TokenId> recent_tokens) {
+  if (!penalizes()) return logits;
   std::size_t n = recent_tokens.size();
   if (params_.repeat_last_n > 0) n = std::min(n, static_cast<std::size_t>(params_.repeat_last_n));
   const auto window = recent_tokens.last(n);
   penalized_.assign(window.begin(), window.end());
   std::sort(penalized_.begin(), penalized_.end());
+  scores_.assign(logits.begin(), logits.end());
   for (std::size_t i = 0; i < penalized_.size();) {
     const TokenId id = penalized_[i];
     std::size_t count = 1;
     while (i + count < penalized_.size() && penalized_[i + count] == id) ++count;
     i += count;
-    if (id < 0 || static_cast<std::size_t>(id) >= candidates_.size()) {
+    if (id < 0 || static_cast<std::size_t>(id) >= scores_.size()) {
       throw_error<UsageError>("sampler: recent token {} is outside the vocabulary (size {})", id,
-                              candidates_.size());
+                              scores_.size());
     }
-    float& logit = candidates_[static_cast<std::size_t>(id)].logit;
+    float& logit = scores_[static_cast<std::size_t>(id)];
     if (params_.repeat_penalty != 1.0f) {
       logit = logit <= 0.0f ? logit * params_.repeat_penalty : logit / params_.repeat_penalty;
     }
     logit -= static_cast<float>(count) * params_.frequency_penalty + params_.presence_penalty;
   }
+  return scores_;
 }
 
-TokenId Sampler::argmax() const {
-  // candidates_ is in id order here, so the first maximum is the lowest id.
-  const auto best =
-      std::max_element(candidates_.begin(), candidates_.end(),
-                       [](const Candidate& a, const Candidate& b) { return a.logit < b.logit; });
-  if (best->logit == kNegInf) {
+// The first maximum: the lowest id on ties.
+TokenId Sampler::argmax(std::span<const float> scores) {
+  const auto best = std::max_element(scores.begin(), scores.end());
+  if (*best == kNegInf) {
     throw_error<UsageError>("sampler: no token can be sampled: all {} logits are -inf",
-                            candidates_.size());
+                            scores.size());
   }
-  return best->id;
+  return static_cast<TokenId>(best - scores.begin());
+}
+
+// top_p sorts what top_k keeps, so then only which k are kept matters, not the order
+// nth_element leaves them in (which draw() sees when top_p is off).
+bool Sampler::selects_top_k_alone() const {
+  return params_.top_k > 0 && params_.top_p < 1.0f;
+}
+
+// The k best by ranks_before (every unmasked one when fewer), the set top_k() keeps, in one
+// pass over the logits instead of copying the vocabulary and partitioning it: a heap of the
+// best so far with the worst kept on top. Ids come in increasing order, so a later token
+// whose logit equals the worst kept one ranks after it: only a higher logit gets in.
+void Sampler::select_top_k(std::span<const float> scores) {
+  const auto k = static_cast<std::size_t>(params_.top_k);
+  const auto worst_on_top = [](const Candidate& a, const Candidate& b) {
+    return ranks_before(a, b);
+  };
+  candidates_.clear();
+  std::size_t i = 0;
+  for (; i < scores.size() && candidates_.size() < k; ++i) {
+    if (scores[i] == kNegInf) continue;
+    candidates_.push_back({static_cast<TokenId>(i), scores[i]});
+    std::push_heap(candidates_.begin(), candidates_.end(), worst_on_top);
+  }
+  if (candidates_.empty()) {
+    throw_error<UsageError>("sampler: no token can be sampled: all {} logits are -inf",
+                            scores.size());
+  }
+  float worst = candidates_.front().logit;
+  const auto offer = [&](std::size_t id) {
+    if (!(scores[id] > worst)) return;  // -inf included: a kept logit is finite
+    std::pop_heap(candidates_.begin(), candidates_.end(), worst_on_top);
+    candidates_.back() = {static_cast<TokenId>(id), scores[id]};
+    std::push_heap(candidates_.begin(), candidates_.end(), worst_on_top);
+    worst = candidates_.front().logit;
+  };
+  // Once the heap holds good logits few blocks have one above the worst: test 16 at a time
+  // (a vectorized compare) and look at each only in blocks that do.
+  constexpr std::size_t kBlock = 16;
+  for (; i + kBlock <= scores.size(); i += kBlock) {
+    int above = 0;
+    for (std::size_t j = 0; j < kBlock; ++j) above |= scores[i + j] > worst;
+    if (above == 0) continue;
+    for (std::size_t j = 0; j < kBlock; ++j) offer(i + j);
+  }
+  for (; i < scores.size(); ++i) offer(i);
+}
+
+// Every token a candidate, in id order, for the filters below.
+void Sampler::gather(std::span<const float> scores) {
+  candidates_.resize(scores.size());
+  for (std::size_t i = 0; i < scores.size(); ++i) {
+    candidates_[i] = {static_cast<TokenId>(i), scores[i]};
+  }
 }
 
 void Sampler::drop_masked() {
@@ -144,7 +209,8 @@ void Sampler::top_k() {
   const auto k = static_cast<std::size_t>(params_.top_k);
   if (k == 0 || k >= candidates_.size()) return;
   std::nth_element(candidates_.begin(), candidates_.begin() + static_cast<std::ptrdiff_t>(k - 1),
-                   candidates_.end(), ranks_before<Candidate>);
+                   candidates_.end(),
+                   [](const Candidate& a, const Candidate& b) { return ranks_before(a, b); });
   candidates_.resize(k);
 }
 
@@ -152,7 +218,8 @@ void Sampler::top_k() {
 // always at least one.
 void Sampler::top_p() {
   if (params_.top_p >= 1.0f) return;
-  std::sort(candidates_.begin(), candidates_.end(), ranks_before<Candidate>);
+  std::sort(candidates_.begin(), candidates_.end(),
+            [](const Candidate& a, const Candidate& b) { return ranks_before(a, b); });
   const float max = candidates_.front().logit;
   double total = 0.0;
   probs_.resize(candidates_.size());

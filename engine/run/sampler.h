@@ -56,10 +56,14 @@ class Sampler {
     float logit;
   };
 
-  void load(std::span<const float> logits);
+  static std::span<const float> checked(std::span<const float> logits);
   bool penalizes() const;
-  void apply_penalties(std::span<const TokenId> recent_tokens);
-  TokenId argmax() const;
+  std::span<const float> penalized(std::span<const float> logits,
+                                   std::span<const TokenId> recent_tokens);
+  static TokenId argmax(std::span<const float> scores);
+  bool selects_top_k_alone() const;
+  void select_top_k(std::span<const float> scores);
+  void gather(std::span<const float> scores);
   void drop_masked();
   void top_k();
   void top_p();
@@ -68,7 +72,8 @@ class Sampler {
 
   SamplingParams params_;
   std::mt19937_64 rng_;
-  std::vector<Candidate> candidates_;  // [vocab] at first, then what survives each filter
+  std::vector<Candidate> candidates_;  // [vocab] or the top k at first, then what survives
+  std::vector<float> scores_;          // scratch: [vocab], the logits after the penalties
   std::vector<TokenId> penalized_;     // scratch: the window's tokens, sorted
   std::vector<double> probs_;          // scratch: [candidates]
 };

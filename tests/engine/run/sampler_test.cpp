@@ -1,9 +1,11 @@
 #include "run/sampler.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <map>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -110,6 +112,91 @@ TEST(Sampler, TopKKeepsOnlyTheKHighest) {
   EXPECT_GT(counts.at(0), 500);
   EXPECT_GT(counts.at(2), 500);
   EXPECT_GT(counts.at(4), 500);
+}
+
+// The chain as sampler.h states it, the slow way: every unmasked token sorted by logit (the
+// lower id first on ties), the first top_k kept, then top_p and min_p on the sorted list, and
+// the draw from one mt19937_64 output per token, with the sampler's own arithmetic.
+struct ReferenceSampler {
+  SamplingParams p;
+  std::mt19937_64 rng{p.seed};
+
+  TokenId sample(const std::vector<float>& logits) {
+    std::vector<std::pair<float, TokenId>> c;
+    for (std::size_t i = 0; i < logits.size(); ++i) {
+      if (logits[i] != -kInf) c.emplace_back(logits[i], static_cast<TokenId>(i));
+    }
+    std::sort(c.begin(), c.end(), [](const auto& a, const auto& b) {
+      return a.first > b.first || (a.first == b.first && a.second < b.second);
+    });
+    if (p.top_k > 0 && c.size() > static_cast<std::size_t>(p.top_k)) {
+      c.resize(static_cast<std::size_t>(p.top_k));
+    }
+    std::vector<double> e;
+    double total = 0.0;
+    for (const auto& [logit, id] : c) {
+      e.push_back(std::exp(static_cast<double>(logit - c.front().first)));
+      total += e.back();
+    }
+    double cumulative = 0.0;
+    for (std::size_t i = 0; i < c.size(); ++i) {
+      cumulative += e[i];
+      if (cumulative >= static_cast<double>(p.top_p) * total) {
+        c.resize(i + 1);
+        break;
+      }
+    }
+    const float threshold = c.front().first + std::log(p.min_p);
+    std::erase_if(c, [&](const auto& x) { return p.min_p > 0.0f && x.first < threshold; });
+    e.clear();
+    total = 0.0;
+    for (const auto& [logit, id] : c) {
+      e.push_back(std::exp(static_cast<double>(logit - c.front().first) /
+                           static_cast<double>(p.temperature)));
+      total += e.back();
+    }
+    const double target = static_cast<double>(rng() >> 11) * 0x1.0p-53 * total;
+    cumulative = 0.0;
+    for (std::size_t i = 0; i < c.size(); ++i) {
+      cumulative += e[i];
+      if (target < cumulative) return c[i].second;
+    }
+    return c.back().second;
+  }
+};
+
+// top_k with top_p picks its k in one pass over the logits, not by partitioning a copy of the
+// vocabulary: the tokens must be those of sorting it all, draw for draw, whatever the seed,
+// with ties at the k-th logit, masked tokens, and fewer unmasked tokens than k.
+TEST(Sampler, TopKSelectionDrawsWhatSortingTheWholeVocabularyDraws) {
+  for (std::uint32_t seed = 0; seed < 40; ++seed) {
+    std::vector<float> logits = random_logits(seed < 4 ? 49152 : 3000, seed);
+    if (seed % 4 == 1) {
+      for (float& x : logits) x = std::round(x);  // many ties, at the k-th logit too
+    } else if (seed % 4 == 2) {
+      for (std::size_t i = 0; i < logits.size(); ++i) {
+        if (i % 3 != 0) logits[i] = -kInf;
+      }
+    } else if (seed % 4 == 3) {
+      for (std::size_t i = 0; i < logits.size(); ++i) {
+        if (i % 150 != 7) logits[i] = -kInf;  // 20 left, fewer than most k below
+      }
+    }
+    for (const int k : {1, 2, 40, 64, 5000}) {
+      SamplingParams p;  // the defaults: temperature 0.8, top_p 0.95, min_p 0.05
+      p.top_k = k;
+      p.top_p = seed % 2 == 0 ? 0.95f : 0.6f;
+      p.min_p = seed % 3 == 0 ? 0.0f : 0.05f;
+      p.temperature = seed % 5 == 0 ? 1.7f : 0.8f;
+      p.seed = seed;
+      Sampler sampler(p);
+      ReferenceSampler reference{p};
+      for (int draw = 0; draw < 8; ++draw) {
+        ASSERT_EQ(sampler.sample(logits, {}), reference.sample(logits))
+            << "seed " << seed << ", top_k " << k << ", draw " << draw;
+      }
+    }
+  }
 }
 
 TEST(Sampler, TopPKeepsTheSmallestSetReachingP) {
