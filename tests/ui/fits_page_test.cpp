@@ -4,6 +4,7 @@
 // code; the loaded model's entry plans its exact weights. One test times an update; with
 // KVSCOPE_SHOTS_DIR set another saves screenshots at 1280x800 in both palettes.
 #include <QApplication>
+#include <QCheckBox>
 #include <QComboBox>
 #include <QDir>
 #include <QDoubleSpinBox>
@@ -48,10 +49,14 @@ void expect_shown(const FitsPage& page, const PlanRequest& r, double bandwidth) 
   const std::int64_t mb = max_batch(r);
   const RooflineEstimate roof = roofline_decode(r, bandwidth);
   const FitsSummary* s = page.summary();
+  // A model that does not fit a GPU whole is answered with its layer split (checked by
+  // aModelLargerThanTheGpuIsAnsweredWithItsLayerSplit); the whole-model numbers stay.
+  const bool split = !plan.fits && r.backend == PlanBackend::Cuda && r.budget.total_bytes > 0;
+  QCOMPARE(page.answers().split.has_value(), split);
   const QString verdict =
       plan.fits ? QStringLiteral("Fits, %1 to spare").arg(human(plan.margin_bytes))
                 : QStringLiteral("Does not fit, %1 short").arg(human(-plan.margin_bytes));
-  QCOMPARE(s->verdictLabel()->text(), verdict);
+  if (!split) QCOMPARE(s->verdictLabel()->text(), verdict);
   QCOMPARE(s->maxContextLabel()->text(),
            QStringLiteral("%1 tokens%2")
                .arg(digits(mc.tokens), mc.limited_by_max_context ? " (the model's limit)" : ""));
@@ -61,7 +66,7 @@ void expect_shown(const FitsPage& page, const PlanRequest& r, double bandwidth) 
   if (r.batch > 1)
     speed += QStringLiteral(" (%1 per sequence)")
                  .arg(english.toString(roof.tokens_per_s_per_sequence, 'f', 1));
-  QCOMPARE(s->rooflineLabel()->text(), speed);
+  if (!split) QCOMPARE(s->rooflineLabel()->text(), speed);
   const FitsStackBar* bar = s->stackBar();
   QCOMPARE(bar->partBytes(FitsStackBar::Weights), plan.weights.bytes);
   QCOMPARE(bar->partBytes(FitsStackBar::Kv), plan.kv.pool_bytes_needed);
@@ -179,6 +184,61 @@ class FitsPageTest : public QObject {
     QCOMPARE(page.summary()->maxContextLabel()->text(), QStringLiteral("0 tokens"));
     QCOMPARE(page.summary()->maxBatchLabel()->text(), QStringLiteral("0"));
     QVERIFY(page.summary()->stackBar()->shortBytes() > 0);
+  }
+
+  // #40: Qwen3-14B at q4_k_m (8.3 GiB) and 16k tokens on an 8 GB RTX 4060: "fits with 25 of
+  // 40 layers on the GPU", each side's bytes and the split's roofline as engine/plan's
+  // plan_layer_split gives them; a count chosen by hand moves the answer.
+  void aModelLargerThanTheGpuIsAnsweredWithItsLayerSplit() {
+    FitsPage page;
+    FitsControls* controls = page.controls();
+    select_text(controls->modelBox(), QStringLiteral("Qwen3-14B"));
+    select_text(controls->gpuBox(), QStringLiteral("GeForce RTX 4060 "));
+    controls->context()->setValue(16384);
+    Choice c;
+    c.model = "qwen3-14b";
+    c.memory = gpu_preset("rtx-4060").memory_bytes;
+    c.context = 16384;
+    LayerSplitRequest expected;
+    expected.plan = request_for(c);
+    set_preset_layer_bytes(expected, WeightType::Q4_K_M);
+    expected.gpu_bandwidth_gb_s = gpu_preset("rtx-4060").bandwidth_gb_s;
+    expected.cpu_bandwidth_gb_s = controls->cpuBandwidthGbS()->value();
+    const LayerSplitPlan most = plan_layer_split(expected);
+    QVERIFY(most.gpu_layers > 0 && most.gpu_layers < 40);
+    QVERIFY(page.answers().split);
+    QCOMPARE(page.answers().split->gpu_layers, most.gpu_layers);
+    const FitsSummary* s = page.summary();
+    QCOMPARE(s->verdictLabel()->text(),
+             QStringLiteral("Fits with %1 of 40 layers on the GPU, the rest on the CPU")
+                 .arg(most.gpu_layers));
+    QVERIFY2(s->splitLabel()->text().contains(human(most.gpu.total())) &&
+                 s->splitLabel()->text().contains(human(most.cpu.total())),
+             qPrintable(s->splitLabel()->text()));
+    const QLocale english(QLocale::English);
+    QCOMPARE(s->rooflineLabel()->text(),
+             QStringLiteral("%1 tokens/s").arg(english.toString(most.tokens_per_s, 'f', 1)));
+    QCOMPARE(controls->gpuLayers()->value(), most.gpu_layers);  // the slider shows the answer
+    QVERIFY(!controls->gpuLayers()->isEnabled());
+
+    // Fewer layers by hand: less VRAM, more RAM, a slower roofline.
+    controls->mostLayersThatFit()->setChecked(false);
+    controls->gpuLayers()->setValue(10);
+    expected.gpu_layers = 10;
+    const LayerSplitPlan ten = plan_layer_split(expected);
+    QCOMPARE(page.answers().split->gpu_layers, 10);
+    QCOMPARE(page.answers().split->gpu.total(), ten.gpu.total());
+    QVERIFY(ten.gpu.total() < most.gpu.total() && ten.cpu.total() > most.cpu.total());
+    QVERIFY(s->verdictLabel()->text().startsWith(QStringLiteral("Fits with 10 of 40")));
+    // All 40 by hand: the whole model, which does not fit.
+    controls->gpuLayers()->setValue(40);
+    QVERIFY(!page.answers().split);
+    QVERIFY(s->verdictLabel()->text().startsWith(QStringLiteral("Does not fit,")));
+    // The CPU backend holds every layer in RAM: no split to choose.
+    controls->backendBox()->setCurrentIndex(
+        controls->backendBox()->findData(int(PlanBackend::Cpu)));
+    QVERIFY(!controls->gpuLayers()->isEnabled() && !controls->mostLayersThatFit()->isEnabled());
+    QVERIFY(!page.answers().split);
   }
 
   void theLoadedModelIsPlannedWithItsExactWeights() {
@@ -312,6 +372,13 @@ class FitsPageTest : public QObject {
       QTest::qWait(50);
       const QString name = dark ? QStringLiteral("dark") : QStringLiteral("light");
       QVERIFY(window.grab().save(dir + QStringLiteral("/fits-%1.png").arg(name)));
+      // A model larger than the GPU, answered with its layer split (#40).
+      select_text(page->controls()->modelBox(), QStringLiteral("Qwen3-14B"));
+      select_text(page->controls()->gpuBox(), QStringLiteral("GeForce RTX 4060 "));
+      page->controls()->batch()->setValue(1);
+      page->controls()->context()->setValue(16384);
+      QTest::qWait(50);
+      QVERIFY(window.grab().save(dir + QStringLiteral("/fits-%1-split.png").arg(name)));
       // A plan that does not fit, and a loaded model with a check result.
       page->controls()->batch()->setValue(24);
       ModelInfo info;

@@ -1,5 +1,6 @@
 #include "fits/controls.h"
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QFormLayout>
@@ -57,7 +58,10 @@ FitsControls::FitsControls(const FitsCatalogue& catalogue, QWidget* parent)
       backend_(new QComboBox(this)),
       utilisation_(new SliderSpin(10, 100, 90, this)),
       batch_(new SliderSpin(1, kMaxBatch, 1, this)),
-      context_(new SliderSpin(1, 1, 1, this)) {
+      context_(new SliderSpin(1, 1, 1, this)),
+      most_layers_(new QCheckBox(tr("the most that fit"), this)),
+      gpu_layers_(new SliderSpin(0, 1, 1, this)),
+      cpu_bandwidth_(new QDoubleSpinBox(this)) {
   for (const ModelPreset& p : catalogue.models) {
     // vllm serve's name for it, as the CLI's --emit vllm gives it.
     const std::string served = p.hf_repo.empty() ? p.slug : p.hf_repo;
@@ -67,7 +71,10 @@ FitsControls::FitsControls(const FitsCatalogue& catalogue, QWidget* parent)
                         std::nullopt,
                         16,
                         {},
-                        QString::fromStdString(served)});
+                        QString::fromStdString(served),
+                        {},
+                        0,
+                        0});
   }
   configure_inputs();
   fill_models();
@@ -81,14 +88,20 @@ FitsControls::FitsControls(const FitsCatalogue& catalogue, QWidget* parent)
   for (QComboBox* box : {weight_type_, k_dtype_, v_dtype_, backend_}) {
     connect(box, &QComboBox::currentIndexChanged, this, &FitsControls::emit_changed);
   }
-  for (QDoubleSpinBox* box : {custom_gib_, bandwidth_}) {
+  for (QDoubleSpinBox* box : {custom_gib_, bandwidth_, cpu_bandwidth_}) {
     connect(box, &QDoubleSpinBox::valueChanged, this, &FitsControls::emit_changed);
   }
-  for (SliderSpin* s : {utilisation_, batch_, context_}) {
+  for (SliderSpin* s : {utilisation_, batch_, context_, gpu_layers_}) {
     connect(s, &SliderSpin::valueChanged, this, &FitsControls::emit_changed);
   }
+  connect(most_layers_, &QCheckBox::toggled, this, [this] {
+    update_split_controls();
+    emit_changed();
+  });
+  connect(backend_, &QComboBox::currentIndexChanged, this, &FitsControls::update_split_controls);
   on_model_changed();
   on_gpu_changed();
+  update_split_controls();
 }
 
 void FitsControls::configure_inputs() {
@@ -115,6 +128,13 @@ void FitsControls::configure_inputs() {
   context_->setSingleStep(256);
   context_->setSuffix(tr(" tokens"));
   batch_->setSuffix(tr(" seq"));
+  most_layers_->setChecked(true);
+  gpu_layers_->setSuffix(tr(" layers"));
+  // Dual-channel DDR5 reads about this; `kvscope-cli bench` measures the machine's own.
+  cpu_bandwidth_->setRange(1, 10000);
+  cpu_bandwidth_->setDecimals(0);
+  cpu_bandwidth_->setSuffix(QStringLiteral(" GB/s"));
+  cpu_bandwidth_->setValue(60);
 }
 
 void FitsControls::build_layout() {
@@ -136,10 +156,34 @@ void FitsControls::build_layout() {
   form->addRow(tr("Utilisation"), utilisation_);
   form->addRow(tr("Batch"), batch_);
   form->addRow(tr("Context"), context_);
+  form->addRow(tr("Layers on the GPU"), gpu_layers_);
+  form->addRow(QString(), most_layers_);
+  form->addRow(tr("CPU memory bandwidth"), cpu_bandwidth_);
   weight_type_->setToolTip(tr("How a preset's weights are stored; a loaded model's are exact"));
   utilisation_->setToolTip(tr("Fraction of the GPU's memory the engine may take"));
   batch_->setToolTip(tr("Sequences decoded together, each with its own KV cache"));
   context_->setToolTip(tr("Tokens per sequence: prompt and reply"));
+  gpu_layers_->setToolTip(
+      tr("A model larger than the GPU runs its first layers on the GPU and the rest on the CPU "
+         "(llama.cpp's -ngl, kvscope --gpu-layers)"));
+  cpu_bandwidth_->setToolTip(
+      tr("How fast the CPU reads its RAM: the layers on the CPU are read "
+         "at this speed every token (kvscope-cli bench measures it)"));
+}
+
+// The split is a CUDA question (the CPU backend holds every layer in RAM); a count is the
+// user's only while "most that fit" is off.
+void FitsControls::update_split_controls() {
+  const bool cuda = static_cast<PlanBackend>(backend_->currentData().toInt()) == PlanBackend::Cuda;
+  most_layers_->setEnabled(cuda);
+  gpu_layers_->setEnabled(cuda && !most_layers_->isChecked());
+  cpu_bandwidth_->setEnabled(cuda);
+}
+
+void FitsControls::showPlannedGpuLayers(std::int64_t layers) {
+  if (!most_layers_->isChecked()) return;
+  const QSignalBlocker block(gpu_layers_);
+  gpu_layers_->setValue(layers < 0 ? gpu_layers_->slider()->maximum() : static_cast<int>(layers));
 }
 
 void FitsControls::fill_models() {
@@ -187,6 +231,8 @@ void FitsControls::on_model_changed() {
     const int limit = static_cast<int>(std::min<std::int64_t>(m->spec.context_length, 1 << 30));
     context_->setRange(1, limit);
     if (at_limit) context_->setValue(limit);
+    const QSignalBlocker block(gpu_layers_);
+    gpu_layers_->setRange(0, static_cast<int>(m->spec.n_layers));
   }
   --batching_;
   emit_changed();
@@ -258,6 +304,13 @@ FitsInputs FitsControls::inputs() const {
   in.batch = batch_->value();
   in.context = context_->value();
   in.utilisation = utilisation_->value() / 100.0;
+  in.gpu_layers = most_layers_->isChecked() ? -1 : gpu_layers_->value();
+  in.cpu_bandwidth_gb_s = cpu_bandwidth_->value();
+  if (const ModelEntry* m = current_model()) {
+    in.layer_bytes = m->layer_bytes;
+    in.embedding_bytes = m->embedding_bytes;
+    in.output_bytes = m->output_bytes;
+  }
   const int g = gpu_->currentIndex();
   if (g >= 0 && g < gpus_.size()) {
     in.memory_bytes = gpus_[g].memory_bytes;
@@ -274,9 +327,16 @@ void FitsControls::setLoadedModel(const std::optional<ModelInfo>& info) {
   const bool was_selected = loadedModelSelected();
   const bool is_new = info && (!loaded_ || loaded_->path != info->path);
   if (info) {
-    loaded_ = ModelEntry{
-        info->name, info->spec, 0, info->weights, info->block_size > 0 ? info->block_size : 16,
-        info->path, {}};
+    loaded_ = ModelEntry{info->name,
+                         info->spec,
+                         0,
+                         info->weights,
+                         info->block_size > 0 ? info->block_size : 16,
+                         info->path,
+                         {},
+                         info->layer_weight_bytes,
+                         info->embedding_weight_bytes,
+                         info->output_weight_bytes};
   } else {
     loaded_.reset();
   }

@@ -1,8 +1,10 @@
 // FitsControls: the inputs of the "What fits" page, one per question a user asks: which
 // model (a preset, or the loaded model with its exact weights), stored in which weight
 // type, K and V cache dtypes, which GPU (a preset or a custom size and bandwidth), the
-// backend (CUDA counts its context), the utilisation, the batch and the context. Every
-// change emits changed() once; inputs() reads them all as one FitsInputs.
+// backend (CUDA counts its context), the utilisation, the batch and the context; for a model
+// larger than the GPU, the layers on the GPU (the most that fit, or a count) and the CPU's
+// memory bandwidth. Every change emits changed() once; inputs() reads them all as one
+// FitsInputs.
 #pragma once
 
 #include <QWidget>
@@ -14,6 +16,7 @@
 #include "plan/fits_answers.h"
 #include "worker/engine_messages.h"
 
+class QCheckBox;
 class QComboBox;
 class QDoubleSpinBox;
 class QFormLayout;
@@ -50,6 +53,12 @@ class FitsControls : public QWidget {
   SliderSpin* utilisationPercent() const { return utilisation_; }
   SliderSpin* batch() const { return batch_; }
   SliderSpin* context() const { return context_; }
+  QCheckBox* mostLayersThatFit() const { return most_layers_; }
+  SliderSpin* gpuLayers() const { return gpu_layers_; }
+  QDoubleSpinBox* cpuBandwidthGbS() const { return cpu_bandwidth_; }
+  // The layers the planner put on the GPU when "the most that fit" is ticked (the slider
+  // follows without a changed()); -1: no split (the whole model fits).
+  void showPlannedGpuLayers(std::int64_t layers);
 
  signals:
   void changed();
@@ -63,6 +72,10 @@ class FitsControls : public QWidget {
     std::int64_t block_size = 16;
     QString path;         // a loaded model's file, to tell a new load from an update
     QString served_name;  // a preset's, see servedModelName()
+    // a loaded model's exact bytes per layer, token table, output head (FitsInputs)
+    std::vector<std::int64_t> layer_bytes;
+    std::int64_t embedding_bytes = 0;
+    std::int64_t output_bytes = 0;
   };
 
   void configure_inputs();
@@ -73,6 +86,7 @@ class FitsControls : public QWidget {
   void on_model_changed();
   void show_weights_of(const ModelEntry* m);
   void on_gpu_changed();
+  void update_split_controls();
   void emit_changed();
 
   std::vector<ModelEntry> presets_;
@@ -89,6 +103,9 @@ class FitsControls : public QWidget {
   SliderSpin* utilisation_;
   SliderSpin* batch_;
   SliderSpin* context_;
+  QCheckBox* most_layers_;
+  SliderSpin* gpu_layers_;
+  QDoubleSpinBox* cpu_bandwidth_;
   // > 0 while several controls are set at once: changed() is emitted once at the end.
   int batching_ = 0;
   int preset_weight_index_ = 0;  // the weight type chosen before the loaded model was

@@ -125,6 +125,7 @@ void FitsPage::recompute() {
     answers_.error = tr("no model to plan (%1)").arg(catalogue_error_).toStdString();
   }
   summary_->setAnswers(answers_, inputs.memory_bytes);
+  controls_->showPlannedGpuLayers(answers_.split ? answers_.split->gpu_layers : -1);
   vllm_->setInputs(inputs, controls_->servedModelName());
   std::vector<KvCurve> curves;
   if (answers_.ok()) curves = kv_curves(answers_.request, kCurvePoints);

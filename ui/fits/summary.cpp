@@ -42,8 +42,12 @@ FitsSummary::FitsSummary(QWidget* parent)
       max_batch_caption_(new QLabel(this)),
       max_batch_(value_label(this, 1.15)),
       roofline_caption_(new QLabel(this)),
-      roofline_(value_label(this, 1.15)) {
+      roofline_(value_label(this, 1.15)),
+      split_(new QLabel(this)) {
   verdict_->setWordWrap(true);
+  split_->setWordWrap(true);
+  split_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  split_->setVisible(false);
   legend_->setAlignment(Qt::AlignLeft | Qt::AlignTop);
   auto* numbers = new QGridLayout;
   numbers->setHorizontalSpacing(24);
@@ -62,6 +66,7 @@ FitsSummary::FitsSummary(QWidget* parent)
   layout->addWidget(verdict_);
   layout->addWidget(bar_);
   layout->addWidget(legend_);
+  layout->addWidget(split_);
   layout->addSpacing(4);
   layout->addLayout(numbers);
 }
@@ -72,29 +77,49 @@ void FitsSummary::setAnswers(const FitsAnswers& a, std::int64_t total_bytes) {
     bar_->setPlan({}, total_bytes);
     legend_->setEntries({});
     for (QLabel* l : {max_context_, max_batch_, roofline_}) l->setText(QStringLiteral("\u2014"));
+    split_->setVisible(false);
     return;
   }
   bar_->setPlan(a.plan, total_bytes);
   show_legend(a);
   show_maxima(a);
   show_roofline(a);
+  show_split(a);
 }
 
 void FitsSummary::show_verdict(const FitsAnswers& a) {
   const MemoryPlan& p = a.plan;
-  fits_ = a.ok() && p.fits;
+  verdict_kind_ = a.ok() && p.fits ? Verdict::Fits : Verdict::DoesNotFit;
   if (!a.ok()) {
     verdict_->setText(tr("Cannot plan: %1").arg(QString::fromStdString(a.error)));
   } else if (!p.within_context) {
     verdict_->setText(
         tr("Does not fit: the context %1 exceeds the model's %2 tokens")
             .arg(count_text(a.request.context), count_text(a.request.kv.max_context)));
+  } else if (a.split) {
+    show_split_verdict(*a.split);
   } else if (p.fits) {
     verdict_->setText(tr("Fits, %1 to spare").arg(bytes_text(p.margin_bytes)));
   } else {
     verdict_->setText(tr("Does not fit, %1 short").arg(bytes_text(-p.margin_bytes)));
   }
   restyle();
+}
+
+// "Fits with 25 of 40 layers on the GPU": the question users ask of a model larger than
+// their GPU (LM Studio's offload slider, llama.cpp's -ngl).
+void FitsSummary::show_split_verdict(const LayerSplitPlan& s) {
+  const QString of = tr("%1 of %2 layers").arg(s.gpu_layers).arg(s.n_layers);
+  if (!s.fits) {
+    verdict_->setText(tr("Does not fit with %1 on the GPU, %2 short")
+                          .arg(of, bytes_text(s.gpu.total() - s.gpu_usable)));
+  } else if (s.gpu_layers == 0) {
+    verdict_kind_ = Verdict::Partly;
+    verdict_->setText(tr("Not one layer fits the GPU: the CPU would run all %1").arg(s.n_layers));
+  } else {
+    verdict_kind_ = Verdict::Partly;
+    verdict_->setText(tr("Fits with %1 on the GPU, the rest on the CPU").arg(of));
+  }
 }
 
 // "KV cache 111 MiB (2,113 blocks)", and what sliding windows save when the model has them.
@@ -141,9 +166,19 @@ void FitsSummary::show_maxima(const FitsAnswers& a) {
   max_context_->setText(context);
   max_batch_caption_->setText(tr("Most sequences of %1 tokens").arg(count_text(a.request.context)));
   max_batch_->setText(count_text(a.max_batch));
+  if (a.split) {  // these two answer for the whole model on the GPU, not for the split
+    for (QLabel* caption : {max_context_caption_, max_batch_caption_}) {
+      caption->setText(tr("%1, every layer on the GPU").arg(caption->text()));
+    }
+  }
 }
 
 void FitsSummary::show_roofline(const FitsAnswers& a) {
+  if (a.split && a.split->gpu_layers < a.split->n_layers && a.split->tokens_per_s > 0.0) {
+    roofline_caption_->setText(tr("Decode speed limit, GPU and CPU layers (roofline)"));
+    roofline_->setText(tr("%1 tokens/s").arg(tokens_per_s(a.split->tokens_per_s)));
+    return;
+  }
   if (!a.roofline) {
     roofline_caption_->setText(tr("Decode speed limit (roofline)"));
     roofline_->setText(tr("no bandwidth given"));
@@ -159,6 +194,31 @@ void FitsSummary::show_roofline(const FitsAnswers& a) {
   roofline_->setText(text);
 }
 
+// Each side's memory written out, and the split's roofline as each side's bytes over its
+// own bandwidth.
+void FitsSummary::show_split(const FitsAnswers& a) {
+  split_->setVisible(a.split.has_value());
+  if (!a.split) return;
+  const LayerSplitPlan& s = *a.split;
+  auto side = [](const SplitSide& d) {
+    return tr("weights %1 + KV %2 + workspace %3 = <b>%4</b>")
+        .arg(bytes_text(d.weights), bytes_text(d.kv), bytes_text(d.workspace),
+             bytes_text(d.total()));
+  };
+  QString text = tr("GPU (VRAM), layers 0\u2013%1: %2 of %3 usable<br>CPU (RAM): %4")
+                     .arg(s.gpu_layers - 1)
+                     .arg(side(s.gpu), bytes_text(s.gpu_usable), side(s.cpu));
+  if (s.gpu_layers == 0) {
+    text = tr("CPU (RAM), every layer: %1").arg(side(s.cpu));
+  }
+  if (s.tokens_per_s > 0.0) {
+    text += tr("<br>Per token: %1 read from VRAM + %2 from RAM = %3 ms")
+                .arg(bytes_text(s.gpu_bytes_per_step), bytes_text(s.cpu_bytes_per_step))
+                .arg(s.seconds_per_step * 1e3, 0, 'f', 1);
+  }
+  split_->setText(text);
+}
+
 void FitsSummary::changeEvent(QEvent* event) {
   QWidget::changeEvent(event);
   if (event->type() == QEvent::PaletteChange) restyle();
@@ -169,7 +229,10 @@ void FitsSummary::restyle() {
   const QColor good = dark ? QColor(0x6fd37a) : QColor(0x1a7f37);
   const QColor bad = dark ? QColor(0xff7b72) : QColor(0xc62828);
   QPalette p = verdict_->palette();
-  p.setColor(QPalette::WindowText, fits_ ? good : bad);
+  const QColor partly = dark ? QColor(0xe3b341) : QColor(0x9a6700);
+  p.setColor(QPalette::WindowText, verdict_kind_ == Verdict::Fits     ? good
+                                   : verdict_kind_ == Verdict::Partly ? partly
+                                                                      : bad);
   verdict_->setPalette(p);
 }
 

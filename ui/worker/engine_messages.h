@@ -50,11 +50,16 @@ struct ModelInfo {
   bool demo = false;
   std::int64_t context_length = 0;  // what the engine allows (max_context)
   std::int64_t block_size = 0;
-  QString template_name;           // the chat template family in use
-  QString device;                  // MemoryInfo::device
-  QString backend_note;            // why the requested backend was not used ("" when it was)
-  ModelSpec spec;                  // the model's shape, for the planner pages
-  WeightFootprint weights;         // model_weights(): its exact stored bytes
+  QString template_name;    // the chat template family in use
+  QString device;           // MemoryInfo::device
+  QString backend_note;     // why the requested backend was not used ("" when it was)
+  ModelSpec spec;           // the model's shape, for the planner pages
+  WeightFootprint weights;  // model_weights(): its exact stored bytes
+  // The same per layer [n_layers], and the token table and an untied output head: the
+  // What fits page splits the loaded model between GPU and CPU with them.
+  std::vector<std::int64_t> layer_weight_bytes;
+  std::int64_t embedding_weight_bytes = 0;
+  std::int64_t output_weight_bytes = 0;
   KvDtype k_dtype = KvDtype::F16;  // the cache's dtypes (first layer group)
   KvDtype v_dtype = KvDtype::F16;
   bool cuda = false;  // the engine runs on the CUDA backend
