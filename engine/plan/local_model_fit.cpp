@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "plan/layer_split_plan.h"
 #include "plan/units.h"
 #include "util/error.h"
 
@@ -28,6 +29,25 @@ KvDtype dtype_to_answer(const LocalModel& model, const LocalFitQuestion& questio
   if (question.kv_dtype) return *question.kv_dtype;
   const auto best = best_kv_dtype(local_fit_request(model, question, KvDtype::F16));
   return best.value_or(KvDtype::Int4);
+}
+
+// A file's tensors are counted whole, not per layer: the token table (and an untied output
+// head) at the file's average bytes per parameter, the rest shared evenly by the layers.
+LayerSplitRequest estimated_split(const LocalModel& model, const PlanRequest& r) {
+  LayerSplitRequest s;
+  s.plan = r;
+  const ModelSpec& spec = model.spec;
+  const double bytes_per_param = model.n_params > 0 ? static_cast<double>(model.weight_bytes) /
+                                                          static_cast<double>(model.n_params)
+                                                    : 0.0;
+  s.embedding_bytes =
+      static_cast<std::int64_t>(static_cast<double>(spec.vocab_size * spec.dim) * bytes_per_param);
+  s.output_bytes = spec.tied_embeddings ? 0 : s.embedding_bytes;
+  const std::int64_t layers =
+      std::max<std::int64_t>(0, model.weight_bytes - s.embedding_bytes - s.output_bytes);
+  s.layer_bytes.assign(static_cast<std::size_t>(spec.n_layers), layers / spec.n_layers);
+  s.layer_bytes.back() += layers % spec.n_layers;
+  return s;
 }
 
 }  // namespace
@@ -57,6 +77,11 @@ LocalFitAnswer answer_local_fit(const LocalModel& model, const LocalFitQuestion&
     a.fits = plan.fits;
     a.max_context = max_context(r);
     a.short_by_bytes = plan.fits ? 0 : std::max<std::int64_t>(0, -plan.margin_bytes);
+    if (!plan.fits && r.backend == PlanBackend::Cuda && r.budget.total_bytes > 0 &&
+        model.spec.n_layers > 0 && plan.within_context) {
+      a.gpu_layers = plan_layer_split(estimated_split(model, r)).gpu_layers;
+      a.n_layers = model.spec.n_layers;
+    }
   } catch (const Error& e) {
     a.error = e.what();
   }
@@ -69,6 +94,12 @@ std::string describe_local_fit(const LocalFitAnswer& a) {
   if (a.fits) {
     return fmt::format("fits {} tokens, KV {} (up to {})", group_digits(a.context), dtype,
                        group_digits(a.max_context.tokens));
+  }
+  if (a.gpu_layers > 0) {
+    return fmt::format(
+        "fits with {} of {} layers on the GPU at {} tokens, KV {} (short by {} "
+        "whole)",
+        a.gpu_layers, a.n_layers, group_digits(a.context), dtype, human_bytes(a.short_by_bytes));
   }
   return fmt::format("short by {} at {} tokens, KV {}", human_bytes(a.short_by_bytes),
                      group_digits(a.context), dtype);

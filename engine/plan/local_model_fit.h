@@ -33,6 +33,10 @@ struct LocalFitAnswer {
   bool fits = false;                // one sequence of `context` tokens fits with kv_dtype
   MaxContext max_context;           // longest context of one sequence with kv_dtype
   std::int64_t short_by_bytes = 0;  // when it does not fit: total needed - usable
+  // When it does not fit whole on a GPU (CUDA): the most layers whose GPU side fits with
+  // the rest on the CPU (plan_layer_split; 0: not one), of n_layers. Unset (0 of 0) else.
+  std::int64_t gpu_layers = 0;
+  std::int64_t n_layers = 0;
   bool ok() const { return error.empty(); }
 };
 
@@ -44,7 +48,8 @@ PlanRequest local_fit_request(const LocalModel& model, const LocalFitQuestion& q
 // Never throws: a broken entry or a request engine/plan rejects comes back with `error`.
 LocalFitAnswer answer_local_fit(const LocalModel& model, const LocalFitQuestion& question);
 
-// "fits 2,048 tokens, KV f16 (up to 8,192)", "short by 1.50 GiB at 8,192 tokens, KV int4",
+// "fits 2,048 tokens, KV f16 (up to 8,192)", "fits with 24 of 40 layers on the GPU at 8,192
+// tokens, KV f16 (short by 1.50 GiB whole)", "short by 1.50 GiB at 8,192 tokens, KV int4",
 // "no answer: ...": one line, as the CLI prints it.
 std::string describe_local_fit(const LocalFitAnswer& answer);
 

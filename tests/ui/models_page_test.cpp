@@ -109,6 +109,14 @@ QString expected_answer(const LocalFitAnswer& a) {
     return QStringLiteral("fits %1 tokens, KV %2 (up to %3)")
         .arg(digits(a.context), dtype, digits(a.max_context.tokens));
   }
+  if (a.gpu_layers > 0) {
+    return QStringLiteral(
+               "fits with %1 of %2 layers on the GPU at %3 tokens, KV %4 (short by %5 "
+               "whole)")
+        .arg(a.gpu_layers)
+        .arg(a.n_layers)
+        .arg(digits(a.context), dtype, QString::fromStdString(human_bytes(a.short_by_bytes)));
+  }
   return QStringLiteral("short by %1 at %2 tokens, KV %3")
       .arg(QString::fromStdString(human_bytes(a.short_by_bytes)), digits(a.context), dtype);
 }

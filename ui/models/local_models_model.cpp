@@ -55,6 +55,12 @@ QString LocalModelsModel::describeAnswer(const LocalFitAnswer& a) {
     return tr("fits %1 tokens, KV %2 (up to %3)")
         .arg(count_text(a.context), dtype, count_text(a.max_context.tokens));
   }
+  if (a.gpu_layers > 0) {
+    return tr("fits with %1 of %2 layers on the GPU at %3 tokens, KV %4 (short by %5 whole)")
+        .arg(a.gpu_layers)
+        .arg(a.n_layers)
+        .arg(count_text(a.context), dtype, bytes_text(a.short_by_bytes));
+  }
   return tr("short by %1 at %2 tokens, KV %3")
       .arg(bytes_text(a.short_by_bytes), count_text(a.context), dtype);
 }

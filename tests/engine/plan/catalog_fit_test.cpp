@@ -4,6 +4,7 @@
 
 #include <filesystem>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "model/discovery/local_model.h"
@@ -58,6 +59,33 @@ TEST(CatalogFit, SevenBillionFitsA24GiBGpuNotA4GiBOne) {
   // Not even the 4.68 GB of weights fit in 90% of 4 GiB.
   EXPECT_GT(small.short_by_bytes, c.file->bytes - 4 * kGiB * 9 / 10);
   EXPECT_NE(describe_local_fit(small).find("short by"), std::string::npos);
+}
+
+// #40: a model larger than the GPU is answered with how much of it fits: the most layers
+// whose GPU side fits, more of them on a larger GPU (5 GiB; 6 GiB holds it whole at 8k), none on
+// one too small for the CUDA context; and only on the CUDA backend.
+TEST(CatalogFit, AModelLargerThanTheGpuSaysHowManyLayersFit) {
+  const CatalogChoice c = find_catalog_file(catalog(), "qwen2.5-7b-instruct:Q4_K_M");
+  const LocalFitAnswer four =
+      answer_catalog_fit(*c.model, *c.file, {.memory_bytes = 4 * kGiB, .context = 8192});
+  const LocalFitAnswer five =
+      answer_catalog_fit(*c.model, *c.file, {.memory_bytes = 5 * kGiB, .context = 8192});
+  ASSERT_TRUE(four.ok() && five.ok());
+  EXPECT_FALSE(four.fits);
+  EXPECT_EQ(four.n_layers, 28);
+  EXPECT_GT(four.gpu_layers, 0);
+  EXPECT_LT(four.gpu_layers, five.gpu_layers);
+  EXPECT_LT(five.gpu_layers, 28);
+  EXPECT_NE(describe_local_fit(four).find(
+                fmt::format("fits with {} of 28 layers on the GPU", four.gpu_layers)),
+            std::string::npos)
+      << describe_local_fit(four);
+  const LocalFitAnswer tiny = answer_catalog_fit(*c.model, *c.file, {.memory_bytes = kGiB / 2});
+  EXPECT_EQ(tiny.gpu_layers, 0);
+  EXPECT_EQ(describe_local_fit(tiny).rfind("short by", 0), 0u);
+  const LocalFitAnswer cpu = answer_catalog_fit(
+      *c.model, *c.file, {.memory_bytes = 4 * kGiB, .backend = PlanBackend::Cpu});
+  EXPECT_EQ(cpu.n_layers, 0);
 }
 
 TEST(CatalogFit, UnsupportedArchitectureSaysSo) {
