@@ -18,8 +18,9 @@ void declare_engine_options(ArgParser& p) {
            "exactly (default 2 on the CPU backend, 0 on CUDA; 0: off)");
   p.option({"--backend"}, "auto, cpu or cuda (default auto)");
   p.option({"-ngl", "--gpu-layers"},
-           "layers on the GPU, the rest on the CPU: a count, all (default) or auto (the most "
-           "that fit the GPU's memory with the context)");
+           "layers on the GPU, the rest on the CPU: a count, auto (the most that fit the GPU's "
+           "memory with the context) or all (the default; as auto when the whole model leaves "
+           "no room for its KV cache)");
   p.option({"--kv-budget"}, "bytes for the KV cache pool, e.g. 512MiB (default: 4 full contexts)");
   p.option({"--memory"}, "device memory to plan within, e.g. 16GiB (a simulated GPU on the CPU)");
   p.option({"-b", "--batch-size"}, "tokens per forward step / prompt chunk (default 512)");

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <utility>
 
+#include <fmt/format.h>
+
 #include "plan/memory_model.h"
 #include "plan/model_layer_groups.h"
 #include "run/cpu_backend.h"
@@ -84,6 +86,12 @@ std::unique_ptr<Backend> Engine::make_backend() {
         const LayerRange gpu = backend->layer_range();
         if (gpu.whole(n_layers)) return backend;
         // The factory built the GPU's part (gpu_layers): the CPU runs the rest.
+        if (options_.gpu_layers == EngineOptions::kAllGpuLayers) {
+          backend_note_ = fmt::format(
+              "the whole model does not fit the GPU: {} of {} layers on it, the rest on the CPU "
+              "(--gpu-layers sets the count)",
+              gpu.end_in(n_layers), n_layers);
+        }
         return std::make_unique<SplitBackend>(std::move(backend),
                                               make_cpu_backend({gpu.end_in(n_layers), -1}));
       }

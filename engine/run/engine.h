@@ -45,9 +45,11 @@ struct EngineOptions {
   BackendChoice backend = BackendChoice::Auto;
   BackendFactory cuda_factory;  // empty: this build has no CUDA backend
   // Layers on the GPU when the CUDA backend runs, the rest on the CPU (run/split_backend.h;
-  // llama.cpp's -ngl): kAllGpuLayers (every layer, as without a split), kAutoGpuLayers (the
-  // most whose weights, KV cache for one context_length sequence and workspace fit the GPU's
-  // memory budget: run/layer_split.h), or a count (0: the CPU alone; n_layers or more: all).
+  // llama.cpp's -ngl): kAllGpuLayers (every layer, as without a split, unless the whole
+  // model's weights and workspace leave the GPU no room for KV: then as auto),
+  // kAutoGpuLayers (the most whose weights, KV cache for one context_length sequence and
+  // workspace fit the GPU's memory budget: run/layer_split.h), or a count (0: the CPU alone;
+  // n_layers or more: all).
   std::int64_t gpu_layers = kAllGpuLayers;
   int n_threads = 0;  // CPU threads (0: all cores)
   // CPU: activations encoded per weight type as llama.cpp does (cpu/matmul.h) and float SIMD

@@ -11,15 +11,16 @@ namespace kvscope {
 
 namespace {
 
-// The GPU's layers the options ask for: all, a count (n_layers or more: all), or "auto"
-// resolved against the device's memory (run/layer_split.h); 0 with the reason when not one
-// layer fits.
+// The GPU's layers the options ask for: a count (n_layers or more: all), "auto" resolved
+// against the device's memory (run/layer_split.h), or all by default, unless the whole
+// model's weights and workspace leave the GPU nothing for its KV cache: then as auto. 0
+// with the reason when not one layer fits.
 std::int64_t gpu_layers_for(const Model& model, const EngineOptions& options,
                             const CudaBackendOptions& cuda, std::string* why) {
   const std::int64_t n = model.spec().n_layers;
-  if (options.gpu_layers != EngineOptions::kAutoGpuLayers) {
-    return options.gpu_layers < 0 ? n : std::min(options.gpu_layers, n);
-  }
+  if (options.gpu_layers >= 0) return std::min(options.gpu_layers, n);
+  const bool all = options.gpu_layers == EngineOptions::kAllGpuLayers;
+  if (all && options.kv_budget_bytes > 0) return n;  // a KV budget given: no device sizing
   const CudaDeviceInfo info = probe_cuda_device(cuda.device);
   if (!info.available) {
     if (why) *why = info.reason;
@@ -27,6 +28,7 @@ std::int64_t gpu_layers_for(const Model& model, const EngineOptions& options,
   }
   const MemoryBudget budget =
       gpu_memory_budget(options, info.total_bytes, info.total_bytes - info.free_bytes);
+  if (all && gpu_side_kv_budget(model, options, budget, n) > 0) return n;
   const std::int64_t k = auto_gpu_layers(model, options, budget);
   if (k == 0 && why) {
     *why = fmt::format(

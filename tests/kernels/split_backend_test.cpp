@@ -217,7 +217,8 @@ TEST(SplitBackend, APreemptedSequenceIsRecomputedOnBothSides) {
 
 // --gpu-layers auto under a memory budget: the planner (plan/layer_split_plan.h) and the
 // engine agree on the layer count, and each side allocates exactly the plan's weights and KV
-// pools. The budget is chosen so that 15 of SmolLM2's 30 layers fit with a 1,024-token context.
+// pools; the default (all) does the same where the whole model leaves no room for KV. The budget is
+// chosen so that 15 of SmolLM2's 30 layers fit with a 1,024-token context.
 TEST(SplitBackend, AutoUnderAMemoryBudgetAllocatesWhatThePlanSaysOnEachSide) {
   KVSCOPE_REQUIRE_CUDA();
   KVSCOPE_REQUIRE_SHARED(path, "models/SmolLM2-135M-Instruct.Q4_1.gguf");
@@ -253,6 +254,16 @@ TEST(SplitBackend, AutoUnderAMemoryBudgetAllocatesWhatThePlanSaysOnEachSide) {
   EXPECT_EQ(static_cast<std::int64_t>(cpu.kv_pool), plan.cpu.kv_pool);
   EXPECT_EQ(engine.kv_cache().pool(0).n_blocks(), plan.kv_blocks_per_group);
   EXPECT_GE(plan.kv_blocks_per_group * 16, o.context_length);
+
+  // the default (all layers) where the whole model leaves no room for KV: as auto, and says so
+  o.gpu_layers = EngineOptions::kAllGpuLayers;
+  Engine by_default(path, o);
+  const auto* split_by_default = dynamic_cast<const SplitBackend*>(&by_default.backend());
+  ASSERT_NE(split_by_default, nullptr) << by_default.backend().name();
+  EXPECT_EQ(split_by_default->gpu_layers(), 15);
+  EXPECT_NE(by_default.backend_note().find("does not fit the GPU: 15 of 30 layers"),
+            std::string::npos)
+      << by_default.backend_note();
 }
 
 }  // namespace
