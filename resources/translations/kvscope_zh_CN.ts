@@ -116,20 +116,12 @@
         <translation>没有数据库结构版本</translation>
     </message>
     <message>
-        <source>written by a newer KVScope (schema %1; this one reads up to %2); left as it is</source>
-        <translation>由更新版本的 KVScope 写入（结构版本 %1；本版本最多读取 %2）；保持原样不动</translation>
-    </message>
-    <message>
         <source>commit</source>
         <translation>提交</translation>
     </message>
     <message>
         <source>reading the saved chats</source>
         <translation>读取已保存的对话</translation>
-    </message>
-    <message>
-        <source>saved chat %1 (“%2”) skipped: %3</source>
-        <translation>已跳过保存的对话 %1（“%2”）：%3</translation>
     </message>
     <message>
         <source>saved chat %1 could not be read by this version and is left as it is</source>
@@ -162,6 +154,42 @@
     <message>
         <source>deleting chat %1</source>
         <translation>删除对话 %1</translation>
+    </message>
+    <message>
+        <source>it cannot be written (%1)</source>
+        <translation>无法写入（%1）</translation>
+    </message>
+    <message>
+        <source>its schema version %1 is not one KVScope writes</source>
+        <translation>其数据库结构版本 %1 不是 KVScope 会写入的版本</translation>
+    </message>
+    <message>
+        <source>written by a newer KVScope (schema %1; this one reads up to %2)</source>
+        <translation>由较新版本的 KVScope 写入（结构版本 %1；本版本最多可读 %2）</translation>
+    </message>
+    <message>
+        <source>saved chat %1 (“%2”) cannot be read by this version: %3; it is listed greyed and left as it is</source>
+        <translation>保存的对话 %1（“%2”）无法被此版本读取：%3；它以灰色列出，并原样保留</translation>
+    </message>
+    <message>
+        <source>listing the saved chats</source>
+        <translation>列出已保存的对话</translation>
+    </message>
+    <message>
+        <source>its table has a layout this version does not know</source>
+        <translation>其数据表的结构是此版本不认识的</translation>
+    </message>
+    <message>
+        <source>the saved chats are read-only: %1</source>
+        <translation>已保存的对话是只读的：%1</translation>
+    </message>
+    <message>
+        <source>reading chat %1</source>
+        <translation>读取对话 %1</translation>
+    </message>
+    <message>
+        <source>no saved chat %1</source>
+        <translation>没有已保存的对话 %1</translation>
     </message>
 </context>
 <context>
@@ -424,6 +452,10 @@ refcount: %6%7
         <source> (shared)</source>
         <translation>（共享）</translation>
     </message>
+    <message>
+        <source>+%1 more</source>
+        <translation>另有 %1 个</translation>
+    </message>
 </context>
 <context>
     <name>kvscope::ui::CatalogTableModel</name>
@@ -622,6 +654,10 @@ sha256 %1</translation>
         <source>The chat could not be deleted from the saved chats: %1</source>
         <translation>无法从已保存的对话中删除此对话：%1</translation>
     </message>
+    <message>
+        <source>The saved chats are listed read-only, and new chats and replies are not saved: %1 (%2)</source>
+        <translation>已保存的对话以只读方式列出，新对话和回复不会被保存：%1（%2）</translation>
+    </message>
 </context>
 <context>
     <name>kvscope::ui::ChatInput</name>
@@ -733,6 +769,20 @@ sha256 %1</translation>
     <message>
         <source>Export as JSON…</source>
         <translation>导出为 JSON…</translation>
+    </message>
+    <message>
+        <source>Chat %1</source>
+        <translation>对话 %1</translation>
+    </message>
+    <message>
+        <source>This version of KVScope cannot open this chat: %1.
+It is kept as it is; its context menu exports it as JSON.</source>
+        <translation>此版本的 KVScope 无法打开这个对话：%1。
+它被原样保留；可通过右键菜单将其导出为 JSON。</translation>
+    </message>
+    <message>
+        <source>Export as stored (JSON)…</source>
+        <translation>按原样导出（JSON）…</translation>
     </message>
 </context>
 <context>
@@ -961,6 +1011,30 @@ Load a model again.</source>
         <source>exact: the file&apos;s tensors, %1</source>
         <translation>精确：文件中的张量，%1</translation>
     </message>
+    <message>
+        <source>the most that fit</source>
+        <translation>能放下的最多层数</translation>
+    </message>
+    <message>
+        <source> layers</source>
+        <translation> 层</translation>
+    </message>
+    <message>
+        <source>Layers on the GPU</source>
+        <translation>GPU 上的层数</translation>
+    </message>
+    <message>
+        <source>CPU memory bandwidth</source>
+        <translation>CPU 内存带宽</translation>
+    </message>
+    <message>
+        <source>A model larger than the GPU runs its first layers on the GPU and the rest on the CPU (llama.cpp&apos;s -ngl, kvscope --gpu-layers)</source>
+        <translation>比 GPU 更大的模型：前面的层在 GPU 上运行，其余在 CPU 上运行（即 llama.cpp 的 -ngl、kvscope 的 --gpu-layers）</translation>
+    </message>
+    <message>
+        <source>How fast the CPU reads its RAM: the layers on the CPU are read at this speed every token (kvscope-cli bench measures it)</source>
+        <translation>CPU 读取内存的速度：每生成一个词元，CPU 上的层都按此速度读取一遍（kvscope-cli bench 可测量）</translation>
+    </message>
 </context>
 <context>
     <name>kvscope::ui::FitsKvChart</name>
@@ -1133,6 +1207,50 @@ Load a model again.</source>
         <source> (%1 per sequence)</source>
         <translation>（每个序列 %1）</translation>
     </message>
+    <message>
+        <source>%1 of %2 layers</source>
+        <translation>%2 层中的 %1 层</translation>
+    </message>
+    <message>
+        <source>Does not fit with %1 on the GPU, %2 short</source>
+        <translation>%1 放在 GPU 上时放不下，还差 %2</translation>
+    </message>
+    <message>
+        <source>Not one layer fits the GPU: the CPU would run all %1</source>
+        <translation>GPU 连一层都放不下：全部 %1 层都要由 CPU 运行</translation>
+    </message>
+    <message>
+        <source>Fits with %1 on the GPU, the rest on the CPU</source>
+        <translation>%1 放在 GPU 上可以装下，其余在 CPU 上</translation>
+    </message>
+    <message>
+        <source>; sliding windows save %1</source>
+        <translation>；滑动窗口节省 %1</translation>
+    </message>
+    <message>
+        <source>%1, every layer on the GPU</source>
+        <translation>%1（所有层都在 GPU 上时）</translation>
+    </message>
+    <message>
+        <source>Decode speed limit, GPU and CPU layers (roofline)</source>
+        <translation>解码速度上限，GPU 与 CPU 分层（屋顶线）</translation>
+    </message>
+    <message>
+        <source>weights %1 + KV %2 + workspace %3 = &lt;b&gt;%4&lt;/b&gt;</source>
+        <translation>权重 %1 + KV %2 + 工作区 %3 = &lt;b&gt;%4&lt;/b&gt;</translation>
+    </message>
+    <message>
+        <source>GPU (VRAM), layers 0–%1: %2 of %3 usable&lt;br&gt;CPU (RAM): %4</source>
+        <translation>GPU（显存），第 0–%1 层：%2，可用 %3&lt;br&gt;CPU（内存）：%4</translation>
+    </message>
+    <message>
+        <source>CPU (RAM), every layer: %1</source>
+        <translation>CPU（内存），全部层：%1</translation>
+    </message>
+    <message>
+        <source>&lt;br&gt;Per token: %1 read from VRAM + %2 from RAM = %3 ms</source>
+        <translation>&lt;br&gt;每个词元：从显存读取 %1 + 从内存读取 %2 = %3 ms</translation>
+    </message>
 </context>
 <context>
     <name>kvscope::ui::FitsVllmSection</name>
@@ -1159,10 +1277,6 @@ Load a model again.</source>
     <message>
         <source>KV cache dtype</source>
         <translation>KV 缓存数据类型</translation>
-    </message>
-    <message>
-        <source>Weights as vLLM loads them from the Hugging Face repository: 16-bit, whatever Weights says above.</source>
-        <translation>权重按 vLLM 从 Hugging Face 仓库加载的方式计算：16 位，与上方“权重”的选择无关。</translation>
     </message>
     <message>
         <source>Command</source>
@@ -1203,6 +1317,54 @@ Load a model again.</source>
     <message>
         <source>Does not fit on %1, %2 short on the fullest GPU: %3</source>
         <translation>%1 上装不下，最满的 GPU 还差 %2：%3</translation>
+    </message>
+    <message>
+        <source>The vLLM release whose memory accounting to follow</source>
+        <translation>按哪个 vLLM 版本的内存计算方式</translation>
+    </message>
+    <message>
+        <source>How the checkpoint vllm serve loads stores its linear layers</source>
+        <translation>vllm serve 加载的检查点如何存储其线性层</translation>
+    </message>
+    <message>
+        <source>vLLM</source>
+        <translation>vLLM</translation>
+    </message>
+    <message>
+        <source>Checkpoint</source>
+        <translation>检查点</translation>
+    </message>
+    <message>
+        <source>KVScope&apos;s own engine on the same GPUs (16-bit weights from the Hugging Face repository), for comparison:</source>
+        <translation>作为对比，KVScope 自己的引擎在相同 GPU 上（来自 Hugging Face 仓库的 16 位权重）：</translation>
+    </message>
+    <message>
+        <source>vLLM&apos;s accounting, per GPU</source>
+        <translation>vLLM 的内存计算（每块 GPU）</translation>
+    </message>
+    <message>
+        <source>vLLM: %1</source>
+        <translation>vLLM：%1</translation>
+    </message>
+    <message>
+        <source>. Largest max_model_len that starts: %1</source>
+        <translation>。能启动的最大 max_model_len：%1</translation>
+    </message>
+    <message>
+        <source>. No max_model_len starts on this GPU.</source>
+        <translation>。在这块 GPU 上任何 max_model_len 都无法启动。</translation>
+    </message>
+    <message>
+        <source>vLLM %1 (%2 engine)</source>
+        <translation>vLLM %1（%2 引擎）</translation>
+    </message>
+    <message>
+        <source>vLLM: KV cache %1 tokens (%2 blocks of %3); maximum concurrency for %4 tokens per request: %5x</source>
+        <translation>vLLM：KV 缓存 %1 个词元（%2 个块，每块 %3）；每个请求 %4 个词元时的最大并发：%5x</translation>
+    </message>
+    <message>
+        <source>vLLM does not start: %1</source>
+        <translation>vLLM 无法启动：%1</translation>
     </message>
 </context>
 <context>
@@ -1771,6 +1933,10 @@ Cannot be read: %2</source>
         <source>On the chosen GPU</source>
         <translation>在所选 GPU 上</translation>
     </message>
+    <message>
+        <source>fits with %1 of %2 layers on the GPU at %3 tokens, KV %4 (short by %5 whole)</source>
+        <translation>%2 层中的 %1 层放在 GPU 上可以装下，%3 个词元，KV %4（整体还差 %5）</translation>
+    </message>
 </context>
 <context>
     <name>kvscope::ui::MainWindow</name>
@@ -2003,6 +2169,14 @@ Cannot be read: %2</source>
     <message>
         <source>An API request failed on the engine: %1</source>
         <translation>一个 API 请求在引擎上失败：%1</translation>
+    </message>
+    <message>
+        <source>Read-only — %1. New chats and replies are not saved.</source>
+        <translation>只读——%1。新对话和回复不会被保存。</translation>
+    </message>
+    <message>
+        <source>Export chat as stored (JSON)</source>
+        <translation>按原样导出对话（JSON）</translation>
     </message>
 </context>
 <context>
@@ -2905,20 +3079,20 @@ refcount: %4</source>
         <translation>KV 池 %1 块</translation>
     </message>
     <message>
-        <source>planner: %1 on %2 at %3: %4 tokens</source>
-        <translation>规划器：%1 在 %2 上，利用率 %3：%4 个词元</translation>
-    </message>
-    <message>
-        <source> (%1x the server&apos;s)</source>
-        <translation>（服务器的 %1 倍）</translation>
-    </message>
-    <message>
         <source>; the server does not say how many tokens it holds, so no planner line</source>
         <translation>；服务器未报告它能容纳多少词元，因此不画规划器曲线</translation>
     </message>
     <message>
         <source>planner: %1</source>
         <translation>规划器：%1</translation>
+    </message>
+    <message>
+        <source>planner: %1 on %2 at %3 as %5 counts: %4 tokens</source>
+        <translation>规划器：%1 在 %2 上，%3，按 %5 的算法：%4 个词元</translation>
+    </message>
+    <message>
+        <source> (%1% against the server&apos;s pool)</source>
+        <translation>（与服务器的池相差 %1%）</translation>
     </message>
 </context>
 <context>

@@ -70,6 +70,12 @@ const QStringList kAllowedWords = {
     // element formats and weight types; vLLM's --kv-cache-dtype values
     "f16", "bf16", "f32", "int8", "int4", "q8_0", "q4_0", "q4_1", "q4_k_m", "q5_k_m", "q6_k",
     "auto", "fp8",
+    // quantized checkpoint formats vLLM loads (AWQ, GPTQ, bitsandbytes); vLLM's engines, its
+    // command and its option names; KVScope's programs and llama.cpp's -ngl
+    "awq", "gptq", "bnb", "V0", "V1", "vllm serve", "max_model_len", "kvscope-cli bench",
+    "kvscope", "-ngl",
+    // a factor ("4.17x")
+    "[0-9.]+x",
     // units
     "B", "KiB", "MiB", "GiB", "GB/s", "ms",
     // command-line options and paths inside a sentence ("--metrics", "/v1/models")

@@ -9,6 +9,7 @@
 #include <QLabel>
 #include <QPlainTextEdit>
 #include <QPushButton>
+#include <QRegularExpression>
 #include <QScrollArea>
 #include <QSignalBlocker>
 #include <QSpinBox>
@@ -25,6 +26,19 @@
 #include "widgets/number_text.h"
 
 namespace kvscope::ui {
+
+namespace {
+
+// "vLLM 0.6.0-0.6.4 (V0 engine)", the engine's word translated; the releases as they are.
+QString release_label(const VllmVersionInfo& v) {
+  const QString label = QString::fromUtf8(v.label.data(), static_cast<qsizetype>(v.label.size()));
+  static const QRegularExpression parts(QStringLiteral(R"(^vLLM (\S+) \((V\d) engine\)$)"));
+  const QRegularExpressionMatch m = parts.match(label);
+  return m.hasMatch() ? FitsVllmSection::tr("vLLM %1 (%2 engine)").arg(m.captured(1), m.captured(2))
+                      : label;
+}
+
+}  // namespace
 
 FitsVllmSection::FitsVllmSection(QWidget* parent)
     : QWidget(parent),
@@ -50,8 +64,7 @@ FitsVllmSection::FitsVllmSection(QWidget* parent)
     kv_dtype_->addItem(QString::fromUtf8(serving_kv_dtype_name(d).data()), static_cast<int>(d));
   }
   for (const VllmVersionInfo& v : vllm_versions()) {
-    version_->addItem(QString::fromUtf8(v.label.data(), static_cast<int>(v.label.size())),
-                      static_cast<int>(v.version));
+    version_->addItem(release_label(v), static_cast<int>(v.version));
   }
   version_->setCurrentIndex(version_->findData(static_cast<int>(kLatestVllmVersion)));
   version_->setToolTip(tr("The vLLM release whose memory accounting to follow"));
@@ -216,7 +229,15 @@ void FitsVllmSection::show_vllm_plan() {
                             static_cast<VllmWeightFormat>(weights_->currentData().toInt()));
     vllm_plan_ = plan_vllm_memory(vr);
     const std::int64_t longest = vllm_max_model_len(vr);
-    QString text = tr("vLLM: %1").arg(QString::fromStdString(vllm_verdict(*vllm_plan_)));
+    const VllmMemoryPlan& p = *vllm_plan_;
+    QString text =
+        p.starts ? tr("vLLM: KV cache %1 tokens (%2 blocks of %3); maximum concurrency for %4 "
+                      "tokens per request: %5x")
+                       .arg(count_text(p.kv_tokens), count_text(p.gpu_blocks))
+                       .arg(p.request.block_size)
+                       .arg(count_text(p.request.max_model_len))
+                       .arg(p.max_concurrency, 0, 'f', 2)
+                 : tr("vLLM does not start: %1").arg(QString::fromStdString(p.refusal));
     text += longest > 0 ? tr(". Largest max_model_len that starts: %1").arg(count_text(longest))
                         : tr(". No max_model_len starts on this GPU.");
     vllm_verdict_->setText(text);

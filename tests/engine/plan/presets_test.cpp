@@ -46,7 +46,7 @@ TEST(Presets, LlamaShapedPresetsHaveTheParameterCountTheirShapeGives) {
     EXPECT_EQ(p.n_params, llama_shaped_params(p.spec)) << p.slug;
     ++checked;
   }
-  EXPECT_EQ(checked, 30);
+  EXPECT_EQ(checked, 31);
 }
 
 TEST(Presets, EveryModelNamesItsHuggingFaceRepoAndGpusTheirAliases) {
