@@ -4,6 +4,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "model/model.h"
 #include "plan/kv_footprint.h"
 #include "plan/model_layer_groups.h"
 #include "util/error.h"
@@ -40,17 +41,30 @@ std::int64_t split_gpu_kv_bytes(const PlanRequest& plan, std::int64_t gpu_layers
   return side_kv_bytes(plan, side_groups(plan, gpu_layers, true));
 }
 
-void set_preset_layer_bytes(LayerSplitRequest& r, WeightType type) {
+void set_even_layer_bytes(LayerSplitRequest& r, double bytes_per_param) {
   const ModelSpec& spec = r.plan.spec;
-  const double bpw = weight_type_info(type).bits_per_weight;
   r.embedding_bytes = static_cast<std::int64_t>(
-      std::ceil(static_cast<double>(spec.vocab_size * spec.dim) * bpw / 8.0));
+      std::ceil(static_cast<double>(spec.vocab_size * spec.dim) * bytes_per_param));
   r.output_bytes = spec.tied_embeddings ? 0 : r.embedding_bytes;
   const std::int64_t n = spec.n_layers;
   const std::int64_t layers =
       std::max<std::int64_t>(0, r.plan.weights.bytes - r.embedding_bytes - r.output_bytes);
   r.layer_bytes.assign(static_cast<std::size_t>(n), layers / n);
   r.layer_bytes.back() += layers % n;
+}
+
+void set_preset_layer_bytes(LayerSplitRequest& r, WeightType type) {
+  set_even_layer_bytes(r, weight_type_info(type).bits_per_weight / 8.0);
+}
+
+void set_model_layer_bytes(LayerSplitRequest& r, const Model& model) {
+  r.layer_bytes.clear();
+  for (std::int64_t l = 0; l < model.spec().n_layers; ++l) {
+    r.layer_bytes.push_back(static_cast<std::int64_t>(model.weight_bytes(l, l + 1, false, false)));
+  }
+  r.embedding_bytes = static_cast<std::int64_t>(model.weight_bytes(0, 0, true, false));
+  r.output_bytes =
+      static_cast<std::int64_t>(model.weight_bytes(0, 0, true, true)) - r.embedding_bytes;
 }
 
 LayerSplitPlan plan_layer_split(const LayerSplitRequest& r) {

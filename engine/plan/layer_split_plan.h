@@ -23,6 +23,8 @@
 
 namespace kvscope {
 
+class Model;
+
 struct LayerSplitRequest {
   // Model, cache (groups, block size, dtypes), batch, context, prefill chunk and the GPU's
   // budget; backend and weights are ignored (the sides' weights are below).
@@ -59,11 +61,15 @@ struct LayerSplitPlan {
   double tokens_per_s = 0.0;  // all sequences together
 };
 
-// A preset's per-side weights (layer_bytes, embedding_bytes, output_bytes) from
-// plan.weights.bytes: the token table (and an untied output head) at the weight type's bits
-// per weight, the rest shared evenly by the layers (the last takes the remainder). A loaded
-// model gives exact ones (run/layer_split.h).
+// Estimated per-side weights (layer_bytes, embedding_bytes, output_bytes) from
+// plan.weights.bytes: the token table (and an untied output head) at `bytes_per_param`, the
+// rest shared evenly by the layers (the last takes the remainder). For a file whose tensors
+// are counted whole (a catalog entry, a model on disk).
+void set_even_layer_bytes(LayerSplitRequest& request, double bytes_per_param);
+// The same for a preset: the table at the weight type's bits per weight.
 void set_preset_layer_bytes(LayerSplitRequest& request, WeightType type);
+// A loaded model's exact ones: each layer's stored tensors, the table, an untied head.
+void set_model_layer_bytes(LayerSplitRequest& request, const Model& model);
 
 // The split with request.gpu_layers on the GPU, or the most that fit (-1).
 LayerSplitPlan plan_layer_split(const LayerSplitRequest& request);

@@ -36,17 +36,9 @@ KvDtype dtype_to_answer(const LocalModel& model, const LocalFitQuestion& questio
 LayerSplitRequest estimated_split(const LocalModel& model, const PlanRequest& r) {
   LayerSplitRequest s;
   s.plan = r;
-  const ModelSpec& spec = model.spec;
-  const double bytes_per_param = model.n_params > 0 ? static_cast<double>(model.weight_bytes) /
-                                                          static_cast<double>(model.n_params)
-                                                    : 0.0;
-  s.embedding_bytes =
-      static_cast<std::int64_t>(static_cast<double>(spec.vocab_size * spec.dim) * bytes_per_param);
-  s.output_bytes = spec.tied_embeddings ? 0 : s.embedding_bytes;
-  const std::int64_t layers =
-      std::max<std::int64_t>(0, model.weight_bytes - s.embedding_bytes - s.output_bytes);
-  s.layer_bytes.assign(static_cast<std::size_t>(spec.n_layers), layers / spec.n_layers);
-  s.layer_bytes.back() += layers % spec.n_layers;
+  set_even_layer_bytes(s, model.n_params > 0 ? static_cast<double>(model.weight_bytes) /
+                                                   static_cast<double>(model.n_params)
+                                             : 0.0);
   return s;
 }
 

@@ -65,12 +65,7 @@ LayerSplitRequest layer_split_request(const Model& model, const EngineOptions& o
   r.plan.context = options.context_length;
   r.plan.prefill_chunk = options.scheduler.max_batch_tokens;
   r.plan.budget = budget;
-  for (std::int64_t l = 0; l < spec.n_layers; ++l) {
-    r.layer_bytes.push_back(static_cast<std::int64_t>(model.weight_bytes(l, l + 1, false, false)));
-  }
-  const auto table = static_cast<std::int64_t>(model.weight_bytes(0, 0, true, false));
-  r.embedding_bytes = table;
-  r.output_bytes = static_cast<std::int64_t>(model.weight_bytes(0, 0, true, true)) - table;
+  set_model_layer_bytes(r, model);
   return r;
 }
 

@@ -6,6 +6,7 @@
 #include <exception>
 #include <utility>
 
+#include "plan/layer_split_plan.h"
 #include "text/chat_template.h"
 #include "util/error.h"
 #include "worker/builtin_model.h"
@@ -450,14 +451,12 @@ ModelInfo EngineWorker::model_info(const QString& path, bool demo) const {
   info.backend_note = QString::fromStdString(engine_->backend_note());
   info.spec = s;
   info.weights = model_weights(engine_->model());
-  const Model& model = engine_->model();
-  for (std::int64_t l = 0; l < s.n_layers; ++l) {
-    info.layer_weight_bytes.push_back(
-        static_cast<std::int64_t>(model.weight_bytes(l, l + 1, false, false)));
-  }
-  info.embedding_weight_bytes = static_cast<std::int64_t>(model.weight_bytes(0, 0, true, false));
-  info.output_weight_bytes =
-      static_cast<std::int64_t>(model.weight_bytes(0, 0, true, true)) - info.embedding_weight_bytes;
+  LayerSplitRequest split;  // only its per-layer bytes: What fits splits the model with them
+  split.plan.spec = s;
+  set_model_layer_bytes(split, engine_->model());
+  info.layer_weight_bytes = std::move(split.layer_bytes);
+  info.embedding_weight_bytes = split.embedding_bytes;
+  info.output_weight_bytes = split.output_bytes;
   const KvBlockLayout& layout = engine_->kv_cache().layout(0);
   info.k_dtype = layout.k_dtype;
   info.v_dtype = layout.v_dtype;

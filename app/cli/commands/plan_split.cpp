@@ -16,16 +16,8 @@ namespace {
 LayerSplitRequest split_request(const PlanModel& m, const PlanRequest& r) {
   LayerSplitRequest s;
   s.plan = r;
-  const std::int64_t n = m.spec.n_layers;
   if (m.weight_type == "exact") {
-    const auto model = load_model(m.label);
-    for (std::int64_t l = 0; l < n; ++l) {
-      s.layer_bytes.push_back(
-          static_cast<std::int64_t>(model->weight_bytes(l, l + 1, false, false)));
-    }
-    s.embedding_bytes = static_cast<std::int64_t>(model->weight_bytes(0, 0, true, false));
-    s.output_bytes =
-        static_cast<std::int64_t>(model->weight_bytes(0, 0, true, true)) - s.embedding_bytes;
+    set_model_layer_bytes(s, *load_model(m.label));
     return s;
   }
   set_preset_layer_bytes(s, parse_weight_type(m.weight_type));
