@@ -4,6 +4,7 @@
 #include <cmath>
 #include <vector>
 
+#include "plan/last_true.h"
 #include "util/error.h"
 
 namespace kvscope {
@@ -20,16 +21,9 @@ bool starts_at(VllmRequest r, std::int64_t max_model_len) {
 // The largest length in [lo, hi] that starts, where starting is monotone (a shorter context
 // never costs more); 0 when none does.
 std::int64_t largest_starting(const VllmRequest& r, std::int64_t lo, std::int64_t hi) {
-  if (lo > hi || !starts_at(r, lo)) return 0;
-  while (lo < hi) {
-    const std::int64_t mid = lo + (hi - lo + 1) / 2;
-    if (starts_at(r, mid)) {
-      lo = mid;
-    } else {
-      hi = mid - 1;
-    }
-  }
-  return lo;
+  if (lo > hi) return 0;
+  const std::int64_t largest = last_true(lo, hi, [&r](std::int64_t n) { return starts_at(r, n); });
+  return largest < lo ? 0 : largest;
 }
 
 // The profiling batches to try for a concurrency, largest first: the release's default
