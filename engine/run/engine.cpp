@@ -92,8 +92,10 @@ std::unique_ptr<Backend> Engine::make_backend() {
               "(--gpu-layers sets the count)",
               gpu.end_in(n_layers), n_layers);
         }
-        return std::make_unique<SplitBackend>(std::move(backend),
-                                              make_cpu_backend({gpu.end_in(n_layers), -1}));
+        auto split = std::make_unique<SplitBackend>(std::move(backend),
+                                                    make_cpu_backend({gpu.end_in(n_layers), -1}));
+        split_ = split.get();
+        return split;
       }
     }
     if (kind == BackendChoice::Cuda) throw_error<UsageError>("CUDA backend unavailable: {}", why);
@@ -130,8 +132,7 @@ KvCacheConfig Engine::make_kv_config() const {
   c.block_size = options_.block_size;
   c.max_context = options_.context_length;
   c.host_storage = backend_->uses_host_kv_storage();
-  const auto* split = dynamic_cast<const SplitBackend*>(backend_.get());
-  if (split) c.groups = split_layer_groups(c.groups, split->gpu_layers());
+  if (split_) c.groups = split_layer_groups(c.groups, split_->gpu_layers());
   // Sliding-window pools hold default_sequences sequences at their cap (kv_cache_config.h);
   // every grow is at most one prefill chunk.
   c.window_sequences =
@@ -144,8 +145,8 @@ KvCacheConfig Engine::make_kv_config() const {
     set_exact_tail(c);
     return c;
   }
-  if (split) {
-    size_split_pools(c, split->gpu_layers());
+  if (split_) {
+    size_split_pools(c, split_->gpu_layers());
     return c;
   }
   if (options_.memory_budget_bytes > 0) {
@@ -215,8 +216,7 @@ void Engine::size_split_pools(KvCacheConfig& c, std::int64_t gpu_layers) const {
 void Engine::set_exact_tail(KvCacheConfig& c) const {
   std::int64_t tail = options_.kv_exact_tail_blocks;
   if (tail < -1) throw_error<UsageError>("exact KV tail of {} blocks (0: off, -1: default)", tail);
-  const bool split = dynamic_cast<const SplitBackend*>(backend_.get()) != nullptr;
-  if (tail == -1) tail = c.host_storage && !split ? kDefaultExactTailBlocks : 0;
+  if (tail == -1) tail = c.host_storage && !split_ ? kDefaultExactTailBlocks : 0;
   const std::int64_t sequences =
       std::clamp<std::int64_t>(options_.default_sequences, 1, options_.scheduler.max_running);
   apply_exact_tail(c, tail, sequences, options_.scheduler.max_batch_tokens);
@@ -247,6 +247,15 @@ std::vector<TokenId> Engine::tokenize(std::string_view text, bool add_bos) const
 }
 
 // A model without a template (a base model) chats in the Plain format.
+std::int64_t Engine::split_gpu_layers() const {
+  return split_ ? split_->gpu_layers() : 0;
+}
+
+std::optional<SplitMemory> Engine::split_memory() const {
+  if (!split_) return std::nullopt;
+  return split_->split_memory(*kv_);
+}
+
 SamplingParams Engine::default_sampling() const {
   return with_model_defaults(model_->sampling_defaults());
 }

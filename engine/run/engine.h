@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -31,6 +32,8 @@ namespace kvscope {
 
 struct EngineOptions;
 class CpuBackend;
+class SplitBackend;
+struct SplitMemory;
 // Which backend decodes: CUDA when it works, else the CPU (Auto); or the one named, an error
 // when it cannot run (Cuda).
 enum class BackendChoice { Auto, Cpu, Cuda };
@@ -156,6 +159,11 @@ class Engine {
   const KvCacheObserver& kv_observer() const { return *kv_observer_; }
   CacheSnapshot snapshot() const { return kv_observer_->snapshot(*kv_); }
   MemoryInfo memory_info() const { return backend_->memory_info(*kv_); }
+  // Layers on the GPU when the model is split between GPU and CPU (run/split_backend.h); 0
+  // without a split (all on one backend).
+  std::int64_t split_gpu_layers() const;
+  // Each side's layers and memory of a split; nullopt without one.
+  std::optional<SplitMemory> split_memory() const;
 
  private:
   friend PlanCheck check_plan(Engine& engine);  // grows a test sequence in kv_
@@ -171,6 +179,7 @@ class Engine {
   std::unique_ptr<Model> model_;
   std::shared_ptr<const Tokenizer> tokenizer_;
   std::unique_ptr<Backend> backend_;
+  const SplitBackend* split_ = nullptr;           // backend_ when it is a split, else null
   std::unique_ptr<KvCacheObserver> kv_observer_;  // attached to kv_, and outlives it
   std::unique_ptr<KvCacheManager> kv_;
   std::unique_ptr<Scheduler> scheduler_;

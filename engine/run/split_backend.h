@@ -28,6 +28,14 @@
 
 namespace kvscope {
 
+// Each side of a split as the live panel draws it: its layers and where its memory goes.
+struct SplitMemory {
+  std::int64_t gpu_layers = 0;  // layers [0, gpu_layers) on the GPU
+  std::int64_t n_layers = 0;
+  MemoryInfo gpu;  // the GPU backend's: its layers' weights, their KV pools, its workspace
+  MemoryInfo cpu;  // the CPU backend's: the token table, the other layers, the output head
+};
+
 class SplitBackend final : public Backend {
  public:
   // gpu runs layers [0, k) (its layer_range()), cpu [k, n_layers); UsageError otherwise.
@@ -51,6 +59,9 @@ class SplitBackend final : public Backend {
   const CpuBackend& cpu() const { return *cpu_; }
   MemoryInfo gpu_memory_info(const KvCacheManager& kv) const { return gpu_->memory_info(kv); }
   MemoryInfo cpu_memory_info(const KvCacheManager& kv) const { return cpu_->memory_info(kv); }
+  SplitMemory split_memory(const KvCacheManager& kv) const {
+    return {gpu_layers_, n_layers_, gpu_memory_info(kv), cpu_memory_info(kv)};
+  }
 
  private:
   std::unique_ptr<Backend> gpu_;
