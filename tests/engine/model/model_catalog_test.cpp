@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -72,6 +73,28 @@ TEST(ModelCatalog, UrlPinsTheRevision) {
   EXPECT_EQ(plain[0].files[0].url(),
             "https://huggingface.co/someone/tiny-chat-GGUF/resolve/main/tiny-chat-Q8_0.gguf");
   EXPECT_TRUE(plain[0].files[0].sha256.empty());
+}
+
+// A downloaded file is trusted by its sha256 (issue #38): every shipped file carries one
+// and its exact size, but for the one no reachable source gives (Mistral 7B v0.3 Q4_K_M of
+// lmstudio-community; its notes say so), which is still checked for being a GGUF.
+TEST(ModelCatalog, EveryShippedFileHasItsSha256ButTheOneNoSourceGives) {
+  const auto catalog = load_model_catalog(shipped_catalog());
+  std::vector<std::string> unchecked;
+  for (const CatalogModel& m : catalog) {
+    for (const CatalogFile& f : m.files) {
+      if (f.sha256.empty()) unchecked.push_back(m.name + ":" + f.quant);
+    }
+  }
+  EXPECT_EQ(unchecked, std::vector<std::string>{"mistral-7b-instruct-v0.3:Q4_K_M"});
+  const CatalogChoice gemma = find_catalog_file(catalog, "gemma-3-270m-it:q8_0");
+  ASSERT_NE(gemma.file, nullptr);
+  EXPECT_EQ(gemma.file->repo, "ggml-org/gemma-3-270m-it-GGUF");  // the file whose hash is known
+  EXPECT_TRUE(gemma.file->exact_bytes);
+  const CatalogChoice smol = find_catalog_file(catalog, "smollm2-1.7b-instruct");
+  ASSERT_NE(smol.file, nullptr);
+  EXPECT_EQ(smol.file->bytes, 1055609824);
+  EXPECT_TRUE(smol.file->exact_bytes);
 }
 
 // The catalog's SmolLM2-135M shape is what the real GGUF's header says.
