@@ -24,11 +24,9 @@ std::int64_t swap_space_gib(std::int64_t bytes) {
   return bytes <= 0 ? 0 : (bytes - 1) / kGiB + 1;
 }
 
-VllmSwap plan_vllm_swap(const VllmMemoryPlan& plan,
-                        std::optional<std::int64_t> max_swapped_sequences) {
-  if (max_swapped_sequences && *max_swapped_sequences < 0) {
-    throw_error<UsageError>("swap space: {} sequences to swap (must be >= 0)",
-                            *max_swapped_sequences);
+VllmSwap plan_vllm_swap(const VllmMemoryPlan& plan, std::int64_t swapping_sequences) {
+  if (swapping_sequences < 0) {
+    throw_error<UsageError>("swap space: {} sequences to swap (must be >= 0)", swapping_sequences);
   }
   const VllmRequest& r = plan.request;
   VllmSwap s;
@@ -38,10 +36,8 @@ VllmSwap plan_vllm_swap(const VllmMemoryPlan& plan,
   s.blocks_per_sequence = (r.max_model_len + r.block_size - 1) / r.block_size;
   s.resident_sequences =
       s.blocks_per_sequence > 0 ? plan.gpu_blocks / s.blocks_per_sequence : r.max_num_seqs;
-  s.swapped_sequences = std::max<std::int64_t>(0, r.max_num_seqs - s.resident_sequences);
-  if (max_swapped_sequences) {
-    s.swapped_sequences = std::min(s.swapped_sequences, *max_swapped_sequences);
-  }
+  s.overflow_sequences = std::max<std::int64_t>(0, r.max_num_seqs - s.resident_sequences);
+  s.swapped_sequences = std::min(s.overflow_sequences, swapping_sequences);
   s.bytes_needed = s.swapped_sequences * s.blocks_per_sequence * plan.block_bytes;
   const std::int64_t gib_needed = swap_space_gib(s.bytes_needed);
   if (gib_needed > kVllmDefaultSwapSpaceGib) {
@@ -69,9 +65,12 @@ std::string explain_vllm_swap(const VllmMemoryPlan& plan, const VllmSwap& swap) 
   }
   if (swap.swapped_sequences == 0) {
     return fmt::format(
-        "swap space: vLLM's default {} GiB per GPU: no sequence is to swap (requests of one "
-        "sequence are recomputed, not swapped)\n",
-        kVllmDefaultSwapSpaceGib);
+        "swap space: vLLM's default {} GiB per GPU: requests of one sequence are recomputed when "
+        "preempted, never swapped. Requests of several (n > 1, beam search) are swapped out "
+        "whole: up to {} such sequences of {} tokens ({} x {} B each) past what the pool holds\n",
+        kVllmDefaultSwapSpaceGib, group_digits(swap.overflow_sequences),
+        group_digits(r.max_model_len), group_digits(swap.blocks_per_sequence),
+        group_digits(plan.block_bytes));
   }
   std::string out = fmt::format(
       "swap space: {} sequences of {} tokens swapped out whole (the pool holds {} at full "

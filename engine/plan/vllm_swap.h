@@ -20,8 +20,12 @@
 //   resident sequences   r = floor(GPU blocks / b)
 //   swapped sequences    s = min(cap, max(0, max_num_seqs - r))
 //   bytes needed         s x b x block bytes   (per GPU: vLLM's block of that GPU's KV heads)
-// where cap is the caller's bound on the sequences that swap (requests of one sequence never
-// do). --swap-space is written only when that passes vLLM's default 4 GiB: ceil(bytes / GiB).
+// where cap is the sequences of requests of several sequences (n > 1, beam search) that may be
+// swapped out at once: requests of one sequence never swap. Clients of `vllm serve` send n = 1
+// unless they ask otherwise, so the cap is 0 unless the caller says more; sizing for every
+// sequence of max_num_seqs would ask hundreds of GiB that vLLM refuses to pin (past 70% of the
+// host's memory) for swaps that never happen. --swap-space is written only when the bytes
+// pass vLLM's default 4 GiB: ceil(bytes / GiB).
 #pragma once
 
 #include <cstdint>
@@ -42,7 +46,10 @@ struct VllmSwap {
   std::int64_t blocks_per_sequence = 0;
   std::int64_t resident_sequences = 0;  // full-length sequences the GPU pool holds
   std::int64_t swapped_sequences = 0;   // the most swapped out at once
-  std::int64_t bytes_needed = 0;        // per GPU
+  // Sequences that would be swapped out if every one of max_num_seqs were of a request of
+  // several (the cap's worst case; 0 where the pool holds them all).
+  std::int64_t overflow_sequences = 0;
+  std::int64_t bytes_needed = 0;  // per GPU
   // --swap-space: nullopt where it is not written (V1, or vLLM's default is enough).
   std::optional<std::int64_t> swap_space_gib;
   std::int64_t host_bytes_needed = 0;  // the host memory vLLM asks for it: GiB x TP / 0.7
@@ -52,10 +59,10 @@ struct VllmSwap {
 std::int64_t swap_space_gib(std::int64_t bytes);
 
 // The swap space for vLLM's plan `plan` (its resolved request says the release, max_num_seqs
-// and max_model_len), with at most `max_swapped_sequences` sequences swapping (nullopt: all
-// of max_num_seqs may). UsageError for a negative cap.
-VllmSwap plan_vllm_swap(const VllmMemoryPlan& plan,
-                        std::optional<std::int64_t> max_swapped_sequences = std::nullopt);
+// and max_model_len) when at most `swapping_sequences` sequences of requests with several
+// (n > 1, beam search) may be swapped out at once (0: every request is one sequence, which
+// vLLM recomputes). UsageError for a negative count.
+VllmSwap plan_vllm_swap(const VllmMemoryPlan& plan, std::int64_t swapping_sequences = 0);
 
 // One line or two saying what the command does about swap space and why.
 std::string explain_vllm_swap(const VllmMemoryPlan& plan, const VllmSwap& swap);

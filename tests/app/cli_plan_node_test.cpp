@@ -101,25 +101,34 @@ TEST(CliPlanNode, EmitVllmPrintsTheServeCommandAndTheLlmCall) {
   EXPECT_THAT(r.out, Not(HasSubstr("does not fit")));
 }
 
-// Issue #41's server under 0.6.4 (V0 swaps requests of several sequences): only the 255
-// sequences of 20,000 tokens vLLM's pool of 1,952 blocks cannot hold, 255 x 1,250 blocks x
-// 2 MiB = 622.6 GiB (the old rule wrote all 256: --swap-space 625); --preempt caps them.
+// Issue #41's server under 0.6.4 (V0 swaps requests of several sequences, recomputes those
+// of one). By default every request is one sequence, as `vllm serve`'s clients send n = 1:
+// vLLM's default swap space, and the text says what n > 1 would need. --preempt N sizes it
+// for N sequences swapped at once, at most the 255 of 20,000 tokens vLLM's pool of 1,952
+// blocks cannot hold: 255 x 1,250 blocks x 2 MiB = 622.6 GiB (--swap-space 623).
 TEST(CliPlanNode, EmitVllmSwapSpaceUnderV0IsWhatThePoolCannotHold) {
   const std::vector<std::string> base = {
       "plan",    "--model", "llama-3.1-8b", "--gpu", "rtx-3090",       "--ctx", "20000",
       "--batch", "256",     "--emit",       "vllm",  "--vllm-version", "0.6.4"};
-  const auto all = run_cli(base);
-  ASSERT_EQ(all.exit_code, 0) << all.err;
-  EXPECT_THAT(all.out, HasSubstr("  --swap-space 623\n"));
-  EXPECT_THAT(all.out, HasSubstr("block_size=16, swap_space=623)"));
-  EXPECT_THAT(all.out, HasSubstr("# swap space: 255 sequences of 20,000 tokens"));
-  EXPECT_THAT(all.out, HasSubstr("# vLLM pins it at start-up and refuses it above 70%"));
-  std::vector<std::string> one = base;
-  one.insert(one.end(), {"--preempt", "0"});
-  const auto recomputed = run_cli(one);
-  ASSERT_EQ(recomputed.exit_code, 0) << recomputed.err;
-  EXPECT_THAT(recomputed.out, Not(HasSubstr("--swap-space")));
-  EXPECT_THAT(recomputed.out, HasSubstr("# swap space: vLLM's default 4 GiB per GPU"));
+  const auto plain = run_cli(base);
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_THAT(plain.out, Not(HasSubstr("--swap-space")));
+  EXPECT_THAT(plain.out, Not(HasSubstr("swap_space=")));
+  EXPECT_THAT(plain.out, HasSubstr("# swap space: vLLM's default 4 GiB per GPU"));
+  EXPECT_THAT(plain.out, HasSubstr("up to 255 such sequences of 20,000 tokens"));
+  std::vector<std::string> all = base;
+  all.insert(all.end(), {"--preempt", "256"});
+  const auto every = run_cli(all);
+  ASSERT_EQ(every.exit_code, 0) << every.err;
+  EXPECT_THAT(every.out, HasSubstr("  --swap-space 623\n"));
+  EXPECT_THAT(every.out, HasSubstr("block_size=16, swap_space=623)"));
+  EXPECT_THAT(every.out, HasSubstr("# swap space: 255 sequences of 20,000 tokens"));
+  EXPECT_THAT(every.out, HasSubstr("# vLLM pins it at start-up and refuses it above 70%"));
+  std::vector<std::string> few = base;
+  few.insert(few.end(), {"--preempt", "3"});
+  const auto three = run_cli(few);
+  ASSERT_EQ(three.exit_code, 0) << three.err;
+  EXPECT_THAT(three.out, HasSubstr("  --swap-space 8\n"));  // 3 x 1,250 x 2 MiB = 7.3 GiB
 }
 
 // vLLM's own accounting above the command (engine/plan/vllm_memory.h): Llama-3.1-8B on an RTX

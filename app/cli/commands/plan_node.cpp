@@ -167,8 +167,7 @@ void print_vllm_emit(const ArgParser& p, const PlanModel& m, const ParallelReque
   notes += fmt::format("(KVScope's own engine would hold {} tokens: plan without --emit)\n",
                        group_digits(a.plan.kv_tokens));
   // --swap-space as the release treats it (vllm_swap.h); --preempt caps the sequences that swap.
-  std::optional<std::int64_t> swapping;
-  if (p.has("--preempt")) swapping = a.preempt;
+  const std::int64_t swapping = p.has("--preempt") ? a.preempt : 0;
   VllmSwap swap = plan_vllm_swap(plan, swapping);
   VllmArgs v = vllm_args_for(m.hf_repo.empty() ? m.label : m.hf_repo, r, swap);
   const VllmMemoryPlan* served = &plan;
@@ -179,7 +178,7 @@ void print_vllm_emit(const ArgParser& p, const PlanModel& m, const ParallelReque
     if (c->possible) {
       v = with_concurrency_flags(v, *c);
       served = &c->plan;
-      swap = plan_vllm_swap(c->plan);
+      swap = plan_vllm_swap(c->plan, swapping);
     } else {
       notes += "the command below is the plan's, without those flags\n";
     }
@@ -197,8 +196,9 @@ void declare_node_options(ArgParser& p) {
   p.option({"--gpus"}, "GPUs in the node (default 8 for the smallest-node answer)");
   p.option({"--kv-cache-dtype"}, "node plans: auto (fp16) or fp8, as vLLM names them");
   p.option({"--preempt"},
-           "sequences the swap space must hold (default --batch; --emit vllm: at most those "
-           "vLLM 0.6-0.9's pool cannot hold, 0 when every request is one sequence)");
+           "sequences the swap space must hold (default --batch; --emit vllm: sequences of "
+           "requests with n > 1 or beam search swapped out at once by vLLM 0.6-0.9, default 0: "
+           "requests of one sequence are recomputed)");
   p.option({"--emit"}, "vllm: print the vllm serve command and LLM(...) call for the plan");
   p.option({"--vllm-version"},
            "--emit vllm: the release whose accounting to follow: 0.6.4, 0.6.5, 0.7-v0, 0.10, "

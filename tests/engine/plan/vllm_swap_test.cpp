@@ -1,8 +1,8 @@
 // vLLM's --swap-space per release (engine/plan/vllm_swap.h): none for V1, which never swaps;
 // for V0 the KV of the sequences vLLM's own pool cannot hold, written only past vLLM's
-// default 4 GiB. The server is issue #41's: Llama-3.1-8B on an RTX 3090 at 0.90 (vllm issue
-// 10517), where the old rule wrote every sequence's whole context (256 x 20,000 tokens:
-// --swap-space 625).
+// default 4 GiB, and only for sequences of requests of several (n > 1, beam search). The
+// server is issue #41's: Llama-3.1-8B on an RTX 3090 at 0.90 (vllm issue 10517), where the
+// first rule wrote every sequence's whole context (256 x 20,000 tokens: --swap-space 625).
 #include <cstdint>
 
 #include <gmock/gmock.h>
@@ -70,15 +70,35 @@ TEST(VllmSwap, AV0PoolThatHoldsEverySequenceKeepsVllmsDefault) {
   EXPECT_THAT(explain_vllm_swap(plan, swap), HasSubstr("vLLM's default 4 GiB per GPU"));
 }
 
+// The issue's server, as `vllm serve` is used: every request one sequence (the OpenAI API's
+// n = 1), recomputed when preempted, so vLLM's default stays, and the text says what requests
+// of several sequences would need. The old default sized every sequence (--swap-space 623,
+// which vLLM refuses on any host under 890 GiB).
+TEST(VllmSwap, AV0PoolThatOverflowsKeepsTheDefaultWhenRequestsAreOneSequence) {
+  const VllmMemoryPlan plan = llama31_on_3090(VllmVersion::V0_6_4, 20000, 256);
+  const VllmSwap swap = plan_vllm_swap(plan);
+  EXPECT_TRUE(swap.engine_swaps);
+  EXPECT_EQ(swap.resident_sequences, 1);
+  EXPECT_EQ(swap.overflow_sequences, 255);
+  EXPECT_EQ(swap.swapped_sequences, 0);
+  EXPECT_EQ(swap.bytes_needed, 0);
+  EXPECT_FALSE(swap.swap_space_gib.has_value());
+  const std::string text = explain_vllm_swap(plan, swap);
+  EXPECT_THAT(text, HasSubstr("vLLM's default 4 GiB per GPU"));
+  EXPECT_THAT(text, HasSubstr("recomputed"));
+  EXPECT_THAT(text, HasSubstr("up to 255 such sequences of 20,000 tokens"));
+  EXPECT_THAT(text, Not(HasSubstr("--swap-space")));
+}
+
 TEST(VllmSwap, AV0PoolThatOverflowsNeedsOnlyTheSequencesItCannotHold) {
   // 256 x 20,000 tokens on a pool of 1,957 blocks: 1,250 blocks a sequence, so one sequence
-  // stays on the GPU and 255 may be swapped out: 255 x 1,250 x 2 MiB = 622.6 GiB (the old rule
-  // counted all 256: 625 GiB).
+  // stays on the GPU and, were every request of several sequences, 255 may be swapped out:
+  // 255 x 1,250 x 2 MiB = 622.6 GiB (the first rule counted all 256: 625 GiB).
   const VllmMemoryPlan plan = llama31_on_3090(VllmVersion::V0_6_4, 20000, 256);
   ASSERT_EQ(plan.block_bytes, kBlockBytes);
   ASSERT_GE(plan.gpu_blocks, 1250);
   ASSERT_LT(plan.gpu_blocks, 2 * 1250);
-  const VllmSwap swap = plan_vllm_swap(plan);
+  const VllmSwap swap = plan_vllm_swap(plan, 256);
   EXPECT_EQ(swap.blocks_per_sequence, 1250);
   EXPECT_EQ(swap.resident_sequences, 1);
   EXPECT_EQ(swap.swapped_sequences, 255);
@@ -119,7 +139,7 @@ TEST(VllmSwap, UnderTensorParallelEachGpuSwapsItsShareOfTheKvHeads) {
   r.max_num_seqs = 256;
   const VllmMemoryPlan plan = plan_vllm_memory(r);
   ASSERT_EQ(plan.block_bytes, kBlockBytes / 2);  // 4 KV heads per GPU
-  const VllmSwap swap = plan_vllm_swap(plan);
+  const VllmSwap swap = plan_vllm_swap(plan, 256);
   EXPECT_EQ(swap.bytes_needed, swap.swapped_sequences * 1250 * (kBlockBytes / 2));
   EXPECT_EQ(swap.swapped_sequences, 256 - plan.gpu_blocks / 1250);
 }
