@@ -61,8 +61,7 @@ void Engine::init() {
   check_cancel(options_);
   KvCacheConfig kv_config = make_kv_config();
   // Refused before the manager allocates anything (its bookkeeping alone can take GBs).
-  check_kv_fits_host(kv_config, options_.default_sequences, model_->weight_bytes(),
-                     host_memory_bytes());
+  check_engine_fits_host(kv_config, *model_, options_, split_gpu_layers(), host_memory_bytes());
   kv_ = std::make_unique<KvCacheManager>(std::move(kv_config));
   kv_observer_ = std::make_unique<KvCacheObserver>(kv_->config());
   kv_->set_observer(kv_observer_.get());
@@ -182,8 +181,9 @@ KvCacheConfig Engine::make_kv_config() const {
 
 // A split's pools (split_backend.h): every group gets the blocks the GPU's groups fit in the
 // GPU's budget (run/layer_split.h), so a sequence reaches the same length on both sides; the
-// CPU's groups take that many blocks of RAM. At most scheduler.max_running full contexts, as
-// on the GPU alone; kv_budget_bytes, when given, is shared by all groups as without a split.
+// CPU's groups take that many blocks of RAM (split_pool_blocks: at most scheduler.max_running
+// full contexts without a memory budget, as on the GPU alone); kv_budget_bytes, when given, is
+// shared by all groups as without a split.
 void Engine::size_split_pools(KvCacheConfig& c, std::int64_t gpu_layers) const {
   set_exact_tail(c);
   if (options_.kv_budget_bytes > 0) {
@@ -200,11 +200,7 @@ void Engine::size_split_pools(KvCacheConfig& c, std::int64_t gpu_layers) const {
         gpu_layers, budget.total_bytes, budget.used_by_others,
         gpu_side_weight_bytes(*model_, gpu_layers));
   }
-  std::int64_t n = gpu_side_pool_blocks(c, kv_budget);
-  const std::int64_t blocks_per_context = (c.max_context + c.block_size - 1) / c.block_size;
-  if (options_.memory_budget_bytes == 0) {
-    n = std::min(n, options_.scheduler.max_running * blocks_per_context);
-  }
+  const std::int64_t n = split_pool_blocks(gpu_side_pool_blocks(c, kv_budget), options_);
   c.budget_bytes = 0;
   c.n_blocks = n;
   c.exact_tail_shadows = std::min(c.exact_tail_shadows, n);

@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <cmath>
 
+#include "model/model.h"
 #include "plan/units.h"
+#include "run/engine.h"
+#include "run/layer_split.h"
 #include "util/error.h"
 
 namespace kvscope {
@@ -37,13 +40,17 @@ double kv_host_bytes(const KvCacheConfig& config) {
   return bytes + static_cast<double>(kv_exact_tail_bytes(config));
 }
 
+// A budget is the user's (or a simulated device's) word: its pages are touched only as they
+// are used, so it is not held to the machine's memory here.
+bool sized_by_blocks_in_host(const KvCacheConfig& config, std::uint64_t host_bytes) {
+  return host_bytes != 0 && config.host_storage && config.n_blocks != 0;
+}
+
 }  // namespace
 
 void check_kv_fits_host(const KvCacheConfig& config, std::int64_t sequences,
                         std::uint64_t weight_bytes, std::uint64_t host_bytes) {
-  // A budget is the user's (or a simulated device's) word: its pages are touched only as
-  // they are used, so it is not held to the machine's memory here.
-  if (host_bytes == 0 || !config.host_storage || config.n_blocks == 0) return;
+  if (!sized_by_blocks_in_host(config, host_bytes)) return;
   const double kv = kv_host_bytes(config);
   const double host = static_cast<double>(host_bytes);
   const double weights = static_cast<double>(weight_bytes);
@@ -60,6 +67,35 @@ void check_kv_fits_host(const KvCacheConfig& config, std::int64_t sequences,
       "fit) or a memory budget",
       sequences, sequences == 1 ? "" : "s", group_digits(config.max_context), human(kv),
       human(host), human(weights), group_digits(static_cast<std::int64_t>(fit)));
+}
+
+void check_split_fits_host(const KvCacheConfig& config, const HostSide& cpu,
+                           std::uint64_t host_bytes) {
+  if (!sized_by_blocks_in_host(config, host_bytes)) return;
+  const double kv = kv_host_bytes(config);
+  const double weights = static_cast<double>(cpu.weights);
+  const double workspace = static_cast<double>(cpu.workspace);
+  const double need = weights + kv + workspace;
+  if (need <= static_cast<double>(host_bytes)) return;
+  throw_error<CapacityError>(
+      "the CPU's side of the split (layers {} to {} of {}) needs {}: its weights {}, its KV "
+      "cache {} ({} blocks a layer group, as many as the GPU's side holds) and its workspace "
+      "{}; this machine has {} of memory: put more layers on the GPU (--gpu-layers) or give "
+      "the KV cache a budget (--kv-budget)",
+      cpu.first_layer, cpu.n_layers - 1, cpu.n_layers, human(need), human(weights), human(kv),
+      group_digits(config.n_blocks), human(workspace), human(static_cast<double>(host_bytes)));
+}
+
+void check_engine_fits_host(const KvCacheConfig& config, const Model& model,
+                            const EngineOptions& options, std::int64_t gpu_layers,
+                            std::uint64_t host_bytes) {
+  if (gpu_layers <= 0) {
+    check_kv_fits_host(config, options.default_sequences, model.weight_bytes(), host_bytes);
+    return;
+  }
+  const HostSide cpu{gpu_layers, model.spec().n_layers, cpu_side_weight_bytes(model, gpu_layers),
+                     cpu_side_workspace_bytes(model, options)};
+  check_split_fits_host(config, cpu, host_bytes);
 }
 
 }  // namespace kvscope

@@ -40,6 +40,15 @@ std::uint64_t gpu_side_weight_bytes(const Model& model, std::int64_t gpu_layers)
   return model.weight_bytes(0, gpu_layers, false, false);
 }
 
+std::uint64_t cpu_side_weight_bytes(const Model& model, std::int64_t gpu_layers) {
+  return model.weight_bytes(gpu_layers, model.spec().n_layers, true, true);
+}
+
+std::int64_t cpu_side_workspace_bytes(const Model& model, const EngineOptions& options) {
+  return workspace_for(model.spec(), 1, options.scheduler.max_batch_tokens, PlanBackend::Cpu)
+      .total();
+}
+
 std::int64_t gpu_side_kv_budget(const Model& model, const EngineOptions& options,
                                 const MemoryBudget& budget, std::int64_t gpu_layers) {
   const Workspace ws =
@@ -53,6 +62,13 @@ std::int64_t gpu_side_pool_blocks(const KvCacheConfig& config, std::int64_t gpu_
   gpu.budget_bytes = gpu_kv_budget;
   gpu.n_blocks = 0;
   return kv_blocks_per_group(gpu);
+}
+
+std::int64_t split_pool_blocks(std::int64_t gpu_pool_blocks, const EngineOptions& options) {
+  if (options.memory_budget_bytes > 0) return gpu_pool_blocks;
+  const std::int64_t blocks_per_context =
+      (options.context_length + options.block_size - 1) / options.block_size;
+  return std::min(gpu_pool_blocks, options.scheduler.max_running * blocks_per_context);
 }
 
 LayerSplitRequest layer_split_request(const Model& model, const EngineOptions& options,

@@ -20,6 +20,12 @@ struct EngineOptions;
 
 // Weight bytes the GPU holds with k layers on it (k = n_layers: the whole model's).
 std::uint64_t gpu_side_weight_bytes(const Model& model, std::int64_t gpu_layers);
+// Weight bytes the CPU holds with k < n layers on the GPU: the token table, layers [k, n) and
+// the output head (plan_layer_split's cpu.weights).
+std::uint64_t cpu_side_weight_bytes(const Model& model, std::int64_t gpu_layers);
+// The CPU workspace of one sequence's steps (workspace_for, PlanBackend::Cpu), as
+// plan_layer_split counts the CPU side's.
+std::int64_t cpu_side_workspace_bytes(const Model& model, const EngineOptions& options);
 
 // What the GPU's KV pools may take with k layers on it: budget's usable bytes less the GPU's
 // weights and the CUDA workspace of one sequence (kv_budget_from), at least 0.
@@ -30,6 +36,12 @@ std::int64_t gpu_side_kv_budget(const Model& model, const EngineOptions& options
 // gpu_kv_budget (kv_blocks_per_group over those groups alone); CapacityError when not one
 // block each fits.
 std::int64_t gpu_side_pool_blocks(const KvCacheConfig& config, std::int64_t gpu_kv_budget);
+
+// The blocks every full-attention group of a split gets (both sides, Engine::size_split_pools)
+// from the n its GPU groups fit (gpu_side_pool_blocks, the planner's kv_blocks_per_group): at
+// most scheduler.max_running full contexts, as on the GPU alone, unless a memory budget gave
+// the GPU's size (then the plan's n, so a sequence reaches the planner's max context).
+std::int64_t split_pool_blocks(std::int64_t gpu_pool_blocks, const EngineOptions& options);
 
 // The planner's request for this model and these options (plan/layer_split_plan.h): one
 // sequence of options.context_length tokens, steps of scheduler.max_batch_tokens, the

@@ -5,9 +5,37 @@
 #include "plan/solvers.h"
 #include "plan/weight_footprint.h"
 #include "run/engine.h"
+#include "run/layer_split.h"
+#include "run/split_backend.h"
 #include "util/error.h"
 
 namespace kvscope {
+
+namespace {
+
+// A split's pools as the planner predicts them (Engine::size_split_pools): n blocks in every
+// group of kv, n from the planner's split (split_pool_blocks), and the exact tail's copies if
+// any; at least 1 byte, so that no block at all still reads as a KV budget.
+std::int64_t split_pools_budget(const Engine& engine, const KvCacheConfig& kv) {
+  const LayerSplitPlan plan = plan_layer_split(engine_split_request(engine));
+  const std::int64_t n = split_pool_blocks(plan.kv_blocks_per_group, engine.options());
+  return std::max<std::int64_t>(1, kv_group_pools_bytes(kv, n) + kv_exact_tail_bytes(kv));
+}
+
+}  // namespace
+
+LayerSplitRequest engine_split_request(const Engine& engine) {
+  if (engine.split_gpu_layers() == 0) {
+    throw_error<UsageError>("the engine is not split: it runs the whole model on {}",
+                            engine.backend().name());
+  }
+  const EngineOptions& o = engine.options();
+  const DeviceMemory device = engine.backend().device_memory().value_or(DeviceMemory{});
+  LayerSplitRequest r = layer_split_request(
+      engine.model(), o, gpu_memory_budget(o, device.total, device.used_by_others));
+  r.gpu_layers = o.gpu_layers >= 0 ? std::min(o.gpu_layers, engine.spec().n_layers) : -1;
+  return r;
+}
 
 PlanRequest engine_plan_request(const Engine& engine) {
   const KvCacheManager& kv = engine.kv_cache();
@@ -24,6 +52,8 @@ PlanRequest engine_plan_request(const Engine& engine) {
   r.backend = kv.bytes().has_host_storage() ? PlanBackend::Cpu : PlanBackend::Cuda;
   if (o.kv_budget_bytes > 0) {
     r.kv_budget_bytes = static_cast<std::int64_t>(o.kv_budget_bytes);
+  } else if (engine.split_gpu_layers() > 0) {
+    r.kv_budget_bytes = split_pools_budget(engine, r.kv);
   } else if (o.memory_budget_bytes > 0) {
     r.budget = {static_cast<std::int64_t>(o.memory_budget_bytes), o.memory_utilisation, 0};
   } else {
@@ -68,6 +98,29 @@ std::int64_t group_bytes(const KvCacheManager& kv, bool used) {
   return bytes;
 }
 
+// Bytes of the plan's pools of one side's layer groups (on_device: the GPU's).
+std::int64_t side_pool_bytes(const MemoryPlan& plan, const KvCacheConfig& kv, bool gpu) {
+  std::int64_t bytes = 0;
+  for (std::size_t g = 0; g < kv.groups.size(); ++g) {
+    if (kv.groups[g].on_device != gpu) continue;
+    bytes += plan.kv_group_blocks[g] * kv_group_layout(kv, g).block_bytes();
+  }
+  return bytes;
+}
+
+// The planner's split beside the engine's: layers, and each side's weights and pools.
+SplitCheck check_split(const Engine& engine, const MemoryPlan& plan, const KvCacheConfig& kv) {
+  SplitCheck c;
+  c.plan = plan_layer_split(engine_split_request(engine));
+  const SplitMemory m = *engine.split_memory();
+  c.gpu_layers = m.gpu_layers;
+  c.gpu = {c.plan.gpu.weights, static_cast<std::int64_t>(m.gpu.weights),
+           side_pool_bytes(plan, kv, true), static_cast<std::int64_t>(m.gpu.kv_pool)};
+  c.cpu = {c.plan.cpu.weights, static_cast<std::int64_t>(m.cpu.weights),
+           side_pool_bytes(plan, kv, false), static_cast<std::int64_t>(m.cpu.kv_pool)};
+  return c;
+}
+
 }  // namespace
 
 PlanCheck check_plan(Engine& engine) {
@@ -94,6 +147,7 @@ PlanCheck check_plan(Engine& engine) {
     check.next_token_refused = !kv.can_grow(seq, 1);
     check.allocated_used_bytes = group_bytes(kv, true);
     check.memory = engine.memory_info();
+    if (engine.split_gpu_layers() > 0) check.split = check_split(engine, check.plan, request.kv);
   } catch (...) {
     kv.free_sequence(seq);
     throw;

@@ -20,11 +20,14 @@
 #include "run/engine.h"
 #include "run/layer_split.h"
 #include "run/split_backend.h"
+#include "split_test_support.h"
 #include "support/test_data.h"
 #include "util/error.h"
 
 namespace kvscope {
 namespace {
+
+using test::split_options;
 
 // Gemma-3-like groups (layers 0-4, 6-10 slide, 5 and 11 see everything) split after layer 7:
 // the GPU's part of each group first, marked on_device, then the CPU's; the manager keeps
@@ -63,17 +66,6 @@ TEST(SplitLayerGroups, EachSideGetsItsOwnGroupsAndOnlyTheCpusAreInHostMemory) {
 }
 
 constexpr float kClearMargin = 0.05f;  // nats between the CPU's top two tokens
-
-EngineOptions split_options(std::int64_t gpu_layers) {
-  EngineOptions o;
-  o.backend = gpu_layers == 0 ? BackendChoice::Cpu : BackendChoice::Cuda;
-  o.gpu_layers = gpu_layers;
-  o.n_threads = 1;
-  o.context_length = 128;
-  o.kv_budget_bytes = std::uint64_t{16} << 20;
-  o.cuda_factory = cuda_backend_factory(CudaBackendOptions{});
-  return o;
-}
 
 struct Greedy {
   std::vector<TokenId> ids;
@@ -226,14 +218,8 @@ TEST(SplitBackend, AutoUnderAMemoryBudgetAllocatesWhatThePlanSaysOnEachSide) {
   o.kv_budget_bytes = 0;
   o.context_length = 1024;
   const std::unique_ptr<Model> model = load_model(path);
-  LayerSplitRequest r = layer_split_request(*model, o, {std::int64_t{1} << 40, 0.9, 0});
-  r.gpu_layers = 15;
-  const LayerSplitPlan at15 = plan_layer_split(r);
-  // usable = floor(0.9 x budget): half a layer's weights more than 15 layers need
-  const auto budget = static_cast<std::uint64_t>(
-      static_cast<double>(at15.gpu.total() + r.layer_bytes[15] / 2) / 0.9 + 1.0);
-  o.memory_budget_bytes = budget;
-  r = layer_split_request(*model, o, gpu_memory_budget(o, 0, 0));
+  o.memory_budget_bytes = test::budget_for_gpu_layers(*model, o, 15);
+  const LayerSplitRequest r = layer_split_request(*model, o, gpu_memory_budget(o, 0, 0));
   const LayerSplitPlan plan = plan_layer_split(r);
   ASSERT_EQ(plan.gpu_layers, 15);
   ASSERT_EQ(auto_gpu_layers(*model, o, gpu_memory_budget(o, 0, 0)), 15);

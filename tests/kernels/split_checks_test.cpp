@@ -1,0 +1,116 @@
+// A split engine (run/split_backend.h) checked as it is built (issue #40): "Check against the
+// engine" (run/plan_check.h) sets the planner's split beside each side's allocation and grows
+// a sequence in the split's pools, and the host-memory check before the cache is built
+// (run/kv_host_fit.h) counts the CPU's side alone.
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "kernel_test_support.h"
+#include "model/model.h"
+#include "plan/layer_split_plan.h"
+#include "plan/memory_model.h"
+#include "run/engine.h"
+#include "run/kv_host_fit.h"
+#include "run/layer_split.h"
+#include "run/plan_check.h"
+#include "run/split_backend.h"
+#include "split_test_support.h"
+#include "support/test_data.h"
+#include "util/error.h"
+
+namespace kvscope {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr const char* kSmolLm2 = "models/SmolLM2-135M-Instruct.Q4_1.gguf";
+
+void expect_sides_agree(const PlanCheck& c, std::int64_t gpu_layers, const char* what) {
+  ASSERT_TRUE(c.split.has_value()) << what;
+  const SplitCheck& s = *c.split;
+  EXPECT_EQ(s.gpu_layers, gpu_layers) << what;
+  EXPECT_EQ(s.plan.gpu_layers, gpu_layers) << what;
+  EXPECT_EQ(s.gpu.allocated_weights, s.gpu.predicted_weights) << what;
+  EXPECT_EQ(s.gpu.allocated_pool_bytes, s.gpu.predicted_pool_bytes) << what;
+  EXPECT_EQ(s.cpu.allocated_weights, s.cpu.predicted_weights) << what;
+  EXPECT_EQ(s.cpu.allocated_pool_bytes, s.cpu.predicted_pool_bytes) << what;
+  // the whole cache is both sides' pools, and one sequence reaches the planned context
+  EXPECT_EQ(c.predicted_pool_bytes, s.gpu.predicted_pool_bytes + s.cpu.predicted_pool_bytes)
+      << what;
+  EXPECT_EQ(c.allocated_pool_bytes, c.predicted_pool_bytes) << what;
+  EXPECT_EQ(c.allocated_used_bytes, c.predicted_used_bytes) << what;
+  EXPECT_EQ(c.reached_tokens, c.planned_max_context) << what;
+  EXPECT_GT(c.reached_tokens, 0) << what;
+  EXPECT_TRUE(c.agrees()) << what;
+}
+
+// auto under a memory budget where 15 of SmolLM2's 30 layers fit a 1,024-token context: the
+// check's split is the planner's, each side holds the plan's weights and pools (the GPU's
+// pools are the plan's kv_pool), and the sequence fills the context in the split's pools.
+TEST(SplitPlanCheck, AutoUnderAMemoryBudgetAgreesOnEachSide) {
+  KVSCOPE_REQUIRE_CUDA();
+  KVSCOPE_REQUIRE_SHARED(path, kSmolLm2);
+  EngineOptions o = test::split_options(EngineOptions::kAutoGpuLayers);
+  o.kv_budget_bytes = 0;
+  o.context_length = 1024;
+  o.memory_budget_bytes = test::budget_for_gpu_layers(*load_model(path), o, 15);
+  Engine engine(path, o);
+  ASSERT_EQ(engine.split_gpu_layers(), 15) << engine.backend().name();
+  const PlanCheck c = check_plan(engine);
+  expect_sides_agree(c, 15, "auto, memory budget");
+  EXPECT_EQ(c.split->gpu.predicted_pool_bytes, c.split->plan.gpu.kv_pool);
+  EXPECT_EQ(c.split->cpu.predicted_pool_bytes, c.split->plan.cpu.kv_pool);
+  EXPECT_EQ(c.planned_max_context, 1024);
+  EXPECT_NE(c.memory.device.find("15/30 layers"), std::string::npos) << c.memory.device;
+  EXPECT_EQ(engine.snapshot().n_used, 0);  // the test sequence is gone
+}
+
+// A count of layers with a direct KV budget: the budget is shared by all four groups' pools
+// as without a split, and the sides still hold what the plan says.
+TEST(SplitPlanCheck, ACountWithAKvBudgetAgreesOnEachSide) {
+  KVSCOPE_REQUIRE_CUDA();
+  KVSCOPE_REQUIRE_SHARED(path, kSmolLm2);
+  EngineOptions o = test::split_options(10);
+  o.kv_budget_bytes = std::uint64_t{2} << 20;  // / 368,640 bytes a block row: 5 blocks
+  Engine engine(path, o);
+  const PlanCheck c = check_plan(engine);
+  expect_sides_agree(c, 10, "10 layers, KV budget");
+  EXPECT_LT(c.reached_tokens, o.context_length);  // the pool, not the context, is the limit
+}
+
+// The host-memory check Engine::init runs, with the split engine's own cache config and a
+// machine of exactly what its CPU side needs: passed, though the whole model's weights and the
+// CPU's pools would not fit; a byte less is refused naming both figures.
+TEST(SplitHostFit, AnEngineWhoseCpuSideFitsIsNotRefusedThoughTheWholeModelWouldBe) {
+  KVSCOPE_REQUIRE_CUDA();
+  KVSCOPE_REQUIRE_SHARED(path, kSmolLm2);
+  EngineOptions o = test::split_options(EngineOptions::kAutoGpuLayers);
+  o.kv_budget_bytes = 0;
+  o.context_length = 1024;
+  o.memory_budget_bytes = test::budget_for_gpu_layers(*load_model(path), o, 15);
+  Engine engine(path, o);
+  const KvCacheConfig& config = engine.kv_cache().config();
+  const SplitMemory m = *engine.split_memory();
+  ASSERT_EQ(m.gpu_layers, 15);
+  ASSERT_GT(config.n_blocks, 0) << "a split's pools are sized by block count";
+  const std::uint64_t cpu_needs =
+      cpu_side_weight_bytes(engine.model(), 15) + m.cpu.kv_pool +
+      static_cast<std::uint64_t>(cpu_side_workspace_bytes(engine.model(), engine.options()));
+  EXPECT_EQ(cpu_side_weight_bytes(engine.model(), 15), m.cpu.weights);
+  ASSERT_GT(engine.model().weight_bytes() + m.cpu.kv_pool, cpu_needs);
+  EXPECT_NO_THROW(check_engine_fits_host(config, engine.model(), engine.options(), 15, cpu_needs));
+  try {
+    check_engine_fits_host(config, engine.model(), engine.options(), 15, cpu_needs - 1);
+    FAIL() << "a CPU side of " << cpu_needs << " bytes fit in one byte less";
+  } catch (const CapacityError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("the CPU's side of the split (layers 15 to 29 of 30) needs"));
+    EXPECT_THAT(e.what(), HasSubstr("this machine has"));
+  }
+}
+
+}  // namespace
+}  // namespace kvscope
