@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "model/model.h"
+#include "plan/cuda_workspace.h"
 #include "plan/kv_footprint.h"
 #include "plan/model_layer_groups.h"
 #include "util/error.h"
@@ -39,6 +40,25 @@ std::int64_t side_kv_read(const PlanRequest& plan, const KvCacheConfig& side) {
 
 std::int64_t split_gpu_kv_bytes(const PlanRequest& plan, std::int64_t gpu_layers) {
   return side_kv_bytes(plan, side_groups(plan, gpu_layers, true));
+}
+
+Workspace split_gpu_workspace(const ModelSpec& spec, std::int64_t batch, std::int64_t prefill_chunk,
+                              std::int64_t gpu_layers) {
+  Workspace w = workspace_for(spec, batch, prefill_chunk, PlanBackend::Cuda);
+  if (gpu_layers >= spec.n_layers) return w;
+  // The rows' buffers grow with the rows alone, and every step of the plan has at most batch
+  // rows: they are what a step of batch tokens holds with its rows beside without them.
+  const CudaWorkspaceOptions defaults;  // workspace_for's
+  CudaStepShape rows;
+  rows.n_tokens = batch;
+  rows.n_rows = batch;
+  CudaStepShape no_rows = rows;
+  no_rows.n_rows = 0;
+  const std::int64_t rows_bytes = total_bytes(cuda_step_buffers(spec, defaults, rows)) -
+                                  total_bytes(cuda_step_buffers(spec, defaults, no_rows));
+  w.activations -= rows_bytes - w.logits;  // the logits are counted on their own
+  w.logits = 0;
+  return w;
 }
 
 void set_even_layer_bytes(LayerSplitRequest& r, double bytes_per_param) {
@@ -78,13 +98,13 @@ LayerSplitPlan plan_layer_split(const LayerSplitRequest& r) {
                             r.gpu_layers, n);
   }
   const PlanRequest& p = r.plan;
-  const Workspace gpu_ws = workspace_for(p.spec, p.batch, p.prefill_chunk, PlanBackend::Cuda);
   const Workspace cpu_ws = workspace_for(p.spec, p.batch, p.prefill_chunk, PlanBackend::Cpu);
   const auto layers_bytes = [&](std::int64_t begin, std::int64_t end) {
     return std::accumulate(r.layer_bytes.begin() + begin, r.layer_bytes.begin() + end,
                            std::int64_t{0});
   };
   const auto plan_at = [&](std::int64_t k) {
+    const Workspace gpu_ws = split_gpu_workspace(p.spec, p.batch, p.prefill_chunk, k);
     LayerSplitPlan s;
     s.n_layers = n;
     s.gpu_layers = k;
@@ -112,6 +132,7 @@ LayerSplitPlan plan_layer_split(const LayerSplitRequest& r) {
     }
   }
   if (s.fits && s.gpu_layers > 0) {  // the engine's pools (run/layer_split.h)
+    const Workspace gpu_ws = split_gpu_workspace(p.spec, p.batch, p.prefill_chunk, s.gpu_layers);
     KvCacheConfig gpu = side_groups(p, s.gpu_layers, true);
     gpu.budget_bytes = kv_budget_from(p.budget, s.gpu.weights, gpu_ws);
     gpu.n_blocks = 0;

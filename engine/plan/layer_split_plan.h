@@ -3,7 +3,8 @@
 // plan_layer_split (run/layer_split.cpp), so the planner's split is the engine's split.
 //
 //   GPU side, k < n layers: layers [0, k)'s weights, the CUDA workspace (workspace_for, as
-//                           without a split), the KV blocks of its layer groups
+//                           without a split, less the logits rows' buffers:
+//                           split_gpu_workspace), the KV blocks of its layer groups
 //   CPU side:               the token embedding table, layers [k, n)'s weights, the output
 //                           head; the CPU workspace; the KV blocks of its groups
 //   k = n:                  the whole model on the GPU, nothing on the CPU
@@ -76,5 +77,13 @@ LayerSplitPlan plan_layer_split(const LayerSplitRequest& request);
 
 // The GPU side's KV bytes with k layers on it (a step of plan_layer_split, for the engine).
 std::int64_t split_gpu_kv_bytes(const PlanRequest& plan, std::int64_t gpu_layers);
+
+// The CUDA workspace of the GPU's side with k layers on it, for steps of batch sequences and
+// prefill_chunk tokens (workspace_for with the CUDA backend's defaults, as the engine sizes
+// its pools). k < n_layers: a part before the model's end computes no logits, so it holds none
+// of the buffers sized by logits rows (logits [rows][vocab], final hidden states [rows][dim],
+// greedy picks, the rows' step-table ints): the CUDA backend plans its steps without rows.
+Workspace split_gpu_workspace(const ModelSpec& spec, std::int64_t batch, std::int64_t prefill_chunk,
+                              std::int64_t gpu_layers);
 
 }  // namespace kvscope

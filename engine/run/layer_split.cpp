@@ -52,7 +52,7 @@ std::int64_t cpu_side_workspace_bytes(const Model& model, const EngineOptions& o
 std::int64_t gpu_side_kv_budget(const Model& model, const EngineOptions& options,
                                 const MemoryBudget& budget, std::int64_t gpu_layers) {
   const Workspace ws =
-      workspace_for(model.spec(), 1, options.scheduler.max_batch_tokens, PlanBackend::Cuda);
+      split_gpu_workspace(model.spec(), 1, options.scheduler.max_batch_tokens, gpu_layers);
   return kv_budget_from(budget, static_cast<std::int64_t>(gpu_side_weight_bytes(model, gpu_layers)),
                         ws);
 }

@@ -28,7 +28,8 @@ std::uint64_t cpu_side_weight_bytes(const Model& model, std::int64_t gpu_layers)
 std::int64_t cpu_side_workspace_bytes(const Model& model, const EngineOptions& options);
 
 // What the GPU's KV pools may take with k layers on it: budget's usable bytes less the GPU's
-// weights and the CUDA workspace of one sequence (kv_budget_from), at least 0.
+// weights and the CUDA workspace of one sequence (split_gpu_workspace: a part before the
+// model's end holds no logits rows) (kv_budget_from), at least 0.
 std::int64_t gpu_side_kv_budget(const Model& model, const EngineOptions& options,
                                 const MemoryBudget& budget, std::int64_t gpu_layers);
 

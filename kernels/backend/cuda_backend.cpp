@@ -339,8 +339,10 @@ CudaBackend::State::StepShape CudaBackend::State::run_step(std::span<const Seque
   }
   KVSCOPE_CUDA_CHECK(cudaSetDevice(alloc.device()));  // the calling thread's current device
   const bool decode = is_decode_step(chunks);
-  const StepPlan plan = plan_step(chunks, kv, model.weights().token_embd.rows,
-                                  kv.config().max_context, decode ? decode_blocks_capacity : 0);
+  // a part before the model's end has no logits rows (step_plan.h), so no buffer for them
+  const StepPlan plan =
+      plan_step(chunks, kv, model.weights().token_embd.rows, kv.config().max_context,
+                decode ? decode_blocks_capacity : 0, ends_model());
   if (plan.n_tokens == 0) return {};
   const int n_splits = prepare_step(plan, kv, decode);
   if (hidden) {  // a part's input: the residual stream [T][dim], outside any graph
@@ -398,7 +400,7 @@ void CudaBackend::forward_layers(std::span<const SequenceChunk> chunks, KvCacheM
   s.health.run(
       [&] {
         const State::StepShape step = s.run_step(chunks, kv, &hidden);
-        if (step.n_rows == 0) {
+        if (step.n_tokens == 0) {
           logits.clear();
           return;
         }

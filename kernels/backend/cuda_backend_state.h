@@ -109,8 +109,8 @@ struct CudaBackend::State {
   // One forward step up to the logits on the device; forward / forward_greedy then queue
   // their downloads and call finish_step.
   struct StepShape {
-    std::int64_t n_tokens = 0;
-    std::int64_t n_rows = 0;  // 0: the step had nothing to run
+    std::int64_t n_tokens = 0;  // 0: the step had nothing to run
+    std::int64_t n_rows = 0;    // logits rows (0 for a part before the model's end)
   };
   // hidden: a part's input, uploaded into x before the launches (nullptr: embed the tokens).
   StepShape run_step(std::span<const SequenceChunk> chunks, KvCacheManager& kv,

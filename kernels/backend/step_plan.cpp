@@ -90,7 +90,8 @@ void pack_group(std::span<const SequenceChunk> chunks, const KvCacheManager& kv,
 }
 
 // Token ids, positions and logit rows: the first 2 * n_tokens + n_rows ints.
-void pack_tokens(std::span<const SequenceChunk> chunks, std::int64_t vocab, StepPlan& p) {
+void pack_tokens(std::span<const SequenceChunk> chunks, std::int64_t vocab, bool logit_rows,
+                 StepPlan& p) {
   p.tokens_at = 0;
   for (const auto& c : chunks) {
     for (const TokenId id : c.tokens) {
@@ -107,6 +108,7 @@ void pack_tokens(std::span<const SequenceChunk> chunks, std::int64_t vocab, Step
     }
   }
   p.rows_at = static_cast<std::int64_t>(p.ints.size());
+  if (!logit_rows) return;
   std::int64_t t = 0;
   for (const auto& c : chunks) {
     const auto n = static_cast<std::int64_t>(c.tokens.size());
@@ -126,8 +128,8 @@ bool is_decode_step(std::span<const SequenceChunk> chunks) {
 }
 
 StepPlan plan_step(std::span<const SequenceChunk> chunks, const KvCacheManager& kv,
-                   std::int64_t vocab, std::int64_t max_positions,
-                   std::int64_t min_blocks_capacity) {
+                   std::int64_t vocab, std::int64_t max_positions, std::int64_t min_blocks_capacity,
+                   bool logit_rows) {
   StepPlan p;
   for (const auto& c : chunks) {
     const auto n = static_cast<std::int64_t>(c.tokens.size());
@@ -139,7 +141,7 @@ StepPlan plan_step(std::span<const SequenceChunk> chunks, const KvCacheManager& 
           c.seq, c.start_pos, c.start_pos + n - 1, reserved, max_positions);
     }
     p.n_tokens += n;
-    p.n_rows += c.all_logits ? n : (n > 0 ? 1 : 0);
+    if (logit_rows) p.n_rows += c.all_logits ? n : (n > 0 ? 1 : 0);
   }
   if (p.n_tokens > kMaxStepTokens) {
     throw_error<UsageError>(
@@ -148,7 +150,7 @@ StepPlan plan_step(std::span<const SequenceChunk> chunks, const KvCacheManager& 
         p.n_tokens, kMaxStepTokens);
   }
   p.blocks_capacity = blocks_capacity(chunks, kv, min_blocks_capacity);
-  pack_tokens(chunks, vocab, p);
+  pack_tokens(chunks, vocab, logit_rows, p);
   for (std::int64_t g = 0; g < kv.n_groups(); ++g) pack_group(chunks, kv, g, p);
   return p;
 }

@@ -50,9 +50,12 @@ bool is_decode_step(std::span<const SequenceChunk> chunks);
 // Validates and packs the chunks: UsageError for a token id outside [0, vocab), a position
 // at or past max_positions or not reserved in the KV cache (grow first), or a negative
 // min_blocks_capacity, naming the numbers. blocks_capacity is at least min_blocks_capacity
-// (pass the previous step's to keep the layout while tables shrink).
+// (pass the previous step's to keep the layout while tables shrink). logit_rows false: the
+// step computes no logits (the GPU's part of a split before the model's end, whose steps end
+// with the residual stream: run/split_backend.h), so it has no rows (n_rows 0, logit_rows
+// empty) and the backend reserves no logits, final hidden states or picks for it.
 StepPlan plan_step(std::span<const SequenceChunk> chunks, const KvCacheManager& kv,
                    std::int64_t vocab, std::int64_t max_positions,
-                   std::int64_t min_blocks_capacity = 0);
+                   std::int64_t min_blocks_capacity = 0, bool logit_rows = true);
 
 }  // namespace kvscope::cuda
