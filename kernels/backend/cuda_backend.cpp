@@ -284,12 +284,7 @@ StepGraphKey CudaBackend::State::step_key(const StepPlan& plan, const KvCacheMan
 }
 
 CudaBackend::CudaBackend(const Model& model, const CudaBackendOptions& options) {
-  const LayerRange r = options.layers;
-  if (r.begin < 0 || r.begin >= r.end_in(model.spec().n_layers) ||
-      r.end_in(model.spec().n_layers) > model.spec().n_layers) {
-    throw_error<UsageError>("CUDA backend: layers [{}, {}) outside the model's [0, {})", r.begin,
-                            r.end_in(model.spec().n_layers), model.spec().n_layers);
-  }
+  check_layer_range(model, options.layers);
   CudaDeviceInfo info = probe_cuda_device(options.device);
   if (!info.available) throw_error<Error>("CUDA unavailable: {}", info.reason);
   s_ = std::make_unique<State>(model, options, std::move(info));
@@ -304,10 +299,6 @@ std::string CudaBackend::name() const {
   if (!s_->q8_requested) notes += ", f32 activations";
   if (!g.enabled()) notes += fmt::format(", CUDA graphs off: {}", g.off_reason());
   return fmt::format("CUDA ({}{})", s_->info.name, notes);
-}
-
-LayerRange CudaBackend::layer_range() const {
-  return {s_->first_layer, s_->end_layer};
 }
 
 CudaWorkspaceOptions CudaBackend::workspace_options() const {
@@ -331,12 +322,7 @@ CudaGraphReport CudaBackend::graph_report() const {
 CudaBackend::State::StepShape CudaBackend::State::run_step(std::span<const SequenceChunk> chunks,
                                                            KvCacheManager& kv,
                                                            const std::vector<float>* hidden) {
-  if (whole == (hidden != nullptr)) {
-    throw_error<UsageError>(
-        "CUDA backend for layers [{}, {}) of {}: {}", first_layer, end_layer, spec.n_layers,
-        whole ? "the whole model takes tokens (forward), not a hidden state"
-              : "a part of the model takes a hidden state (forward_layers), not tokens");
-  }
+  check_step_input(hidden != nullptr);
   KVSCOPE_CUDA_CHECK(cudaSetDevice(alloc.device()));  // the calling thread's current device
   const bool decode = is_decode_step(chunks);
   // a part before the model's end has no logits rows (step_plan.h), so no buffer for them
@@ -345,15 +331,7 @@ CudaBackend::State::StepShape CudaBackend::State::run_step(std::span<const Seque
                 decode ? decode_blocks_capacity : 0, ends_model());
   if (plan.n_tokens == 0) return {};
   const int n_splits = prepare_step(plan, kv, decode);
-  if (hidden) {  // a part's input: the residual stream [T][dim], outside any graph
-    const std::size_t bytes = static_cast<std::size_t>(plan.n_tokens * spec.dim) * sizeof(float);
-    if (hidden->size() * sizeof(float) != bytes) {
-      throw_error<UsageError>("CUDA backend: a hidden state of {} floats for {} tokens of width {}",
-                              hidden->size(), plan.n_tokens, spec.dim);
-    }
-    KVSCOPE_CUDA_CHECK(
-        cudaMemcpyAsync(x.get(), hidden->data(), bytes, cudaMemcpyHostToDevice, stream));
-  }
+  if (hidden) upload_hidden(*hidden, plan.n_tokens);  // outside any graph
   const auto launches = [&] { launch_step(plan, kv, n_splits); };
   if (decode) {
     decode_blocks_capacity = plan.blocks_capacity;
@@ -387,33 +365,6 @@ void CudaBackend::forward(std::span<const SequenceChunk> chunks, KvCacheManager&
         KVSCOPE_CUDA_CHECK(cudaMemcpyAsync(logits.data(), s.logits.get(),
                                            logits.size() * sizeof(float), cudaMemcpyDeviceToHost,
                                            s.stream));
-        s.finish_step(step.n_tokens, kv);
-      },
-      last_launch);
-}
-
-// The GPU's part of a split step: the residual stream in, this part's layers, the stream out
-// (or the logits, when the part ends the model).
-void CudaBackend::forward_layers(std::span<const SequenceChunk> chunks, KvCacheManager& kv,
-                                 std::vector<float>& hidden, std::vector<float>& logits) {
-  State& s = *s_;
-  s.health.run(
-      [&] {
-        const State::StepShape step = s.run_step(chunks, kv, &hidden);
-        if (step.n_tokens == 0) {
-          logits.clear();
-          return;
-        }
-        if (s.ends_model()) {
-          logits.resize(static_cast<std::size_t>(step.n_rows * s.spec.vocab_size));
-          KVSCOPE_CUDA_CHECK(cudaMemcpyAsync(logits.data(), s.logits.get(),
-                                             logits.size() * sizeof(float), cudaMemcpyDeviceToHost,
-                                             s.stream));
-        } else {
-          KVSCOPE_CUDA_CHECK(cudaMemcpyAsync(hidden.data(), s.x.get(),
-                                             hidden.size() * sizeof(float), cudaMemcpyDeviceToHost,
-                                             s.stream));
-        }
         s.finish_step(step.n_tokens, kv);
       },
       last_launch);

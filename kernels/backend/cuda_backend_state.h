@@ -1,6 +1,7 @@
 // What a CudaBackend holds on the device and how one step runs: private to the backend's
-// two files, cuda_backend.cpp (the Backend interface: preparing a step, graphs, memory
-// figures) and cuda_backend_layers.cpp (the kernels of a step, layer by layer).
+// files, cuda_backend.cpp (the Backend interface: preparing a step, graphs, memory figures),
+// cuda_backend_layers.cpp (the kernels of a step, layer by layer) and cuda_backend_part.cpp
+// (the GPU's part of a split: its layer range, the residual stream in and out).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -35,6 +36,9 @@ struct OwnedStream {
   OwnedStream(const OwnedStream&) = delete;
   OwnedStream& operator=(const OwnedStream&) = delete;
 };
+
+// UsageError unless r is a non-empty range of the model's layers.
+void check_layer_range(const Model& model, const LayerRange& r);
 
 struct CudaBackend::State {
   const Model& model;
@@ -116,6 +120,10 @@ struct CudaBackend::State {
   StepShape run_step(std::span<const SequenceChunk> chunks, KvCacheManager& kv,
                      const std::vector<float>* hidden = nullptr);
   bool ends_model() const { return end_layer == spec.n_layers; }
+
+  // cuda_backend_part.cpp: a part of a split takes the residual stream, the whole model tokens
+  void check_step_input(bool has_hidden) const;
+  void upload_hidden(const std::vector<float>& hidden, std::int64_t n_tokens);
   void finish_step(std::int64_t n_tokens, KvCacheManager& kv);
 
   // cuda_backend_layers.cpp
