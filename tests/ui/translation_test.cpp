@@ -325,8 +325,9 @@ class TranslationTest : public QObject {
   void theDialogsAreTranslated() {
     QVERIFY(window_);
     LoadDialog load(
-        QString(), LoadSettings{}, load_gpu_catalogue(), false,
-        QCoreApplication::translate("main", "not in this build (no CUDA toolkit at build time)"),
+        QString(), LoadSettings{}, load_gpu_catalogue(),
+        {false, false,
+         QCoreApplication::translate("main", "not in this build (no CUDA toolkit at build time)")},
         window_.get());
     SamplingDialog sampling(SamplingSettings{}, 2048, window_.get());
     ServeDialog* serve = window_->showServeDialog();

@@ -6,6 +6,7 @@
 #include <QFileDialog>
 #include <QFormLayout>
 #include <QHBoxLayout>
+#include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
 #include <QSpinBox>
@@ -38,13 +39,27 @@ void select_data(QComboBox* box, const QString& value) {
   box->setCurrentIndex(std::max(0, box->findData(value)));
 }
 
+// The gpu-layers choice that takes its count from the spin box.
+constexpr int kGpuLayerCountItem = 2;
+
+// Why no layer can go on a GPU with this backend choice; empty where some can.
+QString no_gpu_layers_reason(bool cuda_built, const QString& backend) {
+  if (!cuda_built) return LoadDialog::tr("This build has no CUDA backend");
+  if (backend == QLatin1String("cpu")) return LoadDialog::tr("The CPU backend runs every layer");
+  return {};
+}
+
 }  // namespace
 
 LoadDialog::LoadDialog(const QString& path, const LoadSettings& s, const QVector<GpuPreset>& gpus,
-                       bool cuda_available, const QString& cuda_status, QWidget* parent)
+                       const CudaSupport& cuda, QWidget* parent)
     : QDialog(parent),
+      cuda_built_(cuda.built),
       path_(new QLineEdit(path, this)),
       backend_(new QComboBox(this)),
+      gpu_layers_(new QComboBox(this)),
+      gpu_layer_count_(int_box(this, 0, LoadSettings::kMaxGpuLayers, 0)),
+      gpu_layers_note_(new QLabel(this)),
       k_dtype_(dtype_box(this, s.k_dtype)),
       v_dtype_(dtype_box(this, s.v_dtype)),
       block_size_(int_box(this, 1, 1024, s.block_size)),
@@ -63,10 +78,11 @@ LoadDialog::LoadDialog(const QString& path, const LoadSettings& s, const QVector
   path_row->addWidget(file_button);
   path_row->addWidget(folder_button);
 
+  backend_->setObjectName(QStringLiteral("backend"));
   backend_->addItem(tr("Auto (CUDA when it works, else CPU)"), QStringLiteral("auto"));
   backend_->addItem(tr("CPU"), QStringLiteral("cpu"));
-  backend_->addItem(tr("CUDA \u2014 %1").arg(cuda_status), QStringLiteral("cuda"));
-  if (!cuda_available) {
+  backend_->addItem(tr("CUDA \u2014 %1").arg(cuda.status), QStringLiteral("cuda"));
+  if (!cuda.available) {
     auto* model = qobject_cast<QStandardItemModel*>(backend_->model());
     model->item(2)->setEnabled(false);
   }
@@ -93,6 +109,7 @@ LoadDialog::LoadDialog(const QString& path, const LoadSettings& s, const QVector
   auto* form = new QFormLayout(this);
   form->addRow(tr("Model"), path_row);
   form->addRow(tr("Backend"), backend_);
+  form->addRow(tr("Layers on the GPU"), gpu_layers_row(s.gpu_layers));
   form->addRow(tr("K cache dtype"), k_dtype_);
   form->addRow(tr("V cache dtype"), v_dtype_);
   form->addRow(tr("Block size (tokens)"), block_size_);
@@ -107,6 +124,8 @@ LoadDialog::LoadDialog(const QString& path, const LoadSettings& s, const QVector
   connect(file_button, &QPushButton::clicked, this, &LoadDialog::browse_file);
   connect(folder_button, &QPushButton::clicked, this, &LoadDialog::browse_folder);
   connect(memory_, &QComboBox::currentIndexChanged, this, update_custom);
+  connect(backend_, &QComboBox::currentIndexChanged, this, &LoadDialog::update_gpu_layers);
+  connect(gpu_layers_, &QComboBox::currentIndexChanged, this, &LoadDialog::update_gpu_layers);
   connect(buttons, &QDialogButtonBox::accepted, this, &QDialog::accept);
   connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
 }
@@ -118,6 +137,7 @@ QString LoadDialog::path() const {
 LoadSettings LoadDialog::settings() const {
   LoadSettings s;
   s.backend = backend_->currentData().toString();
+  s.gpu_layers = gpu_layers();
   s.k_dtype = k_dtype_->currentData().toString();
   s.v_dtype = v_dtype_->currentData().toString();
   s.block_size = block_size_->value();
@@ -127,6 +147,48 @@ LoadSettings LoadDialog::settings() const {
   s.custom_memory_gib = custom_gib_->value();
   s.kv_pool_mib = kv_pool_->value();
   return s;
+}
+
+QHBoxLayout* LoadDialog::gpu_layers_row(std::int64_t gpu_layers) {
+  gpu_layers_->setObjectName(QStringLiteral("gpuLayers"));
+  gpu_layers_->addItem(tr("All (or the most that fit)"), qlonglong{EngineOptions::kAllGpuLayers});
+  gpu_layers_->addItem(tr("The most that fit"), qlonglong{EngineOptions::kAutoGpuLayers});
+  gpu_layers_->addItem(tr("A number"));  // kGpuLayerCountItem: the spin box holds the count
+  gpu_layers_->setCurrentIndex(gpu_layers >= 0
+                                   ? kGpuLayerCountItem
+                                   : std::max(0, gpu_layers_->findData(qlonglong{gpu_layers})));
+  gpu_layer_count_->setObjectName(QStringLiteral("gpuLayerCount"));
+  if (gpu_layers >= 0) gpu_layer_count_->setValue(static_cast<int>(gpu_layers));
+  gpu_layer_count_->setToolTip(
+      tr("Layers 0 to N\u22121 run on the GPU, the rest on the CPU; 0: the CPU runs them all. "
+         "A number at or past the model's layer count puts every layer on the GPU (the count "
+         "is known once the model is loaded)."));
+  gpu_layers_note_->setObjectName(QStringLiteral("gpuLayersNote"));
+  gpu_layers_note_->setEnabled(false);  // drawn greyed: a hint, not a control
+  auto* row = new QHBoxLayout;
+  row->addWidget(gpu_layers_);
+  row->addWidget(gpu_layer_count_);
+  row->addWidget(gpu_layers_note_, 1);
+  update_gpu_layers();
+  return row;
+}
+
+// The choice is usable where a GPU can take layers; the count only with "A number".
+void LoadDialog::update_gpu_layers() {
+  const QString why = no_gpu_layers_reason(cuda_built_, backend_->currentData().toString());
+  gpu_layers_->setEnabled(why.isEmpty());
+  gpu_layers_->setToolTip(
+      why.isEmpty() ? tr("All: every layer on the GPU, or the most that fit when the whole model "
+                         "leaves no room for its KV cache. The most that fit: as many as the "
+                         "GPU's memory holds with the context length. The rest run on the CPU.")
+                    : why);
+  gpu_layer_count_->setEnabled(why.isEmpty() && gpu_layers_->currentIndex() == kGpuLayerCountItem);
+  gpu_layers_note_->setText(why);
+}
+
+std::int64_t LoadDialog::gpu_layers() const {
+  if (gpu_layers_->currentIndex() == kGpuLayerCountItem) return gpu_layer_count_->value();
+  return gpu_layers_->currentData().toLongLong();
 }
 
 void LoadDialog::browse_file() {

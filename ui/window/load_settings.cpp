@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <exception>
+#include <optional>
 #include <utility>
 
 #include "kv/format/kv_format.h"
@@ -47,6 +48,20 @@ class CheckedReader {
     }
   }
 
+  // A value kept as text that `parse` reads (std::nullopt: not a valid one).
+  template <class T, class Parse>
+  void parsed(const char* key, T& value, Parse parse, const QString& expected) {
+    if (!s_.contains(key)) return;
+    const QVariant v = s_.value(key);
+    std::optional<T> p;
+    if (v.canConvert<QString>()) p = parse(v.toString());
+    if (p) {
+      value = *p;
+    } else {
+      refuse(key, expected);
+    }
+  }
+
   // One of `allowed`, or (allowed empty) any value `valid` accepts.
   template <class Valid>
   void text(const char* key, QString& value, Valid valid, const QString& expected) {
@@ -81,6 +96,23 @@ bool is_kv_dtype(const QString& name) {
   }
 }
 
+// gpu_layers as the settings file keeps it: "all", "auto" or the count.
+QString gpu_layers_text(std::int64_t n) {
+  if (n == EngineOptions::kAllGpuLayers) return QStringLiteral("all");
+  if (n == EngineOptions::kAutoGpuLayers) return QStringLiteral("auto");
+  return QString::number(n);
+}
+
+// The inverse; std::nullopt for any other text or a count past the dialog's range.
+std::optional<std::int64_t> parse_gpu_layers(const QString& text) {
+  if (text == QLatin1String("all")) return EngineOptions::kAllGpuLayers;
+  if (text == QLatin1String("auto")) return EngineOptions::kAutoGpuLayers;
+  bool ok = false;
+  const int n = text.toInt(&ok);
+  if (ok && n >= 0 && n <= LoadSettings::kMaxGpuLayers) return n;
+  return std::nullopt;
+}
+
 }  // namespace
 
 // The ranges are the load dialog's.
@@ -92,6 +124,9 @@ LoadSettings LoadSettings::read(QSettings& s, QStringList* problems) {
       "backend", d.backend,
       [](const QString& v) { return v == "auto" || v == "cpu" || v == "cuda"; },
       LoadSettingsText::tr("auto, cpu or cuda"));
+  r.parsed("gpu_layers", d.gpu_layers, parse_gpu_layers,
+           LoadSettingsText::tr("all, auto or a whole number from 0 to %1")
+               .arg(LoadSettings::kMaxGpuLayers));
   r.text("k_dtype", d.k_dtype, is_kv_dtype, LoadSettingsText::tr("a KV dtype (f16, int8, int4)"));
   r.text("v_dtype", d.v_dtype, is_kv_dtype, LoadSettingsText::tr("a KV dtype (f16, int8, int4)"));
   r.integer("block_size", d.block_size, 1, 1024);
@@ -109,6 +144,7 @@ LoadSettings LoadSettings::read(QSettings& s, QStringList* problems) {
 void LoadSettings::write(QSettings& s) const {
   s.beginGroup(QStringLiteral("load"));
   s.setValue("backend", backend);
+  s.setValue("gpu_layers", gpu_layers_text(gpu_layers));
   s.setValue("k_dtype", k_dtype);
   s.setValue("v_dtype", v_dtype);
   s.setValue("block_size", block_size);
@@ -142,6 +178,9 @@ EngineOptions engine_options(const LoadSettings& s, const QVector<GpuPreset>& gp
   EngineOptions o;
   o.backend = parse_backend_choice(s.backend.toStdString());
   o.cuda_factory = std::move(cuda_factory);
+  // Where no GPU can take layers the dialog greys the choice out, so a count kept from
+  // before is not applied: the engine keeps its own note on why the CPU runs them all.
+  if (o.cuda_factory && o.backend != BackendChoice::Cpu) o.gpu_layers = s.gpu_layers;
   o.n_threads = s.threads;
   o.k_dtype = parse_kv_dtype(s.k_dtype.toStdString());
   o.v_dtype = parse_kv_dtype(s.v_dtype.toStdString());

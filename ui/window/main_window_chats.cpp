@@ -74,8 +74,10 @@ void MainWindow::list_stored_chat_state() {
 
 void MainWindow::show_open_dialog() {
   const QString last = QSettings().value(kLastModelKey).toString();
-  LoadDialog dialog(loading_path_.isEmpty() ? last : loading_path_, load_settings_, gpus_,
-                    config_.cuda_available, config_.cuda_status, this);
+  const CudaSupport cuda{static_cast<bool>(config_.cuda_factory), config_.cuda_available,
+                         config_.cuda_status};
+  LoadDialog dialog(loading_path_.isEmpty() ? last : loading_path_, load_settings_, gpus_, cuda,
+                    this);
   if (dialog.exec() != QDialog::Accepted) return;
   load_settings_ = dialog.settings();
   QSettings settings;
