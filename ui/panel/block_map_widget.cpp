@@ -18,6 +18,7 @@ namespace {
 constexpr int kMargin = 4;
 constexpr int kMaxCell = 16;
 constexpr int kMinCell = 3;
+constexpr int kHeadingGap = 4;  // px below a split's side heading
 
 // "0-4, 6-10, 12-16": runs of consecutive layers as ranges, so Gemma's five sliding layers in
 // six, or 30 layers in one group ("0-29"), read at a glance instead of being cut off.
@@ -56,6 +57,7 @@ BlockMapWidget::BlockMapWidget(QWidget* parent) : QWidget(parent) {
 void BlockMapWidget::setFrame(const PanelFrame& frame) {
   groups_ = frame.cache.groups;
   block_size_ = std::max<std::int64_t>(1, frame.cache.block_size);
+  gpu_layers_ = frame.split ? frame.split->gpu_layers : 0;
   owners_ = frame.owners;
   api_ = frame.api;
   relayout();
@@ -84,43 +86,81 @@ void BlockMapWidget::resizeEvent(QResizeEvent* event) {
   relayout();
 }
 
+// A split's two headings, each naming the layers its side's groups hold (as the groups' own
+// headers write them); none without a split.
+void BlockMapWidget::make_sections() {
+  sections_.clear();
+  if (gpu_layers_ <= 0) return;
+  for (const SplitSide side : {SplitSide::Gpu, SplitSide::Cpu}) {
+    Section s;
+    s.side = side;
+    s.groups = side_groups(groups_, side, gpu_layers_);
+    std::vector<std::int64_t> layers;
+    for (const std::size_t g : s.groups) {
+      layers.insert(layers.end(), groups_[g].layers.begin(), groups_[g].layers.end());
+    }
+    std::sort(layers.begin(), layers.end());
+    layers.erase(std::unique(layers.begin(), layers.end()), layers.end());
+    s.heading = side == SplitSide::Gpu
+                    ? tr("GPU \u00b7 layers %1 \u00b7 KV in VRAM").arg(layer_list(layers))
+                    : tr("CPU \u00b7 layers %1 \u00b7 KV in RAM").arg(layer_list(layers));
+    sections_.push_back(std::move(s));
+  }
+}
+
+std::pair<int, bool> BlockMapWidget::pick_cell(int width, int height) const {
+  for (int c = kMaxCell; c >= kMinCell; --c) {
+    const int cols = std::max(1, width / c);
+    std::int64_t rows = 0;
+    for (const auto& g : groups_) rows += (g.n_blocks + cols - 1) / cols;
+    if (rows * c <= height) return {c, true};
+  }
+  return {kMinCell, false};
+}
+
 // Picks the largest cell size at which every group's blocks fit one cell each; when even
-// the smallest does not fit, each group gets an equal share of rows and cells hold runs.
+// the smallest does not fit, each group gets an equal share of rows and cells hold runs. A
+// split's headings take a line each, above their side's groups.
 void BlockMapWidget::relayout() {
   layout_.assign(groups_.size(), {});
+  make_sections();
   const int line = fontMetrics().height();
   legend_ = QRect(kMargin, height() - kMargin - line, width() - 2 * kMargin, line);
   if (groups_.empty()) return;
   const int n_groups = static_cast<int>(groups_.size());
+  const int n_headings = static_cast<int>(sections_.size());
   const int avail_w = std::max(1, width() - 2 * kMargin);
-  const int avail_h = std::max(1, legend_.top() - kMargin - n_groups * (line + 6));
-  int cell = kMinCell;
-  bool fits = false;
-  for (int c = kMaxCell; c >= kMinCell && !fits; --c) {
-    const int cols = std::max(1, avail_w / c);
-    std::int64_t rows = 0;
-    for (const auto& g : groups_) rows += (g.n_blocks + cols - 1) / cols;
-    if (rows * c <= avail_h) {
-      cell = c;
-      fits = true;
-    }
-  }
-  const int cols = std::max(1, avail_w / cell);
+  const int avail_h = std::max(
+      1, legend_.top() - kMargin - n_groups * (line + 6) - n_headings * (line + kHeadingGap));
+  const auto [cell, fits] = pick_cell(avail_w, avail_h);
   const int rows_each = std::max(1, avail_h / cell / n_groups);
   int y = kMargin;
-  for (std::size_t g = 0; g < groups_.size(); ++g) {
-    GroupLayout& L = layout_[g];
-    const std::int64_t n = groups_[g].n_blocks;
-    L.cell = cell;
-    L.cols = cols;
-    L.bucket = fits ? 1
-                    : static_cast<int>(std::max<std::int64_t>(
-                          1, (n + std::int64_t{cols} * rows_each - 1) / (cols * rows_each)));
-    L.n_cells = static_cast<int>((n + L.bucket - 1) / L.bucket);
-    L.header = QRect(kMargin, y, avail_w, line);
-    L.origin = QPoint(kMargin, y + line + 2);
-    y = L.origin.y() + ((L.n_cells + cols - 1) / cols) * cell + 4;
+  if (sections_.empty()) {
+    for (std::size_t g = 0; g < groups_.size(); ++g) place_group(g, y, cell, fits, rows_each);
+    return;
   }
+  for (Section& s : sections_) {
+    s.rect = QRect(kMargin, y, avail_w, line);
+    y += line + kHeadingGap;
+    for (const std::size_t g : s.groups) place_group(g, y, cell, fits, rows_each);
+  }
+}
+
+// Lays out group `g` from y down (its header line, then its cells) and moves y below it.
+void BlockMapWidget::place_group(std::size_t g, int& y, int cell, bool fits, int rows_each) {
+  const int line = fontMetrics().height();
+  const int cols = std::max(1, (width() - 2 * kMargin) / cell);
+  GroupLayout& L = layout_[g];
+  const std::int64_t n = groups_[g].n_blocks;
+  L.cell = cell;
+  L.cols = cols;
+  L.bucket = fits ? 1
+                  : static_cast<int>(std::max<std::int64_t>(
+                        1, (n + std::int64_t{cols} * rows_each - 1) / (cols * rows_each)));
+  L.n_cells = static_cast<int>((n + L.bucket - 1) / L.bucket);
+  L.header = QRect(kMargin, y, std::max(1, width() - 2 * kMargin), line);
+  L.origin = QPoint(kMargin, y + line + 2);
+  y = L.origin.y() + ((L.n_cells + cols - 1) / cols) * cell + 4;
 }
 
 BlockMapWidget::CellState BlockMapWidget::cell_state(std::size_t group, int cell) const {
@@ -181,6 +221,7 @@ void BlockMapWidget::paintEvent(QPaintEvent*) {
     p.drawText(rect(), Qt::AlignCenter, tr("No model loaded"));
     return;
   }
+  paint_headings(p);
   for (std::size_t g = 0; g < groups_.size(); ++g) {
     const GroupLayout& L = layout_[g];
     p.setPen(palette().color(QPalette::Text));
@@ -193,6 +234,23 @@ void BlockMapWidget::paintEvent(QPaintEvent*) {
     }
   }
   paint_legend(p);
+}
+
+// A split's side headings: bold, with a rule under each across the widget.
+void BlockMapWidget::paint_headings(QPainter& p) const {
+  QFont bold = font();
+  bold.setBold(true);
+  const QFontMetrics fm(bold);
+  p.save();
+  p.setFont(bold);
+  for (const Section& s : sections_) {
+    p.setPen(palette().color(QPalette::Text));
+    p.drawText(s.rect, Qt::AlignLeft | Qt::AlignVCenter,
+               fm.elidedText(s.heading, Qt::ElideRight, s.rect.width()));
+    p.setPen(QPen(palette().color(QPalette::Mid), 1));
+    p.drawLine(s.rect.bottomLeft() + QPoint(0, 2), s.rect.bottomRight() + QPoint(0, 2));
+  }
+  p.restore();
 }
 
 void BlockMapWidget::paint_cell(QPainter& p, const QRect& r, const CellState& s) const {
@@ -213,86 +271,6 @@ void BlockMapWidget::paint_cell(QPainter& p, const QRect& r, const CellState& s)
     p.setPen(Qt::NoPen);
     p.setBrush(palette().color(QPalette::Text));
     p.drawPolygon(cut);
-  }
-}
-
-// The legend: every owner of blocks (chats, then API requests in request order), each name
-// elided to an equal share of what the key (shared, partly filled, f16 copy, free) leaves;
-// when the shares would be too narrow to read, as many owners as fit and "+N more".
-std::vector<BlockMapWidget::LegendItem> BlockMapWidget::legend_items() const {
-  const auto item = [](CellState state, QString text) {
-    return LegendItem{state, std::move(text), QRect(), QRect()};
-  };
-  std::vector<LegendItem> owners;
-  for (const auto& [seq, chat] : owners_)
-    owners.push_back(item({1, 0, 1, seq, 1.0, 0}, owner_name(seq)));
-  std::map<std::int64_t, SeqId> by_request;
-  for (const auto& [seq, n] : api_) by_request.emplace(n, seq);
-  for (const auto& [n, seq] : by_request) {
-    owners.push_back(item({1, 0, 1, seq, 1.0, 0}, tr("API #%1").arg(n)));
-  }
-  const SeqId any = owners_.empty() ? -1 : owners_.begin()->first;
-  std::vector<LegendItem> key;
-  key.push_back(item({1, 1, 1, any, 1.0, 0}, tr("shared")));
-  key.push_back(item({1, 0, 1, any, 0.4, 0}, tr("partly filled")));
-  const bool exact_tail =
-      std::any_of(groups_.begin(), groups_.end(),
-                  [](const LayerGroupSnapshot& g) { return g.exact_copies > 0; });
-  if (exact_tail) key.push_back(item({1, 0, 1, any, 1.0, 1}, tr("f16 copy")));
-  key.push_back(item({0, 0, 1, -1, 0.0, 0}, tr("free")));
-
-  const QFontMetrics fm = fontMetrics();
-  const int box = std::min(12, legend_.height() - 2);
-  const int gap = box + 4 + 14;  // a cell, its padding and the space before the next entry
-  int key_width = 0;
-  for (const LegendItem& e : key) key_width += gap + fm.horizontalAdvance(e.text);
-  const int owner_space = std::max(0, legend_.width() - key_width);
-  constexpr int kMinName = 60;  // px: narrower than this, a name no longer reads
-  const auto n_owners = static_cast<int>(owners.size());
-  int shown = n_owners;
-  int more_w = 0;
-  if (n_owners > 0 && owner_space / n_owners < gap + kMinName) {
-    more_w = fm.horizontalAdvance(tr("+%1 more").arg(n_owners)) + 14;
-    shown = std::clamp((owner_space - more_w) / (gap + kMinName), 0, n_owners);
-  }
-  const int share = shown > 0 ? (owner_space - more_w) / shown : 0;
-  std::vector<LegendItem> out;
-  int x = legend_.left();
-  auto place = [&](LegendItem e, int text_w, bool cell) {
-    e.text = fm.elidedText(e.text, Qt::ElideMiddle, text_w);
-    e.cell = cell ? QRect(x, legend_.center().y() - box / 2, box, box) : QRect();
-    const int text_x = cell ? x + box + 4 : x;
-    e.text_rect = QRect(text_x, legend_.top(), text_w + 1, legend_.height());
-    x = text_x + text_w + 14;
-    out.push_back(std::move(e));
-  };
-  for (int i = 0; i < shown; ++i) {
-    const LegendItem& e = owners[static_cast<std::size_t>(i)];
-    place(e, std::min(fm.horizontalAdvance(e.text), share - gap), true);
-  }
-  if (shown < n_owners) {
-    const QString more = tr("+%1 more").arg(n_owners - shown);
-    place(item({}, more), fm.horizontalAdvance(more), false);
-  }
-  for (const LegendItem& e : key) {
-    const int w = fm.horizontalAdvance(e.text);
-    if (x + box + 4 + w > legend_.right()) break;
-    place(e, w, true);
-  }
-  return out;
-}
-
-QStringList BlockMapWidget::legendTexts() const {
-  QStringList texts;
-  for (const LegendItem& e : legend_items()) texts << e.text;
-  return texts;
-}
-
-void BlockMapWidget::paint_legend(QPainter& p) const {
-  for (const LegendItem& e : legend_items()) {
-    if (!e.cell.isNull()) paint_cell(p, e.cell, e.state);
-    p.setPen(palette().color(QPalette::Text));
-    p.drawText(e.text_rect, Qt::AlignLeft | Qt::AlignVCenter, e.text);
   }
 }
 

@@ -4,7 +4,10 @@
 // empty frames, and a block that also has an f16 copy (an int4/int8 group's exact tail,
 // kv/exact_tail.h) has its top-right corner cut in the text colour. Hovering a cell tells its id,
 // owner, fill, refcount and bytes. When a pool has more blocks than fit, each cell stands for a run
-// of consecutive blocks (the tooltip says which and how many are in use).
+// of consecutive blocks (the tooltip says which and how many are in use). A model split between
+// GPU and CPU has groups per side (plan/model_layer_groups.h: split_layer_groups): each side's
+// groups are drawn under a "GPU" or a "CPU" heading. The legend is laid out in
+// block_map_legend.cpp.
 #pragma once
 
 #include <QRect>
@@ -13,8 +16,10 @@
 #include <QWidget>
 
 #include <map>
+#include <utility>
 #include <vector>
 
+#include "panel/split_sides.h"
 #include "worker/engine_messages.h"
 
 namespace kvscope::ui {
@@ -39,6 +44,18 @@ class BlockMapWidget : public QWidget {
   QString groupTitle(std::size_t group) const;
   // The legend's texts as drawn (owners elided, "+N more", then the key).
   QStringList legendTexts() const;
+
+  // One side of a split: its heading ("GPU · layers 0-11 · KV in VRAM") and its groups, drawn
+  // below the heading in this order.
+  struct Section {
+    SplitSide side = SplitSide::Gpu;
+    QString heading;
+    QRect rect;  // where the heading is drawn
+    std::vector<std::size_t> groups;
+  };
+  // The GPU's section, then the CPU's; none without a split.
+  const std::vector<Section>& sections() const { return sections_; }
+  QRect groupHeaderRect(std::size_t group) const { return layout_.at(group).header; }
 
   QSize sizeHint() const override { return {520, 220}; }
   QSize minimumSizeHint() const override { return {200, 90}; }
@@ -65,8 +82,14 @@ class BlockMapWidget : public QWidget {
   };
 
   void relayout();
+  void make_sections();
+  // The largest cell size (px) at which every group's blocks fit one cell each in the area,
+  // and whether it does; kMinCell and false when none does.
+  std::pair<int, bool> pick_cell(int width, int height) const;
+  void place_group(std::size_t group, int& y, int cell, bool fits, int rows_each);
   CellState cell_state(std::size_t group, int cell) const;
   void paint_cell(QPainter& p, const QRect& r, const CellState& s) const;
+  void paint_headings(QPainter& p) const;
   struct LegendItem {
     CellState state;
     QString text;
@@ -80,6 +103,8 @@ class BlockMapWidget : public QWidget {
 
   std::vector<LayerGroupSnapshot> groups_;
   std::int64_t block_size_ = 16;
+  std::int64_t gpu_layers_ = 0;  // a split's (0: none)
+  std::vector<Section> sections_;
   std::map<SeqId, ChatId> owners_;
   std::map<SeqId, std::int64_t> api_;  // API request n of each sequence serving one
   std::map<ChatId, QString> names_;

@@ -7,7 +7,10 @@
 //                     contiguous = contiguous.wasted_slots / contiguous.reserved_slots
 //   memory by tokens  x = tokens in the cache (sum over live sequences), the latest frame
 //                     seen at each token count: weights, KV in use, KV pool free,
-//                     workspace, used by others, free (bytes)
+//                     workspace, used by others, free (bytes). One stack per memory: the
+//                     device's (MemoryInfo), or for a model split between GPU and CPU one
+//                     for VRAM (SplitMemory::gpu, the GPU groups' KV) and one for RAM
+//                     (SplitMemory::cpu, the CPU groups' KV).
 #pragma once
 
 #include <QList>
@@ -16,12 +19,22 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <optional>
 
 #include "worker/engine_messages.h"
 
 namespace kvscope::ui {
 
 enum MemoryPart { kWeights, kKvUsed, kKvFree, kWorkspace, kOthers, kFree, kMemoryParts };
+// Which memory a stack is of: the device's (a split's VRAM), or a split's RAM.
+enum MemorySide { kDeviceMemory, kSplitRam, kMemorySides };
+
+// One memory's parts by tokens in the cache.
+struct MemoryStack {
+  std::map<std::int64_t, std::array<std::uint64_t, kMemoryParts>> by_tokens;
+  std::array<std::uint64_t, kMemoryParts> latest{};
+  std::uint64_t total = 0;
+};
 
 class PanelHistory {
  public:
@@ -33,18 +46,22 @@ class PanelHistory {
   const QList<QPointF>& pagedWaste() const { return paged_waste_; }
   const QList<QPointF>& contiguousWaste() const { return contiguous_waste_; }
   // The top edge of memory part `part` stacked on the parts before it, in `unit` bytes.
-  QList<QPointF> memoryStack(int part, double unit) const;
-  // The latest frame's bytes per part, and the device's total.
-  const std::array<std::uint64_t, kMemoryParts>& latestMemory() const { return latest_; }
-  std::uint64_t total() const { return total_; }
+  QList<QPointF> memoryStack(int part, double unit, MemorySide side = kDeviceMemory) const;
+  // The latest frame's bytes per part, and the memory's total.
+  const std::array<std::uint64_t, kMemoryParts>& latestMemory(
+      MemorySide side = kDeviceMemory) const {
+    return memory_[side].latest;
+  }
+  std::uint64_t total(MemorySide side = kDeviceMemory) const { return memory_[side].total; }
+  // The latest frame's split (nullopt: the model runs on one backend, kSplitRam is empty).
+  const std::optional<SplitMemory>& split() const { return split_; }
   bool empty() const { return paged_waste_.isEmpty(); }
 
  private:
   QList<QPointF> paged_waste_;
   QList<QPointF> contiguous_waste_;
-  std::map<std::int64_t, std::array<std::uint64_t, kMemoryParts>> memory_;  // by tokens
-  std::array<std::uint64_t, kMemoryParts> latest_{};
-  std::uint64_t total_ = 0;
+  std::array<MemoryStack, kMemorySides> memory_;
+  std::optional<SplitMemory> split_;
 };
 
 // Tokens of every live sequence in the snapshot, added up.

@@ -1,26 +1,40 @@
 #include "panel/layer_chart.h"
 
 #include <QBarCategoryAxis>
-#include <QBarSeries>
 #include <QBarSet>
 #include <QCategoryAxis>
 #include <QChart>
 #include <QLineSeries>
+#include <QStackedBarSeries>
 #include <QValueAxis>
 
 #include <algorithm>
 
+#include "panel/split_sides.h"
 #include "widgets/chart_legend.h"
 #include "widgets/chart_style.h"
 #include "widgets/layer_labels.h"
 #include "worker/engine_messages.h"
 
 namespace kvscope::ui {
+namespace {
+
+// The bars' colours: the device's (a split's GPU layers), and a split's CPU layers, apart
+// from the error lines' (series 1 and 3) in both palettes.
+QColor gpu_color() {
+  return series_color(0);
+}
+QColor cpu_color() {
+  return series_color(2);
+}
+
+}  // namespace
 
 LayerChart::LayerChart(QWidget* parent)
     : ChartFrame(parent),
-      bars_(new QBarSeries),
+      bars_(new QStackedBarSeries),
       bytes_(new QBarSet(tr("KV in use"))),
+      cpu_bytes_(new QBarSet(tr("KV in use, CPU layers"))),
       k_error_(new QLineSeries),
       v_error_(new QLineSeries),
       layers_(new QBarCategoryAxis),
@@ -30,6 +44,7 @@ LayerChart::LayerChart(QWidget* parent)
   QChart* c = chart();
   c->setTitle(tr("Per layer: KV bytes and quantization error"));
   bars_->append(bytes_);
+  bars_->append(cpu_bytes_);
   k_error_->setName(tr("K error (rel. RMS %)"));
   v_error_->setName(tr("V error (rel. RMS %)"));
   k_error_->setPointsVisible(true);
@@ -58,43 +73,74 @@ LayerChart::LayerChart(QWidget* parent)
   restyle();
 }
 
+// QBarSet has no replace(list): rewrite the values in place when the count is unchanged.
+void LayerChart::set_bars(QBarSet* set, const QList<qreal>& values) {
+  if (set->count() == values.size()) {
+    for (qsizetype i = 0; i < values.size(); ++i) {
+      if (set->at(i) != values[i]) set->replace(i, values[i]);
+    }
+    return;
+  }
+  if (set->count() > 0) set->remove(0, set->count());
+  set->append(values);
+}
+
 void LayerChart::update(const PanelFrame& frame) {
   const auto& layers = frame.cache.layers;
   const auto n = static_cast<qsizetype>(layers.size());
   if (layers_->count() != n) set_layer_axes(layers_, layer_numbers_, n);
-  QList<qreal> kib;
+  // Without a split every layer is the device's: gpu_layers = n puts them all in bytes_.
+  const std::int64_t gpu_layers = frame.split ? frame.split->gpu_layers : n;
+  QList<qreal> gpu_kib, cpu_kib;
   QList<QPointF> k_err, v_err;
   double max_kib = 1, max_err = 1e-3;
   for (qsizetype i = 0; i < n; ++i) {
     const LayerKvSnapshot& l = layers[static_cast<std::size_t>(i)];
-    kib.append(static_cast<double>(l.bytes_in_use) / 1024.0);
+    const double kib = static_cast<double>(l.bytes_in_use) / 1024.0;
+    const bool gpu = layer_on_gpu(l.layer, gpu_layers);
+    gpu_kib.append(gpu ? kib : 0.0);
+    cpu_kib.append(gpu ? 0.0 : kib);
     k_err.append({static_cast<double>(i), 100.0 * l.k.relative_rms_error()});
     v_err.append({static_cast<double>(i), 100.0 * l.v.relative_rms_error()});
-    max_kib = std::max(max_kib, kib.back());
+    max_kib = std::max(max_kib, kib);
     max_err = std::max({max_err, k_err.back().y(), v_err.back().y()});
   }
-  // QBarSet has no replace(list): rewrite the values in place when the count is unchanged.
-  if (bytes_->count() == n) {
-    for (qsizetype i = 0; i < n; ++i) {
-      if (bytes_->at(i) != kib[i]) bytes_->replace(i, kib[i]);
-    }
-  } else {
-    if (bytes_->count() > 0) bytes_->remove(0, bytes_->count());
-    bytes_->append(kib);
-  }
+  set_bars(bytes_, gpu_kib);
+  set_bars(cpu_bytes_, cpu_kib);
   k_error_->replace(k_err);
   v_error_->replace(v_err);
   bytes_axis_->setRange(0, max_kib * 1.1);
   error_axis_->setRange(0, max_err * 1.2);
+  const std::int64_t split = frame.split ? frame.split->gpu_layers : 0;
+  if (split != gpu_layers_) {
+    gpu_layers_ = split;
+    update_legend();
+  }
+}
+
+// Without a split one bar colour; with one, a colour per side, named in the legend.
+void LayerChart::update_legend() {
+  QVector<LegendEntry> entries;
+  if (gpu_layers_ > 0) {
+    entries.push_back({gpu_color(), tr("KV bytes in use: GPU layers (left)")});
+    entries.push_back({cpu_color(), tr("CPU layers")});
+  } else {
+    entries.push_back({gpu_color(), tr("KV bytes in use (left)")});
+  }
+  entries.push_back({series_color(1), tr("K error"), true});
+  entries.push_back({series_color(3), tr("V error (relative RMS %, right)"), true});
+  legend_texts_.clear();
+  for (const LegendEntry& e : entries) legend_texts_ << e.text;
+  legend()->setEntries(entries);
 }
 
 void LayerChart::restyle() {
   ChartFrame::restyle();
-  legend()->setEntries({{series_color(0), tr("KV bytes in use (left)")},
-                        {series_color(1), tr("K error"), true},
-                        {series_color(3), tr("V error (relative RMS %, right)"), true}});
-  bytes_->setColor(series_color(0));
-  bytes_->setBorderColor(series_color(0).darker(130));
+  update_legend();
+  bytes_->setColor(gpu_color());
+  bytes_->setBorderColor(gpu_color().darker(130));
+  cpu_bytes_->setColor(cpu_color());
+  cpu_bytes_->setBorderColor(cpu_color().darker(130));
   k_error_->setPen(QPen(series_color(1), 2));
   k_error_->setColor(series_color(1));
   v_error_->setPen(QPen(series_color(3), 2));

@@ -27,8 +27,10 @@ LivePanel::LivePanel(QWidget* parent)
       show_free_(new QCheckBox(tr("Draw free memory"), this)),
       block_map_(new BlockMapWidget(this)),
       fragmentation_(new FragmentationChart(this)),
-      memory_(new MemoryChart(this)),
-      layers_(new LayerChart(this)) {
+      memory_(new MemoryChart(kDeviceMemory, this)),
+      ram_memory_(new MemoryChart(kSplitRam, this)),
+      layers_(new LayerChart(this)),
+      charts_(new QGridLayout) {
   summary_->setWordWrap(true);
   summary_->setTextFormat(Qt::PlainText);
   show_free_->setChecked(false);
@@ -39,24 +41,23 @@ LivePanel::LivePanel(QWidget* parent)
   draw_timer_.setInterval(0);
   connect(&draw_timer_, &QTimer::timeout, this, &LivePanel::draw_pending);
   connect(show_free_, &QCheckBox::toggled, this, [this](bool show) {
-    memory_->setShowFree(show);
-    memory_->update(history_);
+    for (MemoryChart* m : {memory_, ram_memory_}) {
+      m->setShowFree(show);
+      m->update(history_);
+    }
   });
 
   auto* top = new QHBoxLayout;
   top->addWidget(summary_, 1);
   top->addWidget(show_free_, 0, Qt::AlignTop);
-  auto* charts = new QGridLayout;
-  charts->setSpacing(4);
-  charts->addWidget(fragmentation_, 0, 0);
-  charts->addWidget(memory_, 0, 1);
-  charts->addWidget(layers_, 1, 0, 1, 2);
+  charts_->setSpacing(4);
+  arrange_charts(false);
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->setSpacing(4);
   layout->addLayout(top);
   layout->addWidget(block_map_, 3);
-  layout->addLayout(charts, 5);
+  layout->addLayout(charts_, 5);
   reset();
 }
 
@@ -78,6 +79,8 @@ void LivePanel::reset() {
   block_map_->setFrame({});
   fragmentation_->update(history_);
   memory_->update(history_);
+  ram_memory_->update(history_);
+  arrange_charts(false);
   layers_->update({});
   summary_->setText(tr("KV cache: waiting for a model"));
 }
@@ -92,6 +95,8 @@ void LivePanel::draw_pending() {
   block_map_->setFrame(frame);
   fragmentation_->update(history_);
   memory_->update(history_);
+  arrange_charts(frame.split.has_value());
+  if (frame.split) ram_memory_->update(history_);
   layers_->update(frame);
   update_summary(frame);
   ++frames_drawn_;
@@ -110,7 +115,30 @@ void LivePanel::update_summary(const PanelFrame& frame) {
           .arg(c.n_shared)
           .arg(bytes(c.shared_savings_bytes))
           .arg(c.sequences.size())
-          .arg(device_label(frame.memory.device)));
+          .arg(devices_label(frame.memory, frame.split)));
+}
+
+// Without a split: waste and memory side by side, per-layer bytes below across both. With
+// one: the VRAM's and the RAM's memory side by side (read together), waste and per-layer
+// bytes below.
+void LivePanel::arrange_charts(bool split) {
+  if (arranged_split_ == split) return;
+  arranged_split_ = split;
+  for (QWidget* w : {static_cast<QWidget*>(fragmentation_), static_cast<QWidget*>(memory_),
+                     static_cast<QWidget*>(ram_memory_), static_cast<QWidget*>(layers_)}) {
+    charts_->removeWidget(w);
+  }
+  ram_memory_->setVisible(split);
+  if (split) {
+    charts_->addWidget(memory_, 0, 0);
+    charts_->addWidget(ram_memory_, 0, 1);
+    charts_->addWidget(fragmentation_, 1, 0);
+    charts_->addWidget(layers_, 1, 1);
+  } else {
+    charts_->addWidget(fragmentation_, 0, 0);
+    charts_->addWidget(memory_, 0, 1);
+    charts_->addWidget(layers_, 1, 0, 1, 2);
+  }
 }
 
 }  // namespace kvscope::ui

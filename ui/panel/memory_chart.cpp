@@ -7,6 +7,7 @@
 
 #include <algorithm>
 
+#include "panel/split_sides.h"
 #include "plan/units.h"
 #include "widgets/chart_legend.h"
 #include "widgets/chart_style.h"
@@ -26,10 +27,11 @@ constexpr QRgb kPartColors[kMemoryParts] = {0x4e79a7, 0xe15759, 0xf1a9a0,
 
 }  // namespace
 
-MemoryChart::MemoryChart(QWidget* parent)
-    : ChartFrame(parent), x_(new QValueAxis), y_(new QValueAxis) {
+MemoryChart::MemoryChart(MemorySide side, QWidget* parent)
+    : ChartFrame(parent), side_(side), x_(new QValueAxis), y_(new QValueAxis) {
   QChart* c = chart();
-  c->setTitle(tr("Memory as the context grows"));
+  title_ = tr("Memory as the context grows");
+  c->setTitle(title_);
   c->addAxis(x_, Qt::AlignBottom);
   c->addAxis(y_, Qt::AlignLeft);
   for (int p = 0; p < kMemoryParts; ++p) {
@@ -53,8 +55,41 @@ void MemoryChart::setShowFree(bool show) {
   areas_[kFree]->setVisible(show);
 }
 
+// Without a split the one chart is the device's memory; a split's VRAM and RAM say which
+// layers each holds.
+void MemoryChart::update_title(const PanelHistory& history) {
+  const std::optional<SplitMemory>& split = history.split();
+  const QString title =
+      !split ? tr("Memory as the context grows")
+             : side_memory_title(side_ == kDeviceMemory ? SplitSide::Gpu : SplitSide::Cpu, *split);
+  if (title == title_) return;
+  title_ = title;
+  fit_title();
+}
+
+// A split's RAM title names the CPU's layers and what else it holds; beside the VRAM chart it
+// is often wider than the chart: then it breaks after its first comma (the chart's title is
+// rich text) rather than being cut off.
+void MemoryChart::fit_title() {
+  const QFontMetrics fm(chart()->titleFont());
+  const int room = width() - 16;  // the chart's margins and frame
+  const qsizetype comma = title_.indexOf(QStringLiteral(", "));
+  QString shown = title_.toHtmlEscaped();
+  if (fm.horizontalAdvance(title_) > room && comma > 0) {
+    shown = title_.left(comma + 1).toHtmlEscaped() + QStringLiteral("<br>") +
+            title_.mid(comma + 2).toHtmlEscaped();
+  }
+  if (chart()->title() != shown) chart()->setTitle(shown);
+}
+
+void MemoryChart::resizeEvent(QResizeEvent* event) {
+  ChartFrame::resizeEvent(event);
+  fit_title();
+}
+
 void MemoryChart::update(const PanelHistory& history) {
-  const auto& latest = history.latestMemory();
+  update_title(history);
+  const auto& latest = history.latestMemory(side_);
   std::uint64_t top = 0;
   for (int p = 0; p < (show_free_ ? kMemoryParts : kFree); ++p) top += latest[p];
   const double gib = 1024.0 * 1024.0 * 1024.0;
@@ -62,7 +97,7 @@ void MemoryChart::update(const PanelHistory& history) {
   y_->setTitleText(unit == gib ? tr("GiB") : tr("MiB"));
   double max_x = 16;
   for (int p = 0; p < kMemoryParts; ++p) {
-    QList<QPointF> points = history.memoryStack(p, unit);
+    QList<QPointF> points = history.memoryStack(p, unit, side_);
     if (!points.isEmpty()) max_x = std::max(max_x, points.back().x());
     upper_[p]->replace(points);
   }
@@ -73,18 +108,21 @@ void MemoryChart::update(const PanelHistory& history) {
 
 void MemoryChart::update_legend(const PanelHistory& history) {
   QVector<LegendEntry> entries;
+  legend_texts_.clear();
   for (int p = 0; p < kMemoryParts; ++p) {
-    const auto bytes = static_cast<std::int64_t>(history.latestMemory()[p]);
+    const auto bytes = static_cast<std::int64_t>(history.latestMemory(side_)[p]);
     QString text =
         tr(kPartNames[p]) + QLatin1Char(' ') + QString::fromStdString(human_bytes(bytes));
     if (p == kFree && !show_free_) text += tr(" (not drawn)");
     entries.push_back({QColor(kPartColors[p]), text});
+    legend_texts_ << text;
   }
   legend()->setEntries(entries);
 }
 
 void MemoryChart::restyle() {
   ChartFrame::restyle();
+  fit_title();  // in the title font restyle set
   for (int p = 0; p < kMemoryParts; ++p) {
     const QColor fill(kPartColors[p]);
     areas_[p]->setBrush(fill);

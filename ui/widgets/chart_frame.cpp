@@ -102,7 +102,8 @@ QString ChartFrame::seriesCsv() const {
 }
 
 QString ChartFrame::exportName() const {
-  QString name = view_->chart()->title();
+  QString name = view_->chart()->title();  // rich text: a long title may hold a <br>
+  name.remove(QRegularExpression(QStringLiteral("<[^>]*>")));
   if (name.isEmpty()) name = objectName();
   if (name.isEmpty()) name = QString::fromLatin1(metaObject()->className()).section(':', -1);
   name = name.simplified().toLower();

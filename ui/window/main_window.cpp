@@ -129,6 +129,7 @@ void MainWindow::build_menus() {
   open_button->setFont(bold);
   bar->addWidget(open_button);
   bar->addSeparator();
+  model_label_->setObjectName(QStringLiteral("modelLabel"));
   model_label_->setTextFormat(Qt::RichText);
   model_label_->setContentsMargins(6, 0, 6, 0);
   bar->addWidget(model_label_);
@@ -222,11 +223,7 @@ void MainWindow::on_model_loaded(const ModelInfo& info) {
   live_panel_->reset();
   speed_label_->clear();
   const QString name = info.name.toHtmlEscaped();
-  const QString details = tr("%1 \u00b7 %2 layers \u00b7 context %3 \u00b7 %4 \u00b7 template %5")
-                              .arg(QString::fromStdString(info.spec.architecture))
-                              .arg(info.spec.n_layers)
-                              .arg(info.context_length)
-                              .arg(info.device, template_label(info.template_name));
+  const QString details = model_details(info);
   model_label_->setText(
       info.demo ? QStringLiteral("<b style='color:#e07b00'>%1</b> &nbsp;%2")
                       .arg(name, details.toHtmlEscaped())
@@ -240,6 +237,26 @@ void MainWindow::on_model_loaded(const ModelInfo& info) {
   set_model_ready(true);
   update_context_label();
   emit modelReady(info);
+}
+
+// "llama · 5 layers · context 512 · CPU (2 threads) · template chatml"; a model split between
+// GPU and CPU says how many of its layers run on the GPU ("24/40 layers on the GPU").
+QString MainWindow::model_details(const ModelInfo& info) const {
+  const QString arch = QString::fromStdString(info.spec.architecture);
+  const QString family = template_label(info.template_name);
+  if (info.gpu_layers > 0) {
+    return tr("%1 \u00b7 %2/%3 layers on the GPU \u00b7 context %4 \u00b7 %5 \u00b7 template %6")
+        .arg(arch)
+        .arg(info.gpu_layers)
+        .arg(info.spec.n_layers)
+        .arg(info.context_length)
+        .arg(info.device, family);
+  }
+  return tr("%1 \u00b7 %2 layers \u00b7 context %3 \u00b7 %4 \u00b7 template %5")
+      .arg(arch)
+      .arg(info.spec.n_layers)
+      .arg(info.context_length)
+      .arg(info.device, family);
 }
 
 void MainWindow::on_model_failed(const QString& error) {

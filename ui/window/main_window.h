@@ -116,6 +116,7 @@ class MainWindow : public QMainWindow {
   void list_stored_chat_state();
   void on_model_loading(const QString& what);
   void on_model_loaded(const ModelInfo& info);
+  QString model_details(const ModelInfo& info) const;
   void on_model_failed(const QString& error);
   void on_frame(const PanelFrame& frame);
   void show_open_dialog();

@@ -25,6 +25,12 @@ QString device_label(const std::string& device) {
   return QCoreApplication::translate("EngineMessages", "CPU (%1 threads)").arg(m.captured(1));
 }
 
+QString devices_label(const MemoryInfo& memory, const std::optional<SplitMemory>& split) {
+  if (!split) return device_label(memory.device);
+  return QStringLiteral("%1 + %2").arg(device_label(split->gpu.device),
+                                       device_label(split->cpu.device));
+}
+
 QString backend_note_label(const QString& note) {
   // The engine's "CUDA unavailable: WHY; using the CPU": the frame translated, the reason
   // (the driver's or the runtime's words) as it is.

@@ -10,6 +10,7 @@
 #include <atomic>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,7 @@
 #include "run/plan_check.h"
 #include "run/request.h"
 #include "run/sampler.h"
+#include "run/split_backend.h"
 #include "text/chat_template.h"
 
 namespace kvscope::ui {
@@ -51,7 +53,7 @@ struct ModelInfo {
   std::int64_t context_length = 0;  // what the engine allows (max_context)
   std::int64_t block_size = 0;
   QString template_name;    // the chat template family in use
-  QString device;           // MemoryInfo::device
+  QString device;           // MemoryInfo::device; a split's "<GPU> + <CPU>"
   QString backend_note;     // why the requested backend was not used ("" when it was)
   ModelSpec spec;           // the model's shape, for the planner pages
   WeightFootprint weights;  // model_weights(): its exact stored bytes
@@ -62,7 +64,10 @@ struct ModelInfo {
   std::int64_t output_weight_bytes = 0;
   KvDtype k_dtype = KvDtype::F16;  // the cache's dtypes (first layer group)
   KvDtype v_dtype = KvDtype::F16;
-  bool cuda = false;  // the engine runs on the CUDA backend
+  bool cuda = false;  // the engine runs on the CUDA backend, all layers or a split's first
+  // Layers [0, gpu_layers) on the GPU when the model is split between GPU and CPU
+  // (Engine::split_gpu_layers(), of spec.n_layers); 0 without a split.
+  std::int64_t gpu_layers = 0;
   // The sampling values the model publishes (generation_config.json): a new chat's defaults.
   SamplingDefaults sampling_defaults;
 };
@@ -88,7 +93,11 @@ struct ReplyFinished {
 // One frame of the live panel: everything it draws, taken on the worker thread in one go.
 struct PanelFrame {
   CacheSnapshot cache;
-  MemoryInfo memory;
+  MemoryInfo memory;  // the backend's; a split's GPU side (the same as split->gpu)
+  // A model split between GPU and CPU (Engine::split_memory()): each side's layers and
+  // memory; nullopt without a split. The cache's groups are then per side (on the GPU: the
+  // groups whose layers are below split->gpu_layers, listed first).
+  std::optional<SplitMemory> split;
   std::map<SeqId, ChatId> owners;  // chat of every live sequence (from the scheduler)
   // While the app serves its model (ui/serving): the sequence of each API request being
   // answered, by its number n ("API #n"), and how many of them run or wait for a sequence.
@@ -112,6 +121,9 @@ void register_engine_metatypes();
 // The engine's device name (MemoryInfo::device) as the window shows it: the CPU backend's
 // "CPU (N threads)" in the interface's language, a GPU's name as it is.
 QString device_label(const std::string& device);
+// The devices the model runs on: device_label(memory.device), or for a split both sides'
+// ("NVIDIA GeForce RTX 4060 + CPU (8 threads)").
+QString devices_label(const MemoryInfo& memory, const std::optional<SplitMemory>& split);
 // The engine's backend note (Engine::backend_note()) with its frame in the interface's
 // language; the reason inside stays as the driver or runtime gave it.
 QString backend_note_label(const QString& note);

@@ -371,6 +371,7 @@ void EngineWorker::emit_frame(bool force) {
   PanelFrame frame;
   frame.cache = engine_->snapshot();
   frame.memory = engine_->memory_info();
+  frame.split = engine_->split_memory();
   frame.seconds = static_cast<double>(now) / 1000.0;
   for (const auto& [chat, r] : replies_) {
     const SeqId seq = engine_->scheduler().sequence_of(r.request);
@@ -447,7 +448,7 @@ ModelInfo EngineWorker::model_info(const QString& path, bool demo) const {
   info.block_size = engine_->kv_cache().config().block_size;
   const std::string_view family = template_family_name(engine_->template_family());
   info.template_name = QString::fromUtf8(family.data(), static_cast<qsizetype>(family.size()));
-  info.device = device_label(engine_->memory_info().device);
+  info.device = devices_label(engine_->memory_info(), engine_->split_memory());
   info.backend_note = QString::fromStdString(engine_->backend_note());
   info.spec = s;
   info.weights = model_weights(engine_->model());
@@ -460,7 +461,11 @@ ModelInfo EngineWorker::model_info(const QString& path, bool demo) const {
   const KvBlockLayout& layout = engine_->kv_cache().layout(0);
   info.k_dtype = layout.k_dtype;
   info.v_dtype = layout.v_dtype;
-  info.cuda = !engine_->backend().uses_host_kv_storage();  // the CUDA pool is on the device
+  // CUDA runs the model when its pool is on the device, and when a split gives it layers: a
+  // split's backend keeps the CPU side's KV in host memory (uses_host_kv_storage() is true),
+  // yet its first layers run on the GPU, so What fits plans the loaded model on the GPU.
+  info.gpu_layers = engine_->split_gpu_layers();
+  info.cuda = !engine_->backend().uses_host_kv_storage() || info.gpu_layers > 0;
   info.sampling_defaults = engine_->model().sampling_defaults();
   return info;
 }
