@@ -99,6 +99,64 @@ class LivePanelTest : public QObject {
     QCOMPARE(h.pagedWaste()[0].y(), 100.0 * 11 / 32);
   }
 
+  // A split's frame (hand-made): layer 0's group on the GPU, layer 1's on the CPU. Each side's
+  // memory stack is its own MemoryInfo with its own groups' KV in use, each group is drawn
+  // under its side's heading, and each layer's bar is in its side's set.
+  void aSplitFrameDrawsEachSideApart() {
+    PanelFrame f = small_frame(21, 0);
+    LayerGroupSnapshot cpu = f.cache.groups[0];
+    f.cache.groups[0].layers = {0};
+    cpu.layers = {1};
+    cpu.block_bytes = 2048;
+    cpu.blocks = {{0, 1, 1, 16}, {1, -1, 0, 0}, {2, -1, 0, 0}, {3, -1, 0, 0}};
+    summarize_group(cpu, 16);
+    f.cache.groups.push_back(cpu);
+    summarize_totals(f.cache);
+    f.cache.layers = {{0, 0, 8192, {}, {}}, {1, 1, 2048, {}, {}}};
+    SplitMemory split{1, 2, f.memory, {}};
+    split.cpu.weights = 300;
+    split.cpu.kv_pool = 8192;
+    split.cpu.total = 100000;
+    f.split = split;
+
+    PanelHistory h;
+    h.add(f);
+    QCOMPARE(h.latestMemory(kDeviceMemory)[kKvUsed], std::uint64_t{2 * 4096});
+    QCOMPARE(h.latestMemory(kDeviceMemory)[kKvFree], std::uint64_t{16384 - 2 * 4096});
+    QCOMPARE(h.latestMemory(kSplitRam)[kWeights], std::uint64_t{300});
+    QCOMPARE(h.latestMemory(kSplitRam)[kKvUsed], std::uint64_t{2048});
+    QCOMPARE(h.latestMemory(kSplitRam)[kKvFree], std::uint64_t{8192 - 2048});
+    QCOMPARE(h.total(kSplitRam), std::uint64_t{100000});
+
+    LivePanel panel;
+    panel.resize(640, 700);
+    panel.setFrame(f);
+    panel.drawNow();
+    const auto& sections = panel.blockMap()->sections();
+    QCOMPARE(sections.size(), std::size_t{2});
+    QVERIFY2(sections[0].heading.startsWith("GPU \u00b7 layers 0"),
+             qPrintable(sections[0].heading));
+    QVERIFY2(sections[1].heading.startsWith("CPU \u00b7 layers 1"),
+             qPrintable(sections[1].heading));
+    QCOMPARE(sections[0].groups, std::vector<std::size_t>{0});
+    QCOMPARE(sections[1].groups, std::vector<std::size_t>{1});
+    QVERIFY(!panel.ramMemoryChart()->isHidden());
+    QCOMPARE(panel.memoryChart()->title(), QStringLiteral("VRAM (GPU: layer 0)"));
+    QCOMPARE(panel.ramMemoryChart()->title(),
+             QStringLiteral("RAM (CPU: layer 1, token table, output head)"));
+    QCOMPARE(panel.layerChart()->bytesSet()->at(0), 8.0);  // KiB
+    QCOMPARE(panel.layerChart()->bytesSet()->at(1), 0.0);
+    QCOMPARE(panel.layerChart()->cpuBytesSet()->at(1), 2.0);
+
+    panel.reset();  // a model without a split: as before
+    PanelFrame one = small_frame(21, 0);
+    panel.setFrame(one);
+    panel.drawNow();
+    QVERIFY(panel.blockMap()->sections().empty());
+    QVERIFY(panel.ramMemoryChart()->isHidden());
+    QCOMPARE(panel.memoryChart()->title(), QStringLiteral("Memory as the context grows"));
+  }
+
   // Layers in runs read as ranges (Gemma 3's sliding group, or 30 layers), not a cut-off list.
   void blockMapGroupHeaderWritesLayerRanges() {
     BlockMapWidget map;
