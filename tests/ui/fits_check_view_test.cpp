@@ -60,6 +60,42 @@ class FitsCheckViewTest : public QObject {
     QVERIFY(view->button()->isEnabled());
   }
 
+  // A split engine's check (run/plan_check.h: PlanCheck::split) adds each side's rows, and a
+  // side that differs makes the whole check differ; a check without a split hides them again.
+  // The bytes are SmolLM2's split 15/30 under a budget (tests/kernels/split_checks_test.cpp).
+  void aSplitsCheckShowsEachSide() {
+    FitsPage page;
+    page.setLoadedModel(some_model());
+    const FitsCheckView* view = page.checkView();
+    PlanCheck check = sample_check(true);
+    SplitCheck split;
+    split.plan.gpu_layers = 15;
+    split.gpu_layers = 15;
+    split.gpu = {33246720, 33246720, 13086720, 13086720};
+    split.cpu = {63330048, 63330048, 13086720, 13086720};
+    check.split = split;
+    page.showPlanCheck(check);
+    QVERIFY(view->splitRowsShown());
+    QVERIFY(view->cell(FitsCheckView::CpuPool, FitsCheckView::Allocated)->isVisibleTo(view));
+    QCOMPARE(view->cell(FitsCheckView::GpuLayers, FitsCheckView::Predicted)->text(),
+             QStringLiteral("15"));
+    QCOMPARE(view->cell(FitsCheckView::GpuWeights, FitsCheckView::Allocated)->toolTip(),
+             QStringLiteral("33,246,720 bytes"));
+    QCOMPARE(view->cell(FitsCheckView::CpuWeights, FitsCheckView::Predicted)->text(),
+             human(63330048));
+    QCOMPARE(view->cell(FitsCheckView::GpuPool, FitsCheckView::Predicted)->text(), human(13086720));
+    QVERIFY(view->statusLabel()->text().contains("Agrees to the byte"));
+
+    check.split->cpu.allocated_pool_bytes = 12902400;  // the CPU's pools one block short
+    page.showPlanCheck(check);
+    QCOMPARE(view->cell(FitsCheckView::CpuPool, FitsCheckView::Allocated)->text(), human(12902400));
+    QVERIFY(view->statusLabel()->text().contains("Differs"));
+
+    page.showPlanCheck(sample_check(true));
+    QVERIFY(!view->splitRowsShown());
+    QVERIFY(!view->cell(FitsCheckView::CpuPool, FitsCheckView::Allocated)->isVisibleTo(view));
+  }
+
   void theButtonAsksOnceAndOnlyWithAModel() {
     FitsPage page;
     QSignalSpy checks(&page, &FitsPage::checkRequested);

@@ -35,9 +35,12 @@ FitsCheckView::FitsCheckView(QWidget* parent)
   grid->setHorizontalSpacing(12);
   grid->addWidget(new QLabel(tr("<b>predicted</b>"), this), 0, 1);
   grid->addWidget(new QLabel(tr("<b>allocated</b>"), this), 0, 2);
-  const QStringList rows = {tr("KV pool"), tr("KV in use"), tr("tokens")};
+  const QStringList rows = {tr("KV pool"),     tr("KV in use"),   tr("tokens"),
+                            tr("GPU layers"),  tr("GPU weights"), tr("GPU KV pool"),
+                            tr("CPU weights"), tr("CPU KV pool")};
   for (int r = 0; r < kRows; ++r) {
-    grid->addWidget(new QLabel(rows[r], this), r + 1, 0);
+    row_labels_[static_cast<std::size_t>(r)] = new QLabel(rows[r], this);
+    grid->addWidget(row_labels_[static_cast<std::size_t>(r)], r + 1, 0);
     for (int c = 0; c < kColumns; ++c) {
       auto* cell = new QLabel(this);
       cell->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -52,6 +55,7 @@ FitsCheckView::FitsCheckView(QWidget* parent)
   layout->addWidget(button_);
   layout->addLayout(grid);
   layout->addWidget(status_);
+  show_split(std::nullopt);
   connect(button_, &QPushButton::clicked, this, [this] {
     button_->setEnabled(false);  // one check at a time; the answer enables it again
     clear_cells();
@@ -73,6 +77,28 @@ void FitsCheckView::clear_cells() {
   }
 }
 
+// Each side's rows of a split: the planner's beside what that side's backend holds.
+void FitsCheckView::show_split(const std::optional<SplitCheck>& split) {
+  split_shown_ = split.has_value();
+  for (int r = kFirstSplitRow; r < kRows; ++r) {
+    row_labels_[static_cast<std::size_t>(r)]->setVisible(split_shown_);
+    for (int c = 0; c < kColumns; ++c) {
+      cells_[static_cast<std::size_t>(r * kColumns + c)]->setVisible(split_shown_);
+    }
+  }
+  if (!split) return;
+  cell(GpuLayers, Predicted)->setText(count_text(split->plan.gpu_layers));
+  cell(GpuLayers, Allocated)->setText(count_text(split->gpu_layers));
+  const auto side = [this](Row weights, Row pool, const SplitSideCheck& s) {
+    set_bytes(cell(weights, Predicted), s.predicted_weights);
+    set_bytes(cell(weights, Allocated), s.allocated_weights);
+    set_bytes(cell(pool, Predicted), s.predicted_pool_bytes);
+    set_bytes(cell(pool, Allocated), s.allocated_pool_bytes);
+  };
+  side(GpuWeights, GpuPool, split->gpu);
+  side(CpuWeights, CpuPool, split->cpu);
+}
+
 void FitsCheckView::setModelLoaded(bool loaded) {
   loaded_ = loaded;
   button_->setEnabled(loaded);
@@ -88,6 +114,7 @@ void FitsCheckView::showCheck(const PlanCheck& check) {
   set_bytes(cell(Used, Allocated), check.allocated_used_bytes);
   cell(Tokens, Predicted)->setText(count_text(check.planned_max_context));
   cell(Tokens, Allocated)->setText(count_text(check.reached_tokens));
+  show_split(check.split);
   const QString next = check.next_token_refused ? tr("the next token was refused")
                                                 : tr("the next token was still accepted");
   if (check.agrees()) {
