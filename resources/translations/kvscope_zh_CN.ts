@@ -248,6 +248,10 @@
         <source>no GPU presets at %1</source>
         <translation>%1 处没有 GPU 预设</translation>
     </message>
+    <message>
+        <source>all, auto or a whole number from 0 to %1</source>
+        <translation>all、auto 或 0 到 %1 之间的整数</translation>
+    </message>
 </context>
 <context>
     <name>PagingNames</name>
@@ -344,6 +348,25 @@
     <message>
         <source>Could not write %1: %2</source>
         <translation>无法写入 %1：%2</translation>
+    </message>
+</context>
+<context>
+    <name>SplitSides</name>
+    <message>
+        <source>layer %1</source>
+        <translation>第 %1 层</translation>
+    </message>
+    <message>
+        <source>layers %1-%2</source>
+        <translation>第 %1-%2 层</translation>
+    </message>
+    <message>
+        <source>VRAM (GPU: %1)</source>
+        <translation>显存（GPU：%1）</translation>
+    </message>
+    <message>
+        <source>RAM (CPU: %1, token table, output head)</source>
+        <translation>内存（CPU：%1、词元表、输出头）</translation>
     </message>
 </context>
 <context>
@@ -455,6 +478,14 @@ refcount: %6%7
     <message>
         <source>+%1 more</source>
         <translation>另有 %1 个</translation>
+    </message>
+    <message>
+        <source>GPU · layers %1 · KV in VRAM</source>
+        <translation>GPU · 第 %1 层 · KV 在显存中</translation>
+    </message>
+    <message>
+        <source>CPU · layers %1 · KV in RAM</source>
+        <translation>CPU · 第 %1 层 · KV 在内存中</translation>
     </message>
 </context>
 <context>
@@ -923,6 +954,26 @@ Load a model again.</source>
     <message>
         <source>Check failed: %1</source>
         <translation>核对失败：%1</translation>
+    </message>
+    <message>
+        <source>GPU layers</source>
+        <translation>GPU 上的层数</translation>
+    </message>
+    <message>
+        <source>GPU weights</source>
+        <translation>GPU 权重</translation>
+    </message>
+    <message>
+        <source>GPU KV pool</source>
+        <translation>GPU KV 池</translation>
+    </message>
+    <message>
+        <source>CPU weights</source>
+        <translation>CPU 权重</translation>
+    </message>
+    <message>
+        <source>CPU KV pool</source>
+        <translation>CPU KV 池</translation>
     </message>
 </context>
 <context>
@@ -1728,6 +1779,18 @@ KV</translation>
         <source>V error (relative RMS %, right)</source>
         <translation>V 误差（相对 RMS %，右轴）</translation>
     </message>
+    <message>
+        <source>KV in use, CPU layers</source>
+        <translation>已用 KV（CPU 上的层）</translation>
+    </message>
+    <message>
+        <source>KV bytes in use: GPU layers (left)</source>
+        <translation>已用 KV 字节：GPU 上的层（左轴）</translation>
+    </message>
+    <message>
+        <source>CPU layers</source>
+        <translation>CPU 上的层</translation>
+    </message>
 </context>
 <context>
     <name>kvscope::ui::LivePanel</name>
@@ -1861,6 +1924,38 @@ KV</translation>
     <message>
         <source>Open a Hugging Face model folder (config.json + *.safetensors)</source>
         <translation>打开 Hugging Face 模型文件夹（config.json + *.safetensors）</translation>
+    </message>
+    <message>
+        <source>This build has no CUDA backend</source>
+        <translation>此版本没有 CUDA 后端</translation>
+    </message>
+    <message>
+        <source>The CPU backend runs every layer</source>
+        <translation>CPU 后端运行所有层</translation>
+    </message>
+    <message>
+        <source>Layers on the GPU</source>
+        <translation>GPU 上的层</translation>
+    </message>
+    <message>
+        <source>All (or the most that fit)</source>
+        <translation>全部（或能放下的最多层数）</translation>
+    </message>
+    <message>
+        <source>The most that fit</source>
+        <translation>能放下的最多层数</translation>
+    </message>
+    <message>
+        <source>A number</source>
+        <translation>指定数量</translation>
+    </message>
+    <message>
+        <source>All: every layer on the GPU, or the most that fit when the whole model leaves no room for its KV cache. The most that fit: as many as the GPU&apos;s memory holds with the context length. The rest run on the CPU.</source>
+        <translation>全部：所有层都在 GPU 上；若整个模型放上去后没有空间留给 KV 缓存，则放能放下的最多层数。能放下的最多层数：在该上下文长度下 GPU 显存能容纳的层数。其余层在 CPU 上运行。</translation>
+    </message>
+    <message>
+        <source>The first N layers run on the GPU, the rest on the CPU; 0: the CPU runs them all. A number at or past the model&apos;s layer count puts every layer on the GPU (the count is known once the model is loaded).</source>
+        <translation>前 N 层在 GPU 上运行，其余在 CPU 上运行；0：全部由 CPU 运行。数量不小于模型的层数时所有层都在 GPU 上（层数在模型加载后才知道）。</translation>
     </message>
 </context>
 <context>
@@ -2177,6 +2272,10 @@ Cannot be read: %2</source>
     <message>
         <source>Export chat as stored (JSON)</source>
         <translation>按原样导出对话（JSON）</translation>
+    </message>
+    <message>
+        <source>%1 · %2/%3 layers on the GPU · context %4 · %5 · template %6</source>
+        <translation>%1 · %2/%3 层在 GPU 上 · 上下文 %4 · %5 · 模板 %6</translation>
     </message>
 </context>
 <context>

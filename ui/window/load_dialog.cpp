@@ -160,7 +160,7 @@ QHBoxLayout* LoadDialog::gpu_layers_row(std::int64_t gpu_layers) {
   gpu_layer_count_->setObjectName(QStringLiteral("gpuLayerCount"));
   if (gpu_layers >= 0) gpu_layer_count_->setValue(static_cast<int>(gpu_layers));
   gpu_layer_count_->setToolTip(
-      tr("Layers 0 to N\u22121 run on the GPU, the rest on the CPU; 0: the CPU runs them all. "
+      tr("The first N layers run on the GPU, the rest on the CPU; 0: the CPU runs them all. "
          "A number at or past the model's layer count puts every layer on the GPU (the count "
          "is known once the model is loaded)."));
   gpu_layers_note_->setObjectName(QStringLiteral("gpuLayersNote"));
