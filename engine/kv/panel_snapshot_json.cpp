@@ -51,6 +51,12 @@ Json group_json(const LayerGroupSnapshot& g) {
   return j;
 }
 
+Json terms_json(const std::vector<std::pair<std::string, std::uint64_t>>& terms) {
+  Json memory = Json::object();
+  for (const auto& [term, bytes] : terms) memory[term] = bytes;
+  return memory;
+}
+
 }  // namespace
 
 std::string panel_snapshot_json(const CacheSnapshot& s, const PanelSnapshotContext& context) {
@@ -83,9 +89,13 @@ std::string panel_snapshot_json(const CacheSnapshot& s, const PanelSnapshotConte
     sequences.push_back({{"id", q.id}, {"n_tokens", q.n_tokens}, {"preempted", q.preempted}});
   }
   j["sequences"] = std::move(sequences);
-  Json memory = Json::object();
-  for (const auto& [term, bytes] : context.memory_bytes) memory[term] = bytes;
-  j["memory"] = std::move(memory);
+  j["memory"] = terms_json(context.memory_bytes);
+  if (context.gpu_layers > 0) {
+    j["split"] = {{"gpu_layers", context.gpu_layers},
+                  {"n_layers", context.n_layers},
+                  {"cpu_device", context.cpu_device},
+                  {"cpu_memory", terms_json(context.cpu_memory_bytes)}};
+  }
   // A model name that is not UTF-8 is written with U+FFFD rather than refused.
   return j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
 }

@@ -14,7 +14,10 @@
 //  (exact copies: the fp16 copies of an exact tail, kv/exact_tail.h; 0 without one; bytes
 //  include them)
 //    "layers": [{layer, group, bytes_in_use}], "sequences": [{id, n_tokens, preempted}],
-//    "memory": {"<term>": bytes, ...}}
+//    "memory": {"<term>": bytes, ...},
+//    "split": {gpu_layers, n_layers, cpu_device, cpu_memory: {"<term>": bytes, ...}}}
+//  ("split" only for a model split between GPU and CPU, run/split_backend.h: "device" and
+//  "memory" are then its GPU's side, "split" its CPU's; the groups' layers say each side's)
 #pragma once
 
 #include <cstdint>
@@ -31,6 +34,12 @@ struct PanelSnapshotContext {
   std::string device;  // MemoryInfo::device
   // Memory terms in the panel's order: weights, kv_pool, workspace, used_by_others, free, total.
   std::vector<std::pair<std::string, std::uint64_t>> memory_bytes;
+  // A split: layers [0, gpu_layers) of n_layers on the GPU (device and memory_bytes are its
+  // side's), the CPU side's device and memory terms. gpu_layers 0: no split.
+  std::int64_t gpu_layers = 0;
+  std::int64_t n_layers = 0;
+  std::string cpu_device;
+  std::vector<std::pair<std::string, std::uint64_t>> cpu_memory_bytes;
 };
 
 inline constexpr int kPanelSnapshotVersion = 1;

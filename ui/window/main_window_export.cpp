@@ -88,8 +88,7 @@ void MainWindow::export_panel_snapshot() {
                        PanelSnapshotContext context;
                        const std::optional<ModelInfo>& model = chats_->model();
                        context.model = model ? model->name.toStdString() : std::string();
-                       context.device = frame->memory.device;
-                       context.memory_bytes = memory_terms(frame->memory);
+                       set_memory_terms(context, frame->memory, frame->split);
                        return save_text_file(path, QByteArray::fromStdString(
                                                        panel_snapshot_json(frame->cache, context)));
                      });

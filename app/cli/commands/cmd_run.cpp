@@ -59,9 +59,7 @@ nlohmann::json steps_json(const std::vector<TokenEvent>& events) {
 void write_snapshot(const Engine& engine, const std::string& model, const std::string& path) {
   PanelSnapshotContext context;
   context.model = std::filesystem::path(model).filename().string();
-  const MemoryInfo memory = engine.memory_info();
-  context.device = memory.device;
-  context.memory_bytes = memory_terms(memory);
+  set_memory_terms(context, engine.memory_info(), engine.split_memory());
   const std::string tmp = path + ".part";
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);

@@ -5,6 +5,8 @@
 
 #include "kv/kv_cache_manager.h"
 #include "kv/kv_cache_observer.h"
+#include "run/memory_terms.h"
+#include "run/split_backend.h"
 
 namespace kvscope {
 namespace {
@@ -30,8 +32,11 @@ TEST(PanelSnapshotJson, HoldsTheSnapshotsNumbersAndTheMemoryTerms) {
   m.add_sequence(3);
   m.grow(3, 1);
   const CacheSnapshot s = snapshot_of(m);
-  const std::string text = panel_snapshot_json(
-      s, {"tiny \"model\".gguf", "CPU (1 thread)", {{"weights", 1000}, {"kv_pool", 4096}}});
+  PanelSnapshotContext context;
+  context.model = "tiny \"model\".gguf";
+  context.device = "CPU (1 thread)";
+  context.memory_bytes = {{"weights", 1000}, {"kv_pool", 4096}};
+  const std::string text = panel_snapshot_json(s, context);
   const nlohmann::json j = nlohmann::json::parse(text);
   EXPECT_EQ(j["format"], "kvscope-panel-snapshot");
   EXPECT_EQ(j["version"], kPanelSnapshotVersion);
@@ -73,6 +78,37 @@ TEST(PanelSnapshotJson, AnEmptySnapshotIsStillAWholeObject) {
   EXPECT_EQ(j["groups"].size(), 0u);
   EXPECT_EQ(j["totals"]["n_blocks"], 0);
   EXPECT_TRUE(j["memory"].is_object());
+  EXPECT_FALSE(j.contains("split"));  // one backend: no split
+}
+
+// A model split between GPU and CPU (run/split_backend.h): "device" and "memory" are the GPU's
+// side, "split" the CPU's (set_memory_terms, as the app's export and `run --snapshot` fill it).
+TEST(PanelSnapshotJson, ASplitWritesEachSidesMemory) {
+  SplitMemory split;
+  split.gpu_layers = 2;
+  split.n_layers = 5;
+  split.gpu = {"GPU 0", 8000, 178, 392, 4080, 0, 3350};
+  split.cpu = {"CPU (1 threads)", 24000, 789, 588, 57, 0, 22566};
+  PanelSnapshotContext context;
+  MemoryInfo whole_gpu = split.gpu;
+  whole_gpu.device = "GPU 0 (2/5 layers; the rest on the CPU)";
+  set_memory_terms(context, whole_gpu, split);
+  const nlohmann::json j = nlohmann::json::parse(panel_snapshot_json({}, context));
+  EXPECT_EQ(j["device"], "GPU 0");
+  EXPECT_EQ(j["memory"]["weights"], 178);
+  EXPECT_EQ(j["memory"]["total"], 8000);
+  EXPECT_EQ(j["split"]["gpu_layers"], 2);
+  EXPECT_EQ(j["split"]["n_layers"], 5);
+  EXPECT_EQ(j["split"]["cpu_device"], "CPU (1 threads)");
+  EXPECT_EQ(j["split"]["cpu_memory"]["weights"], 789);
+  EXPECT_EQ(j["split"]["cpu_memory"]["kv_pool"], 588);
+  EXPECT_EQ(j["split"]["cpu_memory"]["free"], 22566);
+
+  PanelSnapshotContext plain;
+  set_memory_terms(plain, whole_gpu, std::nullopt);
+  const nlohmann::json p = nlohmann::json::parse(panel_snapshot_json({}, plain));
+  EXPECT_EQ(p["device"], whole_gpu.device);
+  EXPECT_FALSE(p.contains("split"));
 }
 
 }  // namespace
