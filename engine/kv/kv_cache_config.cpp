@@ -76,15 +76,27 @@ bool kv_group_has_exact_tail(const KvCacheConfig& config, std::size_t group) {
   return config.exact_tail_blocks > 0 && (g.k_dtype != KvDtype::F16 || g.v_dtype != KvDtype::F16);
 }
 
+std::int64_t kv_group_exact_tail_bytes(const KvCacheConfig& config, std::size_t group) {
+  if (!kv_group_has_exact_tail(config, group)) return 0;
+  const LayerGroupConfig& g = config.groups[group];
+  const KvBlockLayout f16 =
+      KvBlockLayout::make(KvDtype::F16, KvDtype::F16, static_cast<std::int64_t>(g.layers.size()),
+                          config.n_kv_heads, config.head_dim, config.block_size);
+  return config.exact_tail_shadows * f16.block_bytes();
+}
+
 std::int64_t kv_exact_tail_bytes(const KvCacheConfig& config) {
   std::int64_t bytes = 0;
   for (std::size_t g = 0; g < config.groups.size(); ++g) {
-    if (!kv_group_has_exact_tail(config, g)) continue;
-    const LayerGroupConfig& group = config.groups[g];
-    const KvBlockLayout f16 = KvBlockLayout::make(
-        KvDtype::F16, KvDtype::F16, static_cast<std::int64_t>(group.layers.size()),
-        config.n_kv_heads, config.head_dim, config.block_size);
-    bytes += config.exact_tail_shadows * f16.block_bytes();
+    bytes += kv_group_exact_tail_bytes(config, g);
+  }
+  return bytes;
+}
+
+std::int64_t kv_exact_tail_bytes(const KvCacheConfig& config, bool on_host) {
+  std::int64_t bytes = 0;
+  for (std::size_t g = 0; g < config.groups.size(); ++g) {
+    if (kv_group_on_host(config, g) == on_host) bytes += kv_group_exact_tail_bytes(config, g);
   }
   return bytes;
 }

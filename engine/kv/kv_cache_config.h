@@ -88,8 +88,13 @@ bool kv_group_on_host(const KvCacheConfig& config, std::size_t group);
 // Whether a group keeps an exact tail under the config (a quantized side, the tail on).
 bool kv_group_has_exact_tail(const KvCacheConfig& config, std::size_t group);
 
+// Bytes of one group's exact-tail copies (0 when it has none).
+std::int64_t kv_group_exact_tail_bytes(const KvCacheConfig& config, std::size_t group);
 // Bytes of all groups' exact-tail copies (0 when off).
 std::int64_t kv_exact_tail_bytes(const KvCacheConfig& config);
+// The same of the groups in host memory (kv_group_on_host), or of those on the device: a
+// split's sides hold their own groups' copies (run/split_backend.h).
+std::int64_t kv_exact_tail_bytes(const KvCacheConfig& config, bool on_host);
 
 // The most blocks one sequence holds in a group at any moment: ceil(max_context /
 // block_size) for full attention or without max_grow_tokens; for a window W and grows of

@@ -452,7 +452,8 @@ MemoryInfo CpuBackend::memory_info(const KvCacheManager& kv) const {
     if (!kv.bytes().has_host_storage(g)) continue;  // a split's GPU groups (device memory)
     info.kv_pool += static_cast<std::uint64_t>(kv.pool(g).n_blocks() * kv.layout(g).block_bytes());
   }
-  info.kv_pool += static_cast<std::uint64_t>(kv_exact_tail_bytes(kv.config()));  // fp16 copies
+  // the fp16 copies of its groups' exact tails (a split's GPU groups hold theirs in VRAM)
+  info.kv_pool += static_cast<std::uint64_t>(kv_exact_tail_bytes(kv.config(), true));
   // The 8-row-group copies stand in for the mapped pages of the weights they re-lay (those are
   // given back to the OS), so they count as weights; their padding rows (and Q4_K's larger
   // layout) as workspace.

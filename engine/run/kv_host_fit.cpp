@@ -37,7 +37,7 @@ double kv_host_bytes(const KvCacheConfig& config) {
     bytes += static_cast<double>(pools[g]) *
              static_cast<double>(kv_group_layout(config, g).block_bytes());
   }
-  return bytes + static_cast<double>(kv_exact_tail_bytes(config));
+  return bytes + static_cast<double>(kv_exact_tail_bytes(config, true));
 }
 
 // A budget is the user's (or a simulated device's) word: its pages are touched only as they

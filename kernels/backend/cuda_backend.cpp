@@ -454,7 +454,7 @@ MemoryInfo CudaBackend::memory_info(const KvCacheManager& kv) const {
       info.kv_pool +=
           static_cast<std::uint64_t>(kv.pool(g).n_blocks() * kv.layout(g).block_bytes());
     }
-    info.kv_pool += static_cast<std::uint64_t>(kv_exact_tail_bytes(kv.config()));
+    info.kv_pool += static_cast<std::uint64_t>(kv_exact_tail_bytes(kv.config(), false));
     info.free = info.free > info.kv_pool ? info.free - info.kv_pool : 0;
   }
   return info;

@@ -4,6 +4,7 @@
 // (run/kv_host_fit.h) counts the CPU's side alone.
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <gmock/gmock.h>
@@ -85,6 +86,41 @@ TEST(SplitPlanCheck, ACountWithAKvBudgetAgreesOnEachSide) {
 // The host-memory check Engine::init runs, with the split engine's own cache config and a
 // machine of exactly what its CPU side needs: passed, though the whole model's weights and the
 // CPU's pools would not fit; a byte less is refused naming both figures.
+// int8 KV with an exact tail asked for (kv/exact_tail.h: fp16 copies of each sequence's newest
+// blocks): each side's memory counts its own groups' copies, the GPU's in VRAM and the CPU's
+// in RAM, so the two KV pools add up to the whole cache. Before, the CPU's side also counted
+// the GPU groups' copies.
+TEST(SplitMemory, EachSideCountsItsOwnGroupsExactTailCopies) {
+  KVSCOPE_REQUIRE_CUDA();
+  KVSCOPE_REQUIRE_SHARED(model, "models/stories260K.gguf");
+  EngineOptions o = test::split_options(2);
+  o.k_dtype = o.v_dtype = KvDtype::Int8;
+  o.kv_exact_tail_blocks = 2;
+  Engine engine(model, o);
+  GenerationRequest r;
+  r.prompt = engine.tokenize("Once upon a time", true);
+  r.max_tokens = 4;
+  r.sampling.temperature = 0;
+  (void)engine.generate(r);
+  const KvCacheConfig& c = engine.kv_cache().config();
+  const std::int64_t gpu_tails = kv_exact_tail_bytes(c, false);
+  const std::int64_t cpu_tails = kv_exact_tail_bytes(c, true);
+  ASSERT_GT(gpu_tails, 0);
+  ASSERT_GT(cpu_tails, 0);
+  std::int64_t gpu_pools = 0, cpu_pools = 0;
+  for (std::int64_t g = 0; g < engine.kv_cache().n_groups(); ++g) {
+    const std::int64_t bytes =
+        engine.kv_cache().pool(g).n_blocks() * engine.kv_cache().layout(g).block_bytes();
+    (c.groups[static_cast<std::size_t>(g)].on_device ? gpu_pools : cpu_pools) += bytes;
+  }
+  const std::optional<SplitMemory> split = engine.split_memory();
+  ASSERT_TRUE(split.has_value());
+  EXPECT_EQ(static_cast<std::int64_t>(split->gpu.kv_pool), gpu_pools + gpu_tails);
+  EXPECT_EQ(static_cast<std::int64_t>(split->cpu.kv_pool), cpu_pools + cpu_tails);
+  EXPECT_EQ(static_cast<std::int64_t>(split->gpu.kv_pool + split->cpu.kv_pool),
+            gpu_pools + cpu_pools + kv_exact_tail_bytes(c));
+}
+
 TEST(SplitHostFit, AnEngineWhoseCpuSideFitsIsNotRefusedThoughTheWholeModelWouldBe) {
   KVSCOPE_REQUIRE_CUDA();
   KVSCOPE_REQUIRE_SHARED(path, kSmolLm2);
