@@ -27,6 +27,7 @@
 #include "run/greedy.h"
 #include "support/test_data.h"
 #include "util/error.h"
+#include "workspace_test_support.h"
 
 namespace kvscope {
 namespace {
@@ -391,37 +392,12 @@ void expect_workspace_is_planned(const std::string& path, const std::string& nam
   const ModelSpec& spec = engine.spec();
   const auto* cuda = dynamic_cast<const CudaBackend*>(&engine.backend());
   ASSERT_NE(cuda, nullptr) << engine.backend_note();
-  GenerationRequest r;
-  for (int i = 0; i < kChunk + 7; ++i) r.prompt.push_back(1 + (i * 13) % 300);
-  r.max_tokens = 4;
-  r.sampling.temperature = 0;
-  engine.generate(r);
+  test::run_chunk_then_decode(engine, kChunk);
 
   const CudaWorkspaceOptions wo = cuda->workspace_options();
   const KvCacheConfig& kc = engine.kv_cache().config();
-  const auto splits = [&](std::int64_t t, std::int64_t keys) {
-    return cuda_attention_splits(static_cast<int>(t), static_cast<int>(spec.n_heads),
-                                 static_cast<int>(spec.n_kv_heads), keys, wo.sm_count);
-  };
-  // (tokens, splits): the prompt's chunks split by their keys, decode keeps its most
-  const std::pair<std::int64_t, int> steps[] = {{kChunk, splits(kChunk, kChunk)},
-                                                {7, splits(7, kChunk + 7)},
-                                                {1, splits(1, std::int64_t{1} << 40)}};
-  std::vector<CudaBuffer> most;
-  for (const auto& [tokens, n_splits] : steps) {
-    CudaStepShape shape;
-    shape.n_tokens = tokens;
-    shape.n_rows = 1;
-    shape.n_splits = n_splits;
-    shape.n_groups = engine.kv_cache().n_groups();
-    shape.blocks_capacity = 16;
-    const auto list = cuda_step_buffers(spec, wo, shape);
-    if (most.empty()) most = list;
-    for (std::size_t i = 0; i < list.size(); ++i) {
-      most[i].bytes = std::max(most[i].bytes, list[i].bytes);
-    }
-  }
-  for (const CudaBuffer& b : cuda_fixed_buffers(spec, wo, kc.max_context)) most.push_back(b);
+  const std::vector<CudaBuffer> most = test::chunk_then_decode_buffers(
+      spec, wo, kChunk, 1, engine.kv_cache().n_groups(), kc.max_context);
   const MemoryInfo m = engine.backend().memory_info(engine.kv_cache());
   EXPECT_EQ(static_cast<std::int64_t>(m.workspace), total_bytes(most)) << name;
   EXPECT_GE(total_bytes(cuda_plan_buffers(spec, 1, kChunk, kc, wo)), total_bytes(most)) << name;

@@ -49,16 +49,22 @@ void expect_sides_agree(const PlanCheck& c, std::int64_t gpu_layers, const char*
   EXPECT_TRUE(c.agrees()) << what;
 }
 
+// auto, under a memory budget where 15 of SmolLM2's 30 layers fit a 1,024-token context.
+EngineOptions auto_where_15_layers_fit(const std::string& path) {
+  EngineOptions o = test::split_options(EngineOptions::kAutoGpuLayers);
+  o.kv_budget_bytes = 0;
+  o.context_length = 1024;
+  o.memory_budget_bytes = test::budget_for_gpu_layers(*load_model(path), o, 15);
+  return o;
+}
+
 // auto under a memory budget where 15 of SmolLM2's 30 layers fit a 1,024-token context: the
 // check's split is the planner's, each side holds the plan's weights and pools (the GPU's
 // pools are the plan's kv_pool), and the sequence fills the context in the split's pools.
 TEST(SplitPlanCheck, AutoUnderAMemoryBudgetAgreesOnEachSide) {
   KVSCOPE_REQUIRE_CUDA();
   KVSCOPE_REQUIRE_SHARED(path, kSmolLm2);
-  EngineOptions o = test::split_options(EngineOptions::kAutoGpuLayers);
-  o.kv_budget_bytes = 0;
-  o.context_length = 1024;
-  o.memory_budget_bytes = test::budget_for_gpu_layers(*load_model(path), o, 15);
+  const EngineOptions o = auto_where_15_layers_fit(path);
   Engine engine(path, o);
   ASSERT_EQ(engine.split_gpu_layers(), 15) << engine.backend().name();
   const PlanCheck c = check_plan(engine);
@@ -124,10 +130,7 @@ TEST(SplitMemory, EachSideCountsItsOwnGroupsExactTailCopies) {
 TEST(SplitHostFit, AnEngineWhoseCpuSideFitsIsNotRefusedThoughTheWholeModelWouldBe) {
   KVSCOPE_REQUIRE_CUDA();
   KVSCOPE_REQUIRE_SHARED(path, kSmolLm2);
-  EngineOptions o = test::split_options(EngineOptions::kAutoGpuLayers);
-  o.kv_budget_bytes = 0;
-  o.context_length = 1024;
-  o.memory_budget_bytes = test::budget_for_gpu_layers(*load_model(path), o, 15);
+  const EngineOptions o = auto_where_15_layers_fit(path);
   Engine engine(path, o);
   const KvCacheConfig& config = engine.kv_cache().config();
   const SplitMemory m = *engine.split_memory();

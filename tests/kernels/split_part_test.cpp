@@ -21,6 +21,7 @@
 #include "run/split_backend.h"
 #include "split_test_support.h"
 #include "support/test_data.h"
+#include "workspace_test_support.h"
 
 namespace kvscope {
 namespace {
@@ -72,39 +73,12 @@ TEST(SplitBackend, TheGpuPartReservesNoLogitsAndThePlanLeavesThemOut) {
   ASSERT_NE(split, nullptr) << engine.backend().name() << " " << engine.backend_note();
   const auto* cuda = dynamic_cast<const CudaBackend*>(&split->gpu());
   ASSERT_NE(cuda, nullptr) << split->gpu().name();
-  GenerationRequest r;
-  for (int i = 0; i < kChunk + 7; ++i) r.prompt.push_back(1 + (i * 13) % 300);
-  r.max_tokens = 4;
-  r.sampling.temperature = 0;
-  engine.generate(r);
+  test::run_chunk_then_decode(engine, kChunk);
 
   const ModelSpec& spec = engine.spec();
-  const CudaWorkspaceOptions wo = cuda->workspace_options();
-  const auto splits = [&](std::int64_t t, std::int64_t keys) {
-    return cuda_attention_splits(static_cast<int>(t), static_cast<int>(spec.n_heads),
-                                 static_cast<int>(spec.n_kv_heads), keys, wo.sm_count);
-  };
-  // (tokens, splits): the prompt's chunks split by their keys, decode keeps its most
-  const std::pair<std::int64_t, int> steps[] = {{kChunk, splits(kChunk, kChunk)},
-                                                {7, splits(7, kChunk + 7)},
-                                                {1, splits(1, std::int64_t{1} << 40)}};
-  std::vector<CudaBuffer> most;
-  for (const auto& [tokens, n_splits] : steps) {
-    CudaStepShape shape;
-    shape.n_tokens = tokens;
-    shape.n_rows = 0;
-    shape.n_splits = n_splits;
-    shape.n_groups = engine.kv_cache().n_groups();
-    shape.blocks_capacity = 16;
-    const auto list = cuda_step_buffers(spec, wo, shape);
-    if (most.empty()) most = list;
-    for (std::size_t i = 0; i < list.size(); ++i) {
-      most[i].bytes = std::max(most[i].bytes, list[i].bytes);
-    }
-  }
-  for (const CudaBuffer& b : cuda_fixed_buffers(spec, wo, engine.context_length())) {
-    most.push_back(b);
-  }
+  const std::vector<CudaBuffer> most =
+      test::chunk_then_decode_buffers(spec, cuda->workspace_options(), kChunk, 0,
+                                      engine.kv_cache().n_groups(), engine.context_length());
   const MemoryInfo gpu = split->gpu_memory_info(engine.kv_cache());
   EXPECT_EQ(static_cast<std::int64_t>(gpu.workspace), total_bytes(most));
 

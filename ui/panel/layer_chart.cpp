@@ -11,6 +11,7 @@
 #include <algorithm>
 
 #include "panel/split_sides.h"
+#include "widgets/bar_values.h"
 #include "widgets/chart_legend.h"
 #include "widgets/chart_style.h"
 #include "widgets/layer_labels.h"
@@ -73,18 +74,6 @@ LayerChart::LayerChart(QWidget* parent)
   restyle();
 }
 
-// QBarSet has no replace(list): rewrite the values in place when the count is unchanged.
-void LayerChart::set_bars(QBarSet* set, const QList<qreal>& values) {
-  if (set->count() == values.size()) {
-    for (qsizetype i = 0; i < values.size(); ++i) {
-      if (set->at(i) != values[i]) set->replace(i, values[i]);
-    }
-    return;
-  }
-  if (set->count() > 0) set->remove(0, set->count());
-  set->append(values);
-}
-
 void LayerChart::update(const PanelFrame& frame) {
   const auto& layers = frame.cache.layers;
   const auto n = static_cast<qsizetype>(layers.size());
@@ -105,8 +94,8 @@ void LayerChart::update(const PanelFrame& frame) {
     max_kib = std::max(max_kib, kib);
     max_err = std::max({max_err, k_err.back().y(), v_err.back().y()});
   }
-  set_bars(bytes_, gpu_kib);
-  set_bars(cpu_bytes_, cpu_kib);
+  set_bar_values(bytes_, gpu_kib);
+  set_bar_values(cpu_bytes_, cpu_kib);
   k_error_->replace(k_err);
   v_error_->replace(v_err);
   bytes_axis_->setRange(0, max_kib * 1.1);

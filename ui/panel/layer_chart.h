@@ -45,7 +45,6 @@ class LayerChart : public ChartFrame {
   void restyle() override;
 
  private:
-  void set_bars(QBarSet* set, const QList<qreal>& values);
   void update_legend();
 
   QStackedBarSeries* bars_;

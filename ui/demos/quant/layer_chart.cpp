@@ -10,27 +10,13 @@
 #include <algorithm>
 
 #include "demos/common/table.h"
+#include "widgets/bar_values.h"
 #include "widgets/chart_legend.h"
 #include "widgets/chart_style.h"
 #include "widgets/layer_labels.h"
 #include "worker/engine_messages.h"
 
 namespace kvscope::ui {
-namespace {
-
-// QBarSet has no replace(list): rewrite the values in place when the count is unchanged.
-void set_values(QBarSet* set, const QList<qreal>& values) {
-  if (set->count() == values.size()) {
-    for (qsizetype i = 0; i < values.size(); ++i) {
-      if (set->at(i) != values[i]) set->replace(i, values[i]);
-    }
-    return;
-  }
-  if (set->count() > 0) set->remove(0, set->count());
-  set->append(values);
-}
-
-}  // namespace
 
 QuantLayerChart::QuantLayerChart(QWidget* parent)
     : ChartFrame(parent),
@@ -59,8 +45,8 @@ QuantLayerChart::QuantLayerChart(QWidget* parent)
 
 void QuantLayerChart::clear() {
   measured_ = false;
-  set_values(k_, {});
-  set_values(v_, {});
+  set_bar_values(k_, {});
+  set_bar_values(v_, {});
   layers_->clear();
   error_axis_->setRange(0, 1);
   chart()->setTitle(tr("Measured in the loaded model"));
@@ -85,8 +71,8 @@ void QuantLayerChart::setFrame(const PanelFrame& frame) {
     v.append(100.0 * l.v.relative_rms_error());
     top = std::max({top, k.back(), v.back()});
   }
-  set_values(k_, k);
-  set_values(v_, v);
+  set_bar_values(k_, k);
+  set_bar_values(v_, v);
   error_axis_->setRange(0, top * 1.15);
   error_axis_->applyNiceNumbers();
   if (!frame.cache.groups.empty()) {
