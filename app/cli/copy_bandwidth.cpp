@@ -35,6 +35,14 @@ double measure_host_copy_bandwidth(int threads) {
   return 2.0 * static_cast<double>(slice * n) * kReps / s / 1e9;
 }
 
+double measure_gpu_copy_bandwidth() {
+#ifdef KVSCOPE_HAVE_CUDA
+  return measure_device_copy_bandwidth();
+#else
+  return 0.0;
+#endif
+}
+
 double measure_copy_bandwidth(const Engine& engine, int cpu_threads) {
 #ifdef KVSCOPE_HAVE_CUDA
   if (!engine.backend().uses_host_kv_storage()) return measure_device_copy_bandwidth();

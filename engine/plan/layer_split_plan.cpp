@@ -141,15 +141,18 @@ LayerSplitPlan plan_layer_split(const LayerSplitRequest& r) {
     const KvCacheConfig cpu = side_groups(p, s.gpu_layers, false);
     if (!cpu.groups.empty()) s.cpu.kv_pool = kv_group_pools_bytes(cpu, s.kv_blocks_per_group);
   }
+  const std::int64_t k = s.gpu_layers;
+  // a decode step reads every weight but an untied token table, of which it reads the token's
+  // row (tied, the table is the output head and read whole, on the side that holds it), as
+  // the whole model's WeightFootprint::read_per_token counts it
+  const std::int64_t table_row =
+      p.spec.vocab_size > 0 ? r.embedding_bytes / p.spec.vocab_size : r.embedding_bytes;
+  const std::int64_t table_skipped = p.spec.tied_embeddings ? 0 : r.embedding_bytes - table_row;
+  const std::int64_t gpu_weights_read = k == n ? s.gpu.weights - table_skipped : s.gpu.weights;
+  const std::int64_t cpu_weights_read = k < n ? s.cpu.weights - table_skipped : 0;
+  s.gpu_bytes_per_step = k > 0 ? gpu_weights_read + side_kv_read(p, side_groups(p, k, true)) : 0;
+  s.cpu_bytes_per_step = k < n ? cpu_weights_read + side_kv_read(p, side_groups(p, k, false)) : 0;
   if (r.gpu_bandwidth_gb_s > 0.0 && r.cpu_bandwidth_gb_s > 0.0) {
-    const std::int64_t k = s.gpu_layers;
-    // a decode step reads every weight but an untied token table, of which it reads a row
-    // (tied, the table is the output head and read whole, on the side that holds it)
-    const std::int64_t table_skipped = p.spec.tied_embeddings ? 0 : r.embedding_bytes;
-    const std::int64_t gpu_weights_read = k == n ? s.gpu.weights - table_skipped : s.gpu.weights;
-    const std::int64_t cpu_weights_read = k < n ? s.cpu.weights - table_skipped : 0;
-    s.gpu_bytes_per_step = k > 0 ? gpu_weights_read + side_kv_read(p, side_groups(p, k, true)) : 0;
-    s.cpu_bytes_per_step = k < n ? cpu_weights_read + side_kv_read(p, side_groups(p, k, false)) : 0;
     s.seconds_per_step = static_cast<double>(s.gpu_bytes_per_step) / (r.gpu_bandwidth_gb_s * 1e9) +
                          static_cast<double>(s.cpu_bytes_per_step) / (r.cpu_bandwidth_gb_s * 1e9);
     if (s.seconds_per_step > 0.0) {

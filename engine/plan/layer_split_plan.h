@@ -55,7 +55,7 @@ struct LayerSplitPlan {
   std::int64_t gpu_usable = 0;           // budget.usable()
   std::int64_t kv_blocks_per_group = 0;  // the pools' n (0 when nothing is on the GPU)
   bool fits = false;                     // gpu.total() <= gpu_usable (always true for 0 layers)
-  // roofline (0 without bandwidths): bytes each side streams per decode step
+  // roofline: bytes each side streams per decode step; the time and rate 0 without bandwidths
   std::int64_t gpu_bytes_per_step = 0;
   std::int64_t cpu_bytes_per_step = 0;
   double seconds_per_step = 0.0;

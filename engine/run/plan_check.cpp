@@ -37,6 +37,17 @@ LayerSplitRequest engine_split_request(const Engine& engine) {
   return r;
 }
 
+LayerSplitPlan engine_split_plan(const Engine& engine, std::int64_t context,
+                                 double gpu_bandwidth_gb_s, double cpu_bandwidth_gb_s) {
+  LayerSplitRequest r = engine_split_request(engine);
+  r.gpu_layers = engine.split_gpu_layers();
+  r.plan.batch = 1;
+  r.plan.context = context;
+  r.gpu_bandwidth_gb_s = gpu_bandwidth_gb_s;
+  r.cpu_bandwidth_gb_s = cpu_bandwidth_gb_s;
+  return plan_layer_split(r);
+}
+
 PlanRequest engine_plan_request(const Engine& engine) {
   const KvCacheManager& kv = engine.kv_cache();
   const EngineOptions& o = engine.options();

@@ -78,6 +78,13 @@ PlanRequest engine_plan_request(const Engine& engine);
 // -1: the most that fit, as auto and the default resolve them). UsageError without a split.
 LayerSplitRequest engine_split_request(const Engine& engine);
 
+// For a split engine: the planner's split at the engine's own layer count for one sequence
+// of `context` tokens, with the decode step's bytes from each memory (gpu_bytes_per_step,
+// cpu_bytes_per_step; the roofline's time when the bandwidths are given, GB/s, 0: none).
+// UsageError without a split.
+LayerSplitPlan engine_split_plan(const Engine& engine, std::int64_t context,
+                                 double gpu_bandwidth_gb_s = 0.0, double cpu_bandwidth_gb_s = 0.0);
+
 // Runs the check on an idle engine (UsageError while requests are live) and releases the
 // test sequence afterwards, leaving the cache as it was.
 PlanCheck check_plan(Engine& engine);

@@ -14,6 +14,7 @@
 #include "model/model.h"
 #include "plan/layer_split_plan.h"
 #include "plan/memory_model.h"
+#include "plan/solvers.h"
 #include "run/engine.h"
 #include "run/kv_host_fit.h"
 #include "run/layer_split.h"
@@ -125,6 +126,29 @@ TEST(SplitMemory, EachSideCountsItsOwnGroupsExactTailCopies) {
   EXPECT_EQ(static_cast<std::int64_t>(split->cpu.kv_pool), cpu_pools + cpu_tails);
   EXPECT_EQ(static_cast<std::int64_t>(split->gpu.kv_pool + split->cpu.kv_pool),
             gpu_pools + cpu_pools + kv_exact_tail_bytes(c));
+}
+
+// What `bench` sets a split's measured rate beside (engine_split_plan): the bytes a decode
+// step streams from VRAM and from RAM add up to the whole model's decode traffic at the same
+// context (roofline_decode of the all-CPU engine), and the roofline is each side's bytes over
+// its own bandwidth.
+TEST(SplitPlanCheck, ASplitsDecodeTrafficIsTheWholeModelsSplitBySide) {
+  KVSCOPE_REQUIRE_CUDA();
+  KVSCOPE_REQUIRE_SHARED(model, "models/stories260K.gguf");
+  constexpr std::int64_t kContext = 96;
+  Engine split(model, test::split_options(2));
+  Engine cpu(model, test::split_options(0));
+  PlanRequest whole = engine_plan_request(cpu);
+  whole.context = kContext;
+  const RooflineEstimate all = roofline_decode(whole, 10.0);
+  const LayerSplitPlan s = engine_split_plan(split, kContext, 100.0, 10.0);
+  EXPECT_EQ(s.gpu_layers, 2);
+  EXPECT_GT(s.gpu_bytes_per_step, 0);
+  EXPECT_GT(s.cpu_bytes_per_step, 0);
+  EXPECT_EQ(s.gpu_bytes_per_step + s.cpu_bytes_per_step, all.bytes_per_step);
+  EXPECT_DOUBLE_EQ(s.seconds_per_step, static_cast<double>(s.gpu_bytes_per_step) / 100e9 +
+                                           static_cast<double>(s.cpu_bytes_per_step) / 10e9);
+  EXPECT_THROW((void)engine_split_plan(cpu, kContext), UsageError);  // not split
 }
 
 TEST(SplitHostFit, AnEngineWhoseCpuSideFitsIsNotRefusedThoughTheWholeModelWouldBe) {

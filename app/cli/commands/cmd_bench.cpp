@@ -7,6 +7,7 @@
 // random-weight model of a preset's shape (--synthetic, bench_synthetic.h).
 #include <algorithm>
 #include <chrono>
+#include <optional>
 #include <random>
 #include <thread>
 #include <vector>
@@ -18,6 +19,7 @@
 #include "cli/command.h"
 #include "cli/copy_bandwidth.h"
 #include "cli/engine_args.h"
+#include "plan/layer_split_plan.h"
 #include "plan/solvers.h"
 #include "run/cpu_backend.h"
 #include "run/engine.h"
@@ -73,6 +75,49 @@ RooflineEstimate decode_traffic(const Engine& engine, std::int64_t n_prompt, std
   return roofline_decode(r, bandwidth_gb_s);
 }
 
+// A model split between GPU and CPU (run/split_backend.h): a decode step streams each side's
+// layers from its own memory, so the measured rate is set beside the split's roofline
+// (plan_layer_split at the engine's layer count): the VRAM's bytes over the GPU's copy
+// bandwidth plus the RAM's over the host's.
+struct SplitTraffic {
+  LayerSplitPlan plan;
+  double gpu_gb_s = 0.0;  // measured; 0 in a build without CUDA
+  double cpu_gb_s = 0.0;
+};
+
+SplitTraffic split_traffic(const Engine& engine, std::int64_t context, double host_gb_s) {
+  SplitTraffic t;
+  t.gpu_gb_s = measure_gpu_copy_bandwidth();
+  t.cpu_gb_s = host_gb_s;
+  t.plan = engine_split_plan(engine, context, t.gpu_gb_s, t.cpu_gb_s);
+  return t;
+}
+
+void print_split_traffic(const SplitTraffic& t, double tg_med) {
+  const LayerSplitPlan& s = t.plan;
+  fmt::print(
+      "split {}/{} layers on the GPU: a token reads {:.1f} MB from VRAM and {:.1f} MB from RAM\n",
+      s.gpu_layers, s.n_layers, static_cast<double>(s.gpu_bytes_per_step) / 1e6,
+      static_cast<double>(s.cpu_bytes_per_step) / 1e6);
+  const double ram_ms = static_cast<double>(s.cpu_bytes_per_step) / (t.cpu_gb_s * 1e9) * 1e3;
+  fmt::print("RAM at the measured {:.1f} GB/s: {:.2f} ms of the {:.2f} ms a token took\n",
+             t.cpu_gb_s, ram_ms, 1e3 / tg_med);
+  if (s.tokens_per_s > 0.0) {
+    fmt::print("roofline {:.1f} tokens/s (VRAM at the measured {:.1f} GB/s); measured {:.0f}%\n",
+               s.tokens_per_s, t.gpu_gb_s, 100.0 * tg_med / s.tokens_per_s);
+  }
+}
+
+nlohmann::json split_json(const SplitTraffic& t) {
+  return {{"gpu_layers", t.plan.gpu_layers},
+          {"n_layers", t.plan.n_layers},
+          {"gpu_bytes_per_token", t.plan.gpu_bytes_per_step},
+          {"cpu_bytes_per_token", t.plan.cpu_bytes_per_step},
+          {"gpu_copy_bandwidth_gb_s", t.gpu_gb_s},
+          {"cpu_copy_bandwidth_gb_s", t.cpu_gb_s},
+          {"roofline_tokens_per_s", t.plan.tokens_per_s}};
+}
+
 }  // namespace
 
 int cmd_bench(const Args& args) {
@@ -110,6 +155,8 @@ int cmd_bench(const Args& args) {
       engine, options.n_threads > 0 ? options.n_threads
                                     : static_cast<int>(std::thread::hardware_concurrency()));
   const RooflineEstimate traffic = decode_traffic(engine, n_prompt, n_gen, copy_gb_s);
+  std::optional<SplitTraffic> split;
+  if (engine.split_gpu_layers() > 0) split = split_traffic(engine, n_prompt + n_gen / 2, copy_gb_s);
   const double achieved_gb_s = static_cast<double>(traffic.bytes_per_step) * tg_med / 1e9;
   const double fraction = achieved_gb_s / copy_gb_s;
   if (p.has("--json")) {
@@ -128,6 +175,7 @@ int cmd_bench(const Args& args) {
                           {"copy_bandwidth_gb_s", copy_gb_s},
                           {"achieved_gb_s", achieved_gb_s},
                           {"bandwidth_fraction", fraction}};
+    if (split) out["split"] = split_json(*split);
     if (const std::string graphs = cuda_graph_summary(engine.backend()); !graphs.empty()) {
       out["cuda_graphs"] = graphs;
     }
@@ -150,8 +198,12 @@ int cmd_bench(const Args& args) {
                static_cast<double>(traffic.bytes_per_step) / 1e6,
                static_cast<double>(traffic.weight_bytes_read) / 1e6,
                static_cast<double>(traffic.kv_bytes_read) / 1e6, n_prompt + n_gen / 2);
-    fmt::print("= {:.1f} GB/s, {:.0f}% of the measured copy bandwidth ({:.1f} GB/s)\n",
-               achieved_gb_s, 100.0 * fraction, copy_gb_s);
+    if (split) {
+      print_split_traffic(*split, tg_med);  // one bandwidth does not bound a split
+    } else {
+      fmt::print("= {:.1f} GB/s, {:.0f}% of the measured copy bandwidth ({:.1f} GB/s)\n",
+                 achieved_gb_s, 100.0 * fraction, copy_gb_s);
+    }
     if (const std::string graphs = cuda_graph_summary(engine.backend()); !graphs.empty()) {
       fmt::print("{}\n", graphs);
     }
