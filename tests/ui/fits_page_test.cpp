@@ -241,6 +241,31 @@ class FitsPageTest : public QObject {
     QVERIFY(!page.answers().split);
   }
 
+  // A model the engine split between GPU and CPU (ModelInfo::gpu_layers) is planned with its
+  // layer count, not the most that fit; one loaded whole goes back to the most that fit.
+  void aSplitLoadedModelIsPlannedWithItsLayerCount() {
+    FitsPage page;
+    FitsControls* controls = page.controls();
+    ModelInfo info;
+    info.path = QStringLiteral("/models/split.gguf");
+    info.name = QStringLiteral("split");
+    info.spec = model_preset("llama-2-7b").spec;
+    info.weights = {3800000000, 3700000000, "the stored tensors of split.gguf (exact)"};
+    info.cuda = true;
+    info.gpu_layers = 12;
+    page.setLoadedModel(info);
+    QVERIFY(!controls->mostLayersThatFit()->isChecked());
+    QCOMPARE(controls->gpuLayers()->value(), 12);
+    QVERIFY(controls->gpuLayers()->isEnabled());
+    QVERIFY(page.answers().split.has_value());
+    QCOMPARE(page.answers().split->gpu_layers, std::int64_t{12});
+
+    info.path = QStringLiteral("/models/whole.gguf");
+    info.gpu_layers = 0;
+    page.setLoadedModel(info);
+    QVERIFY(controls->mostLayersThatFit()->isChecked());
+  }
+
   void theLoadedModelIsPlannedWithItsExactWeights() {
     FitsPage page;
     ModelInfo info;

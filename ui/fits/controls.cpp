@@ -353,8 +353,20 @@ void FitsControls::setLoadedModel(const std::optional<ModelInfo>& info) {
   } else {
     model_->setCurrentIndex(std::max(0, model_->findData(previous)));
   }
+  if (is_new) show_loaded_split(info->gpu_layers);
   --batching_;
   on_model_changed();
+}
+
+// A model loaded split between GPU and CPU is planned with the engine's layer count, not the
+// most that fit the card chosen here; loaded whole, the most that fit as before.
+void FitsControls::show_loaded_split(std::int64_t gpu_layers) {
+  most_layers_->setChecked(gpu_layers <= 0);
+  if (gpu_layers <= 0) return;
+  const ModelEntry* m = current_model();
+  const QSignalBlocker block(gpu_layers_);
+  if (m != nullptr) gpu_layers_->setRange(0, static_cast<int>(m->spec.n_layers));
+  gpu_layers_->setValue(static_cast<int>(gpu_layers));
 }
 
 }  // namespace kvscope::ui

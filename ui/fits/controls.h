@@ -85,6 +85,7 @@ class FitsControls : public QWidget {
   const ModelEntry* current_model() const;
   void on_model_changed();
   void show_weights_of(const ModelEntry* m);
+  void show_loaded_split(std::int64_t gpu_layers);
   void on_gpu_changed();
   void update_split_controls();
   void emit_changed();
