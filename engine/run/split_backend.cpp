@@ -37,11 +37,15 @@ void SplitBackend::forward(std::span<const SequenceChunk> chunks, KvCacheManager
   cpu_->forward_layers(chunks, kv, hidden_, logits);  // layers [k, n) and the logits
 }
 
-MemoryInfo SplitBackend::memory_info(const KvCacheManager& kv) const {
-  MemoryInfo info = gpu_->memory_info(kv);
-  info.device =
-      fmt::format("{} ({}/{} layers; the rest on the CPU)", info.device, gpu_layers_, n_layers_);
+MemoryInfo split_device_memory(const SplitMemory& split) {
+  MemoryInfo info = split.gpu;
+  info.device = fmt::format("{} ({}/{} layers; the rest on the CPU)", info.device, split.gpu_layers,
+                            split.n_layers);
   return info;
+}
+
+MemoryInfo SplitBackend::memory_info(const KvCacheManager& kv) const {
+  return split_device_memory({gpu_layers_, n_layers_, gpu_->memory_info(kv), MemoryInfo{}});
 }
 
 }  // namespace kvscope

@@ -36,6 +36,10 @@ struct SplitMemory {
   MemoryInfo cpu;  // the CPU backend's: the token table, the other layers, the output head
 };
 
+// The split's memory as one device reports it (Backend::memory_info): its GPU's side, the
+// device named with the layers it runs.
+MemoryInfo split_device_memory(const SplitMemory& split);
+
 class SplitBackend final : public Backend {
  public:
   // gpu runs layers [0, k) (its layer_range()), cpu [k, n_layers); UsageError otherwise.

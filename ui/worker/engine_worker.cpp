@@ -370,8 +370,10 @@ void EngineWorker::emit_frame(bool force) {
   clock.start();
   PanelFrame frame;
   frame.cache = engine_->snapshot();
-  frame.memory = engine_->memory_info();
+  // A split's sides are asked once: its device memory is its GPU's side (one device query
+  // a frame, not two).
   frame.split = engine_->split_memory();
+  frame.memory = frame.split ? split_device_memory(*frame.split) : engine_->memory_info();
   frame.seconds = static_cast<double>(now) / 1000.0;
   for (const auto& [chat, r] : replies_) {
     const SeqId seq = engine_->scheduler().sequence_of(r.request);
