@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "model/gguf/gguf_model.h"
+
 namespace kvscope {
 
 LocalModel catalog_local_model(const CatalogModel& model, const CatalogFile& file) {
@@ -31,8 +33,8 @@ LocalFitAnswer answer_catalog_fit(const CatalogModel& model, const CatalogFile& 
                                   const LocalFitQuestion& question) {
   if (!model.supported) {
     LocalFitAnswer a;
-    a.error = fmt::format("not supported yet: KVScope runs llama and qwen2, this is {}",
-                          model.spec.architecture);
+    a.error = fmt::format("not supported yet: KVScope runs {}, this is {}",
+                          gguf_supported_architectures_text(), model.spec.architecture);
     return a;
   }
   return answer_local_fit(catalog_local_model(model, file), question);

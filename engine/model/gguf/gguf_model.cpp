@@ -1,5 +1,7 @@
 #include "model/gguf/gguf_model.h"
 
+#include <algorithm>
+#include <array>
 #include <charconv>
 #include <filesystem>
 #include <set>
@@ -89,11 +91,23 @@ std::optional<std::int64_t> layer_of(std::string_view name) {
   return layer;
 }
 
+// The general.architecture values the engine runs; Mistral and TinyLlama files say "llama".
+constexpr std::array<std::string_view, 5> kSupportedArchitectures = {"llama", "qwen2", "qwen3",
+                                                                     "gemma2", "gemma3"};
+
 }  // namespace
 
 bool gguf_architecture_supported(std::string_view architecture) {
-  return architecture == "llama" || architecture == "qwen2" || architecture == "qwen3" ||
-         architecture == "gemma2" || architecture == "gemma3";
+  return std::ranges::find(kSupportedArchitectures, architecture) != kSupportedArchitectures.end();
+}
+
+std::string gguf_supported_architectures_text() {
+  std::string text;
+  for (std::size_t i = 0; i < kSupportedArchitectures.size(); ++i) {
+    if (i > 0) text += i + 1 == kSupportedArchitectures.size() ? " and " : ", ";
+    text += kSupportedArchitectures[i];
+  }
+  return text;
 }
 
 namespace {
@@ -121,10 +135,8 @@ ModelSpec gguf_model_spec(const GgufFile& f) {
   s.architecture = f.get_string("general.architecture");
   const std::string& a = s.architecture;
   if (!gguf_architecture_supported(a)) {
-    throw_error<ModelError>(
-        "{}: general.architecture '{}' is not supported (KVScope runs llama, qwen2, qwen3, "
-        "gemma2 and gemma3)",
-        f.path(), a);
+    throw_error<ModelError>("{}: general.architecture '{}' is not supported (KVScope runs {})",
+                            f.path(), a, gguf_supported_architectures_text());
   }
   s.name = f.find_string("general.name").value_or(std::filesystem::path(f.path()).stem().string());
   s.n_layers = meta_size(f, a + ".block_count");

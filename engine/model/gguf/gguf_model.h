@@ -17,6 +17,8 @@ namespace kvscope {
 // Whether the engine runs a GGUF general.architecture ("llama", "qwen2"); the download
 // catalog asks this before offering a model.
 bool gguf_architecture_supported(std::string_view architecture);
+// Those architectures for a message: "llama, qwen2, qwen3, gemma2 and gemma3".
+std::string gguf_supported_architectures_text();
 
 // The spec the metadata describes (validated). vocab_size is the row count of
 // token_embd.weight. Throws ModelError naming the key: "llama.block_count: missing".

@@ -75,10 +75,9 @@ TEST(ModelCatalog, UrlPinsTheRevision) {
   EXPECT_TRUE(plain[0].files[0].sha256.empty());
 }
 
-// A downloaded file is trusted by its sha256 (issue #38): every shipped file carries one
-// and its exact size, but for the one no reachable source gives (Mistral 7B v0.3 Q4_K_M of
-// lmstudio-community; its notes say so), which is still checked for being a GGUF.
-TEST(ModelCatalog, EveryShippedFileHasItsSha256ButTheOneNoSourceGives) {
+// A downloaded file is trusted by its sha256 (issue #38): every shipped file carries one,
+// so a download is never taken on its name and GGUF header alone.
+TEST(ModelCatalog, EveryShippedFileHasItsSha256) {
   const auto catalog = load_model_catalog(shipped_catalog());
   std::vector<std::string> unchecked;
   for (const CatalogModel& m : catalog) {
@@ -86,7 +85,15 @@ TEST(ModelCatalog, EveryShippedFileHasItsSha256ButTheOneNoSourceGives) {
       if (f.sha256.empty()) unchecked.push_back(m.name + ":" + f.quant);
     }
   }
-  EXPECT_EQ(unchecked, std::vector<std::string>{"mistral-7b-instruct-v0.3:Q4_K_M"});
+  EXPECT_EQ(unchecked, std::vector<std::string>{});
+  // Mistral's Q4_K_M is bartowski's file, whose sha256 is published (lmstudio-community's
+  // copy had none a source gives), pinned to the revision that hash belongs to.
+  const CatalogChoice mistral = find_catalog_file(catalog, "mistral-7b-instruct-v0.3:q4_k_m");
+  ASSERT_NE(mistral.file, nullptr);
+  EXPECT_EQ(mistral.file->url(),
+            "https://huggingface.co/bartowski/Mistral-7B-Instruct-v0.3-GGUF/resolve/"
+            "61fd4167fff3ab01ee1cfe0da183fa27a944db48/Mistral-7B-Instruct-v0.3-Q4_K_M.gguf");
+  EXPECT_EQ(mistral.file->bytes, 4372812000);
   const CatalogChoice gemma = find_catalog_file(catalog, "gemma-3-270m-it:q8_0");
   ASSERT_NE(gemma.file, nullptr);
   EXPECT_EQ(gemma.file->repo, "ggml-org/gemma-3-270m-it-GGUF");  // the file whose hash is known
