@@ -1,5 +1,7 @@
 // kvscope-cli: the command-line face of the engine. `kvscope-cli COMMAND [options]`.
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <exception>
 #include <new>
 #include <string>
@@ -28,7 +30,15 @@ int main(int argc, char** argv) {
   }
   kvscope::cli::Args args(argv + 2, argv + argc);
   try {
-    return command->run(args);
+    const int status = command->run(args);
+    // What the command printed reached its file: `inspect --json > out.json` on a full disk
+    // is a failure, not a success that left half a document.
+    if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
+      fmt::print(stderr, "kvscope-cli {}: cannot write the output: {}\n", name,
+                 std::strerror(errno));
+      return 1;
+    }
+    return status;
   } catch (const kvscope::Error& e) {
     fmt::print(stderr, "kvscope-cli {}: {}\n", name, e.what());
   } catch (const std::bad_alloc&) {

@@ -32,9 +32,11 @@ CliResult run_cli(const std::vector<std::string>& args) {
   return run_cli(args, 0);
 }
 
-CliResult run_cli(const std::vector<std::string>& args, int timeout_s) {
-  const auto dir = scratch_dir();
-  const auto out_path = dir / "stdout", err_path = dir / "stderr";
+namespace {
+
+CliResult run_cli_at(const std::vector<std::string>& args, int timeout_s,
+                     const std::filesystem::path& out_path) {
+  const auto err_path = scratch_dir() / "stderr";
   const std::string exe = (binary_dir() / "bin" / "kvscope-cli").string();
   std::vector<char*> argv;
   argv.push_back(const_cast<char*>(exe.c_str()));
@@ -69,10 +71,22 @@ CliResult run_cli(const std::vector<std::string>& args, int timeout_s) {
   }
   CliResult r;
   r.exit_code = WIFEXITED(status) && !timed_out ? WEXITSTATUS(status) : -1;
-  r.out = slurp(out_path);
   r.err = slurp(err_path);
   if (timed_out) r.err += "\n(timed out after " + std::to_string(timeout_s) + " s)";
   return r;
+}
+
+}  // namespace
+
+CliResult run_cli(const std::vector<std::string>& args, int timeout_s) {
+  const auto out_path = scratch_dir() / "stdout";
+  CliResult r = run_cli_at(args, timeout_s, out_path);
+  r.out = slurp(out_path);
+  return r;
+}
+
+CliResult run_cli_to(const std::vector<std::string>& args, const std::string& stdout_path) {
+  return run_cli_at(args, 0, stdout_path);
 }
 
 double number_after(const std::string& out, const std::string& label) {

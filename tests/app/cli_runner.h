@@ -20,6 +20,10 @@ CliResult run_cli(const std::vector<std::string>& args);
 // timeout_s seconds: for tests of what must not block (a FIFO given as a file).
 CliResult run_cli(const std::vector<std::string>& args, int timeout_s);
 
+// The same with its standard output sent to `stdout_path` (a file or a device such as
+// /dev/full) instead of captured; `out` stays empty.
+CliResult run_cli_to(const std::vector<std::string>& args, const std::string& stdout_path);
+
 // The number printed after "label = " in a command's output (e.g. "PPL = 22.2"); a test
 // failure naming the label and the output, and -1, when there is none.
 double number_after(const std::string& out, const std::string& label);

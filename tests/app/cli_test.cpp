@@ -143,7 +143,7 @@ TEST(Cli, NumericOptionsOutsideTheirRangeNameTheOptionAndTheRange) {
     out << "Once upon a time there was a little dog. It liked to run and play in the sun.";
   }
   expect_clean_error(run_cli({"perplexity", "-m", model, "-f", text, "-c", "1"}),
-                     "perplexity needs at least 2");
+                     "perplexity needs at least 3");
 }
 
 TEST(Cli, PromptLongerThanTheContextNamesBothNumbers) {

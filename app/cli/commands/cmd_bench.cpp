@@ -19,6 +19,7 @@
 #include "cli/command.h"
 #include "cli/copy_bandwidth.h"
 #include "cli/engine_args.h"
+#include "cli/json_text.h"
 #include "plan/layer_split_plan.h"
 #include "plan/solvers.h"
 #include "run/cpu_backend.h"
@@ -185,7 +186,7 @@ int cmd_bench(const Args& args) {
     if (const auto* cpu = dynamic_cast<const CpuBackend*>(&engine.backend())) {
       out["cpu_kernels"] = cpu->kernels();
     }
-    fmt::print("{}\n", out.dump(2));
+    fmt::print("{}\n", json_text(out));
   } else {
     fmt::print("model {} | backend {} | KV {}/{}\n", engine.spec().name, engine.backend().name(),
                p.get_or("-ctk", "f16"), p.get_or("-ctv", "f16"));

@@ -51,8 +51,16 @@ struct LayerDump {
     if (static_cast<std::int64_t>(layers.size()) <= layer) layers.resize(layer + 1);
     layers[layer].insert(layers[layer].end(), x.begin(), x.end());
   }
+  // The folder, made before the model runs: a name taken by a file is a usage error.
+  void make_folder() const {
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec || !std::filesystem::is_directory(dir)) {
+      throw_error<UsageError>("--dump-layers {}: cannot make a folder there ({})", dir,
+                              ec ? ec.message() : "a file of that name exists");
+    }
+  }
   void write(std::int64_t n_tokens) const {
-    std::filesystem::create_directories(dir);
     for (std::size_t l = 0; l < layers.size(); ++l) {
       const auto dim = static_cast<std::int64_t>(layers[l].size()) / n_tokens;
       write_npy(fmt::format("{}/layer_{:02d}.npy", dir, l), layers[l], n_tokens, dim);
@@ -84,6 +92,7 @@ int cmd_logprobs(const Args& args) {
   LayerDump dump;
   if (auto dir = p.get("--dump-layers")) {
     dump.dir = *dir;
+    dump.make_folder();
     options.backend = BackendChoice::Cpu;
     options.cpu_layer_output = [&dump](std::int64_t layer, std::span<const float> x) {
       dump.add(layer, x);

@@ -12,6 +12,7 @@
 
 #include "cli/arg_parser.h"
 #include "cli/command.h"
+#include "cli/json_text.h"
 #include "cli/presets_path.h"
 #include "model/discovery/model_scan.h"
 #include "plan/local_model_fit.h"
@@ -151,7 +152,7 @@ int cmd_models(const Args& args) {
   if (p.has("--json")) {
     json list = json::array();
     for (const LocalModel& m : models) list.push_back(model_json(m, q));
-    fmt::print("{}\n", json{{"memory", q.memory_label}, {"models", list}}.dump(2));
+    fmt::print("{}\n", json_text(json{{"memory", q.memory_label}, {"models", list}}));
   } else {
     print_table(models, q);
   }

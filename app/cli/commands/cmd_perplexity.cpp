@@ -132,7 +132,13 @@ int cmd_perplexity(const Args& args) {
   if (options.context_length == 0) options.context_length = 512;
   Engine engine(p.required("-m"), options);
   const std::int64_t ctx = engine.context_length();
-  if (ctx < 2) throw_error<UsageError>("option -c: {} tokens; perplexity needs at least 2", ctx);
+  // A chunk scores the tokens after its first half but its last: none for fewer than 3.
+  if (ctx - 1 - perplexity_first_scored(ctx) < 1) {
+    throw_error<UsageError>(
+        "option -c: {} tokens leave no token to score (a chunk scores its second half but "
+        "its last token); perplexity needs at least 3",
+        ctx);
+  }
   const Tokenizer& tokenizer = engine.tokenizer();
   const std::int64_t row = engine.spec().vocab_size;
   const std::int64_t n_vocab = std::min(row, tokenizer.vocab_size());

@@ -14,6 +14,7 @@
 #include "cli/command.h"
 #include "cli/commands/plan_node.h"
 #include "cli/commands/plan_split.h"
+#include "cli/json_text.h"
 #include "cli/presets_path.h"
 #include "model/model.h"
 #include "plan/plan_explainer.h"
@@ -125,7 +126,7 @@ int print_needs(const ArgParser& p, const ModelChoice& m, PlanRequest r) {
                       {"workspace_bytes", plan.workspace.total()},
                       {"total_bytes", total},
                       {"formula", explain_needs(r, plan)}};
-    fmt::print("{}\n", out.dump(2));
+    fmt::print("{}\n", json_text(out));
   } else {
     fmt::print("Model {} (weights {}), no memory given: what it needs\n\n", m.label, m.weight_type);
     fmt::print("{}", explain_needs(r, plan));
@@ -271,7 +272,7 @@ int cmd_plan(const Args& args) {
   if (p.has("--json")) {
     json out = to_json(model, gpu, request, answers);
     out["layer_split"] = layer_split_json(p, model, request, bandwidth);
-    fmt::print("{}\n", out.dump(2));
+    fmt::print("{}\n", json_text(out));
   } else {
     print_text(model, gpu, request, answers);
     print_layer_split(p, model, request, bandwidth);

@@ -55,18 +55,29 @@ nlohmann::json steps_json(const std::vector<TokenEvent>& events) {
   return steps;
 }
 
-// Written beside F, then renamed over it: a reader never sees half a file.
+// Written beside F, then renamed over it: a reader never sees half a file. F that exists and
+// is neither a file nor a folder (/dev/stdout, a FIFO) is written through instead: a rename
+// would put a file in the place of the device or the pipe.
 void write_snapshot(const Engine& engine, const std::string& model, const std::string& path) {
   PanelSnapshotContext context;
   context.model = std::filesystem::path(model).filename().string();
   set_memory_terms(context, engine.memory_info(), engine.split_memory());
+  const std::string text = panel_snapshot_json(engine.snapshot(), context);
+  std::error_code ec;
+  const std::filesystem::file_status target = std::filesystem::status(path, ec);
+  if (std::filesystem::exists(target) && !std::filesystem::is_regular_file(target) &&
+      !std::filesystem::is_directory(target)) {
+    std::ofstream out(path, std::ios::binary);
+    out << text;
+    if (!out.flush()) throw UsageError("--snapshot: cannot write " + path);
+    return;
+  }
   const std::string tmp = path + ".part";
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << panel_snapshot_json(engine.snapshot(), context);
+    out << text;
     if (!out.flush()) throw UsageError("--snapshot: cannot write " + tmp);
   }
-  std::error_code ec;
   std::filesystem::rename(tmp, path, ec);
   if (ec) throw UsageError("--snapshot: cannot write " + path + ": " + ec.message());
 }

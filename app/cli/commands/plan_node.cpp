@@ -5,6 +5,7 @@
 
 #include <optional>
 
+#include "cli/json_text.h"
 #include "plan/parallel_explainer.h"
 #include "plan/parallel_solvers.h"
 #include "plan/units.h"
@@ -226,7 +227,7 @@ int run_node_plan(const ArgParser& p, const PlanModel& m, const PlanRequest& bas
   if (emit) {
     print_vllm_emit(p, m, r, a);
   } else if (p.has("--json")) {
-    fmt::print("{}\n", node_json(m, gpu, r, a).dump(2));
+    fmt::print("{}\n", json_text(node_json(m, gpu, r, a)));
   } else {
     fmt::print("Model {} (weights {}), {} per GPU\n\n", m.label, m.weight_type,
                gpu != nullptr ? gpu->name : human_bytes(r.base.budget.total_bytes));
