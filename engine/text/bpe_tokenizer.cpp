@@ -15,6 +15,7 @@
 #include "text/end_of_generation.h"
 #include "text/pretokenizer.h"
 #include "util/error.h"
+#include "util/utf8.h"
 
 namespace kvscope {
 namespace {
@@ -90,7 +91,7 @@ BpeTokenizer::BpeTokenizer(const GgufFile& gguf)
   const std::string model = gguf.get_string("tokenizer.ggml.model");
   if (model != "gpt2") {
     throw_error<ModelError>("{}: tokenizer.ggml.model is '{}', not a byte-level BPE ('gpt2') vocab",
-                            path_, model);
+                            path_, printable_prefix(model));
   }
   const std::string& pre = pretokenizer_.pre();
   if (pretokenizer_.known()) {
@@ -98,7 +99,7 @@ BpeTokenizer::BpeTokenizer(const GgufFile& gguf)
   } else if (pre.empty()) {
     kind_ = "bpe (default; no tokenizer.ggml.pre)";
   } else {
-    kind_ = fmt::format("bpe (default; unknown pre '{}')", pre);
+    kind_ = fmt::format("bpe (default; unknown pre '{}')", printable_prefix(pre));
   }
   load_tokens(gguf);
   load_special_ids(gguf);
@@ -185,8 +186,8 @@ TokenMap BpeTokenizer::index_tokens() {
     const std::int64_t type = types_[i];
     if (p.empty()) continue;  // llama.cpp tolerates empty entries; nothing can produce them
     if (const auto [it, fresh] = all_ids.emplace(p, static_cast<TokenId>(i)); !fresh) {
-      throw_error<ModelError>("{}: tokenizer.ggml.tokens[{}] '{}' duplicates token {}", path_, i, p,
-                              it->second);
+      throw_error<ModelError>("{}: tokenizer.ggml.tokens[{}] '{}' duplicates token {}", path_, i,
+                              printable_prefix(p), it->second);
     }
     if (type == kUserDefined) {
       bytes_[i] = p;  // stored as plain text, not in the byte alphabet
@@ -228,7 +229,7 @@ void BpeTokenizer::load_merges(const GgufFile& gguf, const TokenMap& all_ids) {
     if (space == std::string::npos || space + 1 >= m.size()) {
       throw_error<ModelError>(
           "{}: tokenizer.ggml.merges[{}] '{}' is not two tokens separated by a space", path_, rank,
-          m);
+          printable_prefix(m));
     }
     const std::string_view left = std::string_view(m).substr(0, space);
     const std::string_view right = std::string_view(m).substr(space + 1);
@@ -236,7 +237,7 @@ void BpeTokenizer::load_merges(const GgufFile& gguf, const TokenMap& all_ids) {
     for (const std::string_view part : {left, right, std::string_view(joined)}) {
       if (!all_ids.contains(part)) {
         throw_error<ModelError>("{}: tokenizer.ggml.merges[{}] '{}': '{}' is not in the vocab",
-                                path_, rank, m, part);
+                                path_, rank, printable_prefix(m), printable_prefix(part));
       }
     }
     // Merges into or out of special tokens can never fire on text: leave them out.

@@ -9,6 +9,7 @@
 #include "model/gguf/gguf_file.h"
 #include "text/utf8_stream.h"
 #include "util/error.h"
+#include "util/utf8.h"
 
 namespace kvscope {
 
@@ -53,7 +54,7 @@ std::string piece_bytes(const SpPiece& piece, std::size_t id, const std::string&
       const int value = sp_byte_piece_value(piece.piece);
       if (value < 0) {
         throw_error<ModelError>("{}: piece {} (\"{}\") is a byte piece but not of the form <0xZZ>",
-                                source, id, piece.piece);
+                                source, id, printable_prefix(piece.piece));
       }
       return std::string(1, static_cast<char>(value));
     }

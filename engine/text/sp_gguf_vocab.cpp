@@ -6,6 +6,7 @@
 
 #include "model/gguf/gguf_file.h"
 #include "util/error.h"
+#include "util/utf8.h"
 
 namespace kvscope {
 
@@ -59,7 +60,7 @@ SpPiece make_piece(const LlamaVocab& vocab, std::size_t i, const std::string& so
       throw_error<ModelError>(
           "{}: tokenizer.ggml.tokens[{}] = \"{}\" is a byte token but not of "
           "the form <0xZZ>",
-          source, i, piece.piece);
+          source, i, printable_prefix(piece.piece));
     }
     piece.piece[3] = kHexDigits[static_cast<std::size_t>(value >> 4)];
     piece.piece[4] = kHexDigits[static_cast<std::size_t>(value & 15)];
@@ -98,7 +99,7 @@ void check_unique(const SpModel& model, const std::string& source) {
     const auto [it, inserted] = seen.emplace(model.pieces[i].piece, i);
     if (!inserted) {
       throw_error<ModelError>("{}: tokenizer.ggml.tokens[{}] and [{}] are both \"{}\"", source,
-                              it->second, i, model.pieces[i].piece);
+                              it->second, i, printable_prefix(model.pieces[i].piece));
     }
   }
 }

@@ -7,6 +7,7 @@
 #include "text/hf_tokenizer.h"
 #include "text/sentencepiece_tokenizer.h"
 #include "util/error.h"
+#include "util/utf8.h"
 
 namespace kvscope {
 
@@ -27,7 +28,7 @@ std::unique_ptr<Tokenizer> make_tokenizer(const Model& model) {
     if (*type == "gpt2") return make_bpe_tokenizer(*gguf);
     throw_error<ModelError>(
         "no tokenizer: {}: tokenizer.ggml.model \"{}\" is not supported (\"llama\" or \"gpt2\")",
-        model.path(), *type);
+        model.path(), printable_prefix(*type));
   }
   // tokenizer.json first: transformers' AutoTokenizer loads the fast tokenizer, which reads
   // it, when a folder has both; tokenizer.model is what it converts when there is none.

@@ -65,4 +65,34 @@ inline std::string escape_bytes(std::string_view s) {
   return out;
 }
 
+// Bytes the file gives as text, for a message a terminal shows: at most `max` bytes (cut
+// before a character that would cross it, with the full length noted), well-formed UTF-8 as
+// is, and as \xNN every byte that is not (invalid sequences, C0 and C1 controls, DEL, the
+// backslash), so a model file can neither fill the screen nor move the cursor or recolour.
+inline std::string printable_prefix(std::string_view s, std::size_t max = 64) {
+  std::string out;
+  std::size_t i = 0;
+  while (i < s.size()) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    const std::size_t len = c < 0x80 ? 1 : c < 0xe0 ? 2 : c < 0xf0 ? 3 : 4;
+    const std::string_view ch = s.substr(i, len);
+    const bool whole = len > 1 && ch.size() == len && !find_invalid_utf8(ch).has_value();
+    const std::size_t step = whole ? len : 1;
+    if (i + step > max) break;
+    const bool c1 = whole && c == 0xc2 && static_cast<unsigned char>(ch[1]) < 0xa0;
+    if (whole && !c1) {
+      out.append(ch);
+    } else if (c >= 0x20 && c < 0x7f && c != '\\') {
+      out.push_back(static_cast<char>(c));
+    } else {
+      for (std::size_t k = 0; k < step; ++k) {
+        out += fmt::format("\\x{:02x}", static_cast<unsigned char>(s[i + k]));
+      }
+    }
+    i += step;
+  }
+  if (i < s.size()) out += fmt::format("... ({} bytes)", s.size());
+  return out;
+}
+
 }  // namespace kvscope

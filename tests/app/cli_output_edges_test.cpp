@@ -71,6 +71,17 @@ TEST(CliOutputEdges, PlanJsonOfAFileWhoseNameIsNotUtf8IsPrinted) {
   EXPECT_THAT(json::parse(r.out).at("model").get<std::string>(), HasSubstr("caf\xEF\xBF\xBD"));
 }
 
+// general.name is shown as text: an escape sequence in it (set the terminal's title, ring the
+// bell) is printed as \x1b...\x07, not sent to the terminal.
+TEST(CliOutputEdges, InspectShowsAModelNameWithoutItsControlBytes) {
+  const std::string path = (scratch_dir() / "title.gguf").string();
+  write_synthetic_gguf(path, tiny_llama_spec("\x1b]0;pwned\x07tiny", 64), TensorType::F32, 7);
+  const auto r = run_cli({"inspect", path});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("\"\\x1b]0;pwned\\x07tiny\""));
+  EXPECT_EQ(r.out.find('\x1b'), std::string::npos);
+}
+
 TEST(CliOutputEdges, StandardOutputOnAFullDiskIsAnError) {
   if (!fs::exists("/dev/full")) GTEST_SKIP() << "no /dev/full here";
   KVSCOPE_REQUIRE_SHARED(model, "models/stories260K.gguf");

@@ -14,6 +14,7 @@
 #include "text/chat_template.h"
 #include "text/tokenizer.h"
 #include "util/error.h"
+#include "util/utf8.h"
 
 namespace kvscope::cli {
 
@@ -102,8 +103,9 @@ double mib(std::uint64_t b) {
 void print_text(const nlohmann::json& j) {
   const auto& s = j["spec"];
   fmt::print("{} ({})\n", j["path"].get<std::string>(), j["format"].get<std::string>());
+  // general.name is the file's text: shown without its control bytes, at most 256 bytes
   fmt::print("  architecture  {}  \"{}\"\n", s["architecture"].get<std::string>(),
-             s["name"].get<std::string>());
+             printable_prefix(s["name"].get<std::string>(), 256));
   fmt::print("  layers {}  dim {}  heads {}  kv heads {}  head dim {}  ffn {}  vocab {}\n",
              s["n_layers"].get<int64_t>(), s["dim"].get<int64_t>(), s["n_heads"].get<int64_t>(),
              s["n_kv_heads"].get<int64_t>(), s["head_dim"].get<int64_t>(),

@@ -145,7 +145,8 @@ void read_metadata(ByteReader& r, std::uint64_t n_kv, std::vector<std::string>& 
                               escape_bytes(key));
     }
     if (metadata.count(key) != 0) {
-      throw_error<ModelError>("metadata key {} appears twice (again at offset {})", key, at);
+      throw_error<ModelError>("metadata key {} appears twice (again at offset {})",
+                              printable_prefix(key), at);
     }
     try {
       const GgufType type = read_gguf_type(r, "value type");

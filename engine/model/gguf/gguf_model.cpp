@@ -9,6 +9,7 @@
 #include <fmt/ranges.h>
 
 #include "util/error.h"
+#include "util/utf8.h"
 
 namespace kvscope {
 
@@ -50,7 +51,7 @@ RopeScaling read_rope_scaling(const GgufFile& f, const std::string& arch) {
     throw_error<ModelError>(
         "{}: metadata {}.rope.scaling.type = '{}' is not supported (none, "
         "linear or yarn)",
-        f.path(), arch, *type);
+        f.path(), arch, printable_prefix(*type));
   }
   return out;
 }
@@ -136,7 +137,7 @@ ModelSpec gguf_model_spec(const GgufFile& f) {
   const std::string& a = s.architecture;
   if (!gguf_architecture_supported(a)) {
     throw_error<ModelError>("{}: general.architecture '{}' is not supported (KVScope runs {})",
-                            f.path(), a, gguf_supported_architectures_text());
+                            f.path(), printable_prefix(a), gguf_supported_architectures_text());
   }
   s.name = f.find_string("general.name").value_or(std::filesystem::path(f.path()).stem().string());
   s.n_layers = meta_size(f, a + ".block_count");

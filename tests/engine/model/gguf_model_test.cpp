@@ -25,6 +25,7 @@ namespace kvscope {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 // A tiny model file whose every piece a test can change before writing it. F32 tensor k
 // (in write order) holds k*1000 + i, so a view can be traced to its tensor and element.
@@ -359,6 +360,27 @@ TEST(GgufModel, UnsupportedArchitectureIsRejected) {
   TinyGguf t;
   t.arch = "gpt2";
   EXPECT_THAT(load_error(t.write()), HasSubstr("general.architecture 'gpt2' is not supported"));
+}
+
+// Text from the file in an error is a short prefix without its control bytes: an architecture
+// or a 30 KB rope scaling type starting with an escape sequence (clear the screen) used to be
+// printed whole, escape and all.
+TEST(GgufModel, HostileTextInAnErrorIsAShortPrintablePrefix) {
+  TinyGguf arch;
+  arch.arch = "\x1b[2J" + std::string(200, 'a');  // also the file's name: kept under 255 bytes
+  TinyGguf rope;
+  rope.extra = [](GgufWriter& w) {
+    w.set_string("llama.rope.scaling.type", "\x1b[2J" + std::string(30000, 'a'));
+  };
+  const std::string arch_error = load_error(arch.write());
+  const std::string rope_error = load_error(rope.write());
+  EXPECT_THAT(arch_error, HasSubstr("(204 bytes)"));
+  EXPECT_THAT(rope_error, HasSubstr("(30004 bytes)"));
+  for (const std::string& e : {arch_error, rope_error}) {
+    EXPECT_LT(e.size(), 800u) << e.substr(0, 800);
+    EXPECT_THAT(e, Not(HasSubstr("'\x1b")));  // (the arch's file name holds one)
+    EXPECT_THAT(e, HasSubstr("'\\x1b[2Jaaa"));
+  }
 }
 
 TEST(GgufModel, UnsupportedTensorTypeNamesTensorAndType) {

@@ -281,6 +281,37 @@ TEST(BpeTokenizerTest, RejectsMergesNamingTokensThatDoNotExist) {
   EXPECT_THROW(v.build(), ModelError);
 }
 
+// A 100 KB merge, token or model name is named by a short prefix without its escape sequence.
+TEST(BpeTokenizerTest, HostileTextInAnErrorIsAShortPrintablePrefix) {
+  const std::string hostile = "\x1b[2J" + std::string(100000, 'a');
+  std::vector<std::string> errors;
+  const auto error_of = [&](const TinyVocab& v) {
+    try {
+      v.build();
+      ADD_FAILURE() << "expected ModelError";
+    } catch (const ModelError& e) {
+      errors.emplace_back(e.what());
+    }
+  };
+  TinyVocab merge;
+  merge.merges.push_back(hostile);  // no space
+  error_of(merge);
+  merge.merges.back() = "he " + hostile;  // not in the vocab
+  error_of(merge);
+  TinyVocab twice;
+  twice.merged.push_back(hostile);
+  twice.merged.push_back(hostile);
+  error_of(twice);
+  TinyVocab model;
+  model.model = hostile;
+  error_of(model);
+  for (const std::string& e : errors) {
+    EXPECT_LT(e.size(), 600u) << e.substr(0, 600);
+    EXPECT_EQ(e.find('\x1b'), std::string::npos);
+    EXPECT_THAT(e, HasSubstr("\\x1b[2Jaaa"));
+  }
+}
+
 TEST(BpeTokenizerTest, RejectsBadVocabMetadata) {
   TinyVocab v;
   v.bos = 100000;

@@ -268,6 +268,22 @@ TEST(SentencePieceVocabTest, MalformedVocabsNameTheKeyAndIndex) {
   EXPECT_VOCAB_ERROR(LlamaVocab{}, "tokenizer.ggml.tokens is empty");
 }
 
+// A 100 KB piece where a byte token belongs, or twice in the vocab, is named by a short prefix
+// without its escape sequence; the whole piece used to be the message.
+TEST(SentencePieceVocabTest, AHostilePieceIsQuotedShortInItsError) {
+  const std::string hostile = "\x1b]0;pwned\x07" + std::string(100000, 'a');
+  LlamaVocab v = small_vocab();
+  v.tokens[3 + 0x41] = hostile;
+  const std::string byte_error = vocab_error(v);
+  v = small_vocab();
+  v.tokens[kFirstNormal] = v.tokens[kFirstNormal + 1] = hostile;
+  for (const std::string& e : {byte_error, vocab_error(v)}) {
+    EXPECT_LT(e.size(), 600u) << e.substr(0, 600);
+    EXPECT_EQ(e.find('\x1b'), std::string::npos);
+    EXPECT_NE(e.find("\\x1b]0;pwned\\x07aaa"), std::string::npos) << e.substr(0, 600);
+  }
+}
+
 // --- the ModelProto wire format
 
 TEST(SentencePieceProtoTest, SerializeThenParseKeepsEveryField) {
