@@ -187,6 +187,15 @@ class ModelsPageTest : public QObject {
     QCOMPARE(LocalModelsModel::parameterCount(6'738'415'616), QStringLiteral("6.74B"));
   }
 
+  // A count just under a unit that rounds up to it is written in that unit (Gemma 3 1B was
+  // "1000M" in the Download tab).
+  void aParameterCountThatRoundsUpToTheNextUnitIsWrittenInIt() {
+    QCOMPARE(LocalModelsModel::parameterCount(999'885'952), QStringLiteral("1.00B"));
+    QCOMPARE(LocalModelsModel::parameterCount(999'499'999), QStringLiteral("999M"));
+    QCOMPARE(LocalModelsModel::parameterCount(999'700), QStringLiteral("1M"));
+    QCOMPARE(LocalModelsModel::parameterCount(999'499), QStringLiteral("999K"));
+  }
+
   void aBrokenFileShowsItsErrorGreyedWithTheWholeErrorAsTooltip() {
     KVSCOPE_QT_REQUIRE_SHARED(model, "models/stories260K.gguf");
     const FakeHome h = make_home(model);

@@ -65,10 +65,12 @@ QString LocalModelsModel::describeAnswer(const LocalFitAnswer& a) {
       .arg(bytes_text(a.short_by_bytes), count_text(a.context), dtype);
 }
 
+// A count that rounds up to the next unit is written in it: Gemma 3 1B's 999,885,952 is
+// "1.00B", not "1000M".
 QString LocalModelsModel::parameterCount(std::int64_t n) {
   const auto scaled = [n](double unit) { return static_cast<double>(n) / unit; };
-  if (n >= 1'000'000'000) return QStringLiteral("%1B").arg(scaled(1e9), 0, 'f', 2);
-  if (n >= 1'000'000) return QStringLiteral("%1M").arg(scaled(1e6), 0, 'f', 0);
+  if (n >= 999'500'000) return QStringLiteral("%1B").arg(scaled(1e9), 0, 'f', 2);
+  if (n >= 999'500) return QStringLiteral("%1M").arg(scaled(1e6), 0, 'f', 0);
   if (n >= 1'000) return QStringLiteral("%1K").arg(scaled(1e3), 0, 'f', 0);
   return QString::number(n);
 }
