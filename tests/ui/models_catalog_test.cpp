@@ -19,6 +19,9 @@
 #include <QTableView>
 #include <QtTest>
 
+#include <algorithm>
+#include <cmath>
+
 #include "loopback_http_server.h"
 #include "models/catalog_table_model.h"
 #include "models/catalog_view.h"
@@ -27,6 +30,7 @@
 #include "models/models_page.h"
 #include "plan/catalog_fit.h"
 #include "ui_test_support.h"
+#include "window/app_palette.h"
 
 namespace kvscope::ui {
 namespace {
@@ -63,6 +67,18 @@ std::vector<CatalogModel> test_catalog(const QByteArray& body) {
                            .arg(body.size())
                            .arg(sha);
   return parse_model_catalog(text.toStdString(), "test catalog");
+}
+
+// WCAG's contrast ratio of two colours (1 to 21).
+double contrast(const QColor& a, const QColor& b) {
+  const auto luminance = [](const QColor& c) {
+    const auto channel = [](double v) {
+      return v <= 0.03928 ? v / 12.92 : std::pow((v + 0.055) / 1.055, 2.4);
+    };
+    return 0.2126 * channel(c.redF()) + 0.7152 * channel(c.greenF()) + 0.0722 * channel(c.blueF());
+  };
+  const double la = luminance(a), lb = luminance(b);
+  return (std::max(la, lb) + 0.05) / (std::min(la, lb) + 0.05);
 }
 
 QString cell(const CatalogTableModel& m, int row, int column) {
@@ -190,6 +206,25 @@ class ModelsCatalogTest : public QObject {
       page_->show();
       page_->grab().save(dir + QStringLiteral("/models-download-failed.png"));
     }
+  }
+
+  // The failed row's state reads in both themes: Qt::darkRed was 1.5:1 on the dark base.
+  void aFailedRowReadsInBothThemes() {
+    CatalogTableModel& m = *catalog_->tableModel();
+    m.setRowState(0, QStringLiteral("failed: the server answered HTTP 404"), true);
+    const QPalette saved = QGuiApplication::palette();
+    for (const QPalette& theme : {dark_palette(), light_palette()}) {
+      QGuiApplication::setPalette(theme);
+      const auto colour = m.index(0, Col::kState).data(Qt::ForegroundRole).value<QColor>();
+      QVERIFY(colour.isValid());
+      for (const QPalette::ColorRole role : {QPalette::Base, QPalette::AlternateBase}) {
+        const double ratio = contrast(colour, theme.color(role));
+        QVERIFY2(ratio >= 4.5, qPrintable(QStringLiteral("%1 on %2: %3:1")
+                                              .arg(colour.name(), theme.color(role).name())
+                                              .arg(ratio, 0, 'f', 2)));
+      }
+    }
+    QGuiApplication::setPalette(saved);
   }
 
  private:

@@ -227,7 +227,7 @@ void FitsSummary::changeEvent(QEvent* event) {
 void FitsSummary::restyle() {
   const bool dark = is_dark(palette());
   const QColor good = dark ? QColor(0x6fd37a) : QColor(0x1a7f37);
-  const QColor bad = dark ? QColor(0xff7b72) : QColor(0xc62828);
+  const QColor bad = error_text_color(palette());
   QPalette p = verdict_->palette();
   const QColor partly = dark ? QColor(0xe3b341) : QColor(0x9a6700);
   p.setColor(QPalette::WindowText, verdict_kind_ == Verdict::Fits     ? good

@@ -24,10 +24,16 @@
 #include "plan/vllm_solvers.h"
 #include "plan/vllm_swap.h"
 #include "widgets/number_text.h"
+#include "window/app_palette.h"
 
 namespace kvscope::ui {
 
 namespace {
+
+// Red that reads on the app's palette (the page is built after the theme is chosen).
+QString error_style() {
+  return QStringLiteral("color: %1;").arg(error_text_color(QGuiApplication::palette()).name());
+}
 
 // "vLLM 0.6.0-0.6.4 (V0 engine)", the engine's word translated; the releases as they are.
 QString release_label(const VllmVersionInfo& v) {
@@ -86,7 +92,7 @@ FitsVllmSection::FitsVllmSection(QWidget* parent)
   vllm_terms_->setLineWrapMode(QPlainTextEdit::WidgetWidth);
   error_->setWordWrap(true);
   error_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-  error_->setStyleSheet(QStringLiteral("color: #d62728;"));
+  error_->setStyleSheet(error_style());
 
   bars_layout_->setContentsMargins(0, 0, 0, 0);
   bars_layout_->setSpacing(6);
@@ -241,14 +247,13 @@ void FitsVllmSection::show_vllm_plan() {
     text += longest > 0 ? tr(". Largest max_model_len that starts: %1").arg(count_text(longest))
                         : tr(". No max_model_len starts on this GPU.");
     vllm_verdict_->setText(text);
-    vllm_verdict_->setStyleSheet(vllm_plan_->starts ? QString()
-                                                    : QStringLiteral("color: #d62728;"));
+    vllm_verdict_->setStyleSheet(vllm_plan_->starts ? QString() : error_style());
     vllm_terms_->setPlainText(
         QString::fromStdString(explain_vllm_memory(*vllm_plan_) +
                                explain_vllm_swap(*vllm_plan_, plan_vllm_swap(*vllm_plan_))));
   } catch (const std::exception& e) {
     vllm_verdict_->setText(tr("vLLM: %1").arg(QString::fromStdString(e.what())));
-    vllm_verdict_->setStyleSheet(QStringLiteral("color: #d62728;"));
+    vllm_verdict_->setStyleSheet(error_style());
     vllm_terms_->clear();
   }
   vllm_verdict_->show();
@@ -298,7 +303,7 @@ void FitsVllmSection::show_plan(const ParallelPlan& plan) {
   } else {
     verdict_->setText(tr("Does not fit on %1, %2 short on the fullest GPU: %3")
                           .arg(shape, bytes_text(short_bytes), kv));
-    verdict_->setStyleSheet(QStringLiteral("color: #d62728;"));
+    verdict_->setStyleSheet(error_style());
   }
   verdict_->show();
   command_->setPlainText(QString::fromStdString(vllm_serve_command(args_)));

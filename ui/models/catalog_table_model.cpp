@@ -9,6 +9,7 @@
 
 #include "models/local_models_model.h"
 #include "plan/catalog_fit.h"
+#include "window/app_palette.h"
 
 namespace kvscope::ui {
 
@@ -125,7 +126,9 @@ QVariant CatalogTableModel::data(const QModelIndex& index, int role) const {
       if (!rows_[row].model->supported) {
         return QGuiApplication::palette().color(QPalette::Disabled, QPalette::Text);
       }
-      if (index.column() == kState && states_.value(row).second) return QColor(Qt::darkRed);
+      if (index.column() == kState && states_.value(row).second) {
+        return error_text_color(QGuiApplication::palette());
+      }
       return {};
     case Qt::TextAlignmentRole:
       return QVariant::fromValue((index.column() == kSize ? Qt::AlignRight : Qt::AlignLeft) |

@@ -14,6 +14,7 @@
 
 #include "models/catalog_table_model.h"
 #include "models/model_download.h"
+#include "window/app_palette.h"
 
 namespace kvscope::ui {
 
@@ -186,7 +187,7 @@ void CatalogView::on_finished() {
       break;
     case ModelDownload::State::Failed:
       model_->setRowState(active_row_, tr("failed: %1").arg(active_->error()), true);
-      status_->setStyleSheet(QStringLiteral("color: #c62828"));
+      status_->setStyleSheet(QStringLiteral("color: %1").arg(error_text_color(palette()).name()));
       status_->setText(tr("%1 was not downloaded: %2").arg(name, active_->error()));
       break;
     default:

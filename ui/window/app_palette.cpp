@@ -43,6 +43,10 @@ QPalette dark_palette() {
   return p;
 }
 
+QColor error_text_color(const QPalette& palette) {
+  return is_dark(palette) ? QColor(0xff, 0x7b, 0x72) : QColor(0xc6, 0x28, 0x28);
+}
+
 bool is_dark(const QPalette& palette) {
   return palette.color(QPalette::Window).lightness() <
          palette.color(QPalette::WindowText).lightness();

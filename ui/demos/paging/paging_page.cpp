@@ -14,6 +14,7 @@
 #include "demos/paging/waste_bar.h"
 #include "sim/trace/trace_presets.h"
 #include "util/error.h"
+#include "window/app_palette.h"
 
 namespace kvscope::ui {
 namespace {
@@ -85,7 +86,8 @@ PagingDemoPage::PagingDemoPage(QWidget* parent)
       summary_(new PagingSummaryTable(this)) {
   info_->setWordWrap(true);
   error_->setWordWrap(true);
-  error_->setStyleSheet(QStringLiteral("QLabel { color: #d62728; font-weight: bold; }"));
+  error_->setStyleSheet(QStringLiteral("QLabel { color: %1; font-weight: bold; }")
+                            .arg(error_text_color(palette()).name()));
   error_->hide();
   auto* bottom = new QHBoxLayout;
   bottom->setSpacing(10);
