@@ -96,6 +96,16 @@ class RemotePageTest : public QObject {
     QVERIFY(page.serverLabel()->toolTip().contains("activation"));
     QVERIFY(page.plan());
     const double planned_tokens = static_cast<double>(page.plan()->tokens);
+    // the difference is engine/remote's (compare_kv), not the page's own arithmetic
+    ServerSample pool;
+    pool.kv_pool_blocks = 1952;
+    pool.kv_block_size = 16;
+    const std::optional<double> diff =
+        compare_kv(pool, std::nullopt, *page.plan()).pool_difference_pct;
+    QVERIFY(diff);
+    QVERIFY2(server.contains(QStringLiteral("(%1% against the server's pool)")
+                                 .arg(QString::asprintf("%+.1f", *diff))),
+             qPrintable(server));
 
     const QList<QPointF> kv = points(page, kKv, 0);
     QCOMPARE(kv.size(), 2);
@@ -104,6 +114,7 @@ class RemotePageTest : public QObject {
     const QList<QPointF> planned = points(page, kKv, 1);
     QCOMPARE(planned.size(), 2);
     QVERIFY(qFuzzyCompare(planned[1].y(), 100.0 * 0.9718 * 31232 / planned_tokens));
+    QCOMPARE(planned[1].y(), *compare_kv(ServerSample{}, 0.9718 * 31232, *page.plan()).planned_pct);
     QVERIFY(planned[1].y() < kv[1].y());  // the planner's pool is the larger one
     QCOMPARE(points(page, kQueue, 0).back().y(), 24.0);
     QCOMPARE(points(page, kQueue, 1).back().y(), 5.0);

@@ -17,11 +17,15 @@ QList<QPointF> line(const WatchSeries& series, Field field, double scale = 1.0) 
 
 }  // namespace
 
-RemoteLines remote_lines(const WatchSeries& series, std::int64_t planned_tokens) {
+RemoteLines remote_lines(const WatchSeries& series, const PlannedPool* plan) {
   RemoteLines l;
   l.kv[0] = line(series, &WatchPoint::kv_usage_pct);
-  if (planned_tokens > 0) {
-    l.kv[1] = line(series, &WatchPoint::kv_tokens, 100.0 / static_cast<double>(planned_tokens));
+  if (plan != nullptr) {
+    for (const WatchPoint& p : series.points()) {
+      if (const auto pct = compare_kv(ServerSample{}, p.kv_tokens, *plan).planned_pct) {
+        l.kv[1].append({p.seconds, *pct});
+      }
+    }
   }
   l.queue[0] = line(series, &WatchPoint::running);
   l.queue[1] = line(series, &WatchPoint::waiting);

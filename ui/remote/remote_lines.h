@@ -1,6 +1,7 @@
 // RemoteLines: the Remote page's view model. A WatchSeries' points as chart lines, x in
 // seconds since connecting; a point the server did not report is left out (no fake zeros).
-//   kv        live KV usage (%), and the planner's: tokens held / planned pool tokens (%)
+//   kv        live KV usage (%), and the planner's: tokens held / planned pool tokens (%), as
+//             engine/remote's compare_kv reads them
 //   queue     running, waiting
 //   preempt   the preemption counter
 //   prefix    prefix-cache hit rate over the window (%)
@@ -14,6 +15,7 @@
 
 #include <cstdint>
 
+#include "remote/kv_prediction.h"
 #include "remote/watch_series.h"
 
 namespace kvscope::ui {
@@ -27,7 +29,7 @@ struct RemoteLines {
   QVector<QList<QPointF>> ttft{3};
 };
 
-// `planned_tokens` <= 0: no planner line.
-RemoteLines remote_lines(const WatchSeries& series, std::int64_t planned_tokens);
+// `plan` null (or an empty pool): no planner line.
+RemoteLines remote_lines(const WatchSeries& series, const PlannedPool* plan);
 
 }  // namespace kvscope::ui

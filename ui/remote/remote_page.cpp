@@ -236,11 +236,10 @@ void RemotePage::update_server_line() {
                        .arg(q(group_digits(plan_->tokens)))
                        .arg(q(std::string(vllm_version_info(plan_->question.version).label)));
     const ServerSample* s = series_.latest();
-    if (s != nullptr && s->kv_pool_tokens() && *s->kv_pool_tokens() > 0) {
-      const double diff =
-          100.0 *
-          (static_cast<double>(plan_->tokens) / static_cast<double>(*s->kv_pool_tokens()) - 1.0);
-      line += tr(" (%1% against the server's pool)").arg(QString::asprintf("%+.1f", diff));
+    const std::optional<double> diff =
+        s != nullptr ? compare_kv(*s, std::nullopt, *plan_).pool_difference_pct : std::nullopt;
+    if (diff) {
+      line += tr(" (%1% against the server's pool)").arg(QString::asprintf("%+.1f", *diff));
     } else if (s != nullptr && !s->kv_tokens && !s->kv_pool_tokens()) {
       line += tr("; the server does not say how many tokens it holds, so no planner line");
     }
@@ -255,7 +254,7 @@ void RemotePage::update_server_line() {
 }
 
 void RemotePage::update_charts() {
-  const RemoteLines l = remote_lines(series_, plan_ ? plan_->tokens : 0);
+  const RemoteLines l = remote_lines(series_, plan_ ? &*plan_ : nullptr);
   charts_[0]->setLineShown(1, plan_.has_value());
   const auto& p = series_.points();
   const double from = p.empty() ? 0.0 : p.front().seconds;
