@@ -3,6 +3,8 @@
 //   kvscope [MODEL]                 open MODEL (a GGUF file or a Hugging Face folder);
 //                                   without it the last used model, else the demo model
 //   --palette light|dark            the colour theme (default: the last one chosen)
+//   --window-size WxH               the window's size at start (default 1280x800), e.g. to
+//                                   check the screenshots at a large size
 //   --notice TEXT                   a line for the notice bar at start (run-app.sh: why the
 //                                   demo model is open instead of the downloaded one)
 //   --screenshot-dir DIR            run a scripted chat and save PNGs of the window to DIR
@@ -86,6 +88,9 @@ int main(int argc, char** argv) {
       "model", translated(QT_TRANSLATE_NOOP("main", "GGUF file or Hugging Face folder to open")));
   parser.addOption(
       {"palette", translated(QT_TRANSLATE_NOOP("main", "Colour theme: light or dark.")), "theme"});
+  parser.addOption({"window-size",
+                    translated(QT_TRANSLATE_NOOP("main", "Window size at start, as WxH.")), "size",
+                    "1280x800"});
   parser.addOption(
       {"notice",
        translated(QT_TRANSLATE_NOOP("main", "A line to show in the notice bar at start.")),
@@ -136,6 +141,10 @@ int main(int argc, char** argv) {
                                    parser.value("bench-tokens").toLongLong());
     } else if (parser.isSet("send")) {
       new kvscope::ui::SendDriver(&window, parser.values("send"));
+    }
+    const QStringList size = parser.value("window-size").split(QLatin1Char('x'));
+    if (size.size() == 2 && size[0].toInt() > 0 && size[1].toInt() > 0) {
+      window.resize(size[0].toInt(), size[1].toInt());
     }
     window.show();
     window.openModel(startup_model(parser.positionalArguments()));

@@ -487,6 +487,14 @@ refcount: %6%7
         <source>CPU · layers %1 · KV in RAM</source>
         <translation>CPU · 第 %1 层 · KV 在内存中</translation>
     </message>
+    <message>
+        <source>%1 (sequences %2)</source>
+        <translation>%1（序列 %2）</translation>
+    </message>
+    <message>
+        <source>chat %1 (sequences %2)</source>
+        <translation>对话 %1（序列 %2）</translation>
+    </message>
 </context>
 <context>
     <name>kvscope::ui::CatalogTableModel</name>
@@ -1079,12 +1087,12 @@ Load a model again.</source>
         <translation>CPU 内存带宽</translation>
     </message>
     <message>
-        <source>A model larger than the GPU runs its first layers on the GPU and the rest on the CPU (llama.cpp&apos;s -ngl, kvscope --gpu-layers)</source>
-        <translation>比 GPU 更大的模型：前面的层在 GPU 上运行，其余在 CPU 上运行（即 llama.cpp 的 -ngl、kvscope 的 --gpu-layers）</translation>
-    </message>
-    <message>
         <source>How fast the CPU reads its RAM: the layers on the CPU are read at this speed every token (kvscope-cli bench measures it)</source>
         <translation>CPU 读取内存的速度：每生成一个词元，CPU 上的层都按此速度读取一遍（kvscope-cli bench 可测量）</translation>
+    </message>
+    <message>
+        <source>A model larger than the GPU runs its first layers on the GPU and the rest on the CPU (llama.cpp&apos;s -ngl; here, Open model&apos;s Layers on the GPU; kvscope-cli --gpu-layers)</source>
+        <translation>比 GPU 更大的模型：前面的层在 GPU 上运行，其余在 CPU 上运行（即 llama.cpp 的 -ngl；本应用中为“打开模型”对话框的“GPU 上的层”；kvscope-cli 的 --gpu-layers）</translation>
     </message>
 </context>
 <context>
@@ -3368,6 +3376,10 @@ refcount: %4</source>
     <message>
         <source>Send this message once the model is loaded (repeatable).</source>
         <translation>模型加载后发送这条消息（可重复）。</translation>
+    </message>
+    <message>
+        <source>Window size at start, as WxH.</source>
+        <translation>启动时的窗口大小，格式为 宽x高。</translation>
     </message>
 </context>
 </TS>

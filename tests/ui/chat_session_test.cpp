@@ -35,6 +35,20 @@ class ChatSessionTest : public QObject {
     QCOMPARE(s.title(), QStringLiteral("Hi"));
   }
 
+  // A long first message titles the chat cut at a word's end with an ellipsis; the block
+  // map's legend and the sidebar read "... in two senten" before.
+  void aLongFirstMessageTitlesTheChatAtAWordsEnd() {
+    ChatSession s(1, QStringLiteral("t"));
+    s.beginUserTurn(QStringLiteral("Explain what a KV cache is in two sentences."));
+    QCOMPARE(s.title(), QStringLiteral("Explain what a KV cache is in two\u2026"));
+    ChatSession one_word(2, QStringLiteral("t"));
+    one_word.beginUserTurn(QString(60, QLatin1Char('a')));
+    QCOMPARE(one_word.title(), QString(39, QLatin1Char('a')) + QChar(0x2026));
+    ChatSession exact(3, QStringLiteral("t"));
+    exact.beginUserTurn(QStringLiteral("What is the capital of France? One word."));  // 40
+    QCOMPARE(exact.title(), QStringLiteral("What is the capital of France? One word."));
+  }
+
   void regenerateReplacesTheLastReplyWithANewSeed() {
     ChatSession s(1, QStringLiteral("t"));
     SamplingSettings fixed;

@@ -34,6 +34,7 @@
 #include "plan/plan_explainer.h"
 #include "plan/solvers.h"
 #include "ui_test_support.h"
+#include "widgets/eliding_combo_box.h"
 #include "widgets/slider_spin.h"
 #include "window/app_palette.h"
 
@@ -72,6 +73,7 @@ void expect_shown(const FitsPage& page, const PlanRequest& r, double bandwidth) 
   QCOMPARE(bar->partBytes(FitsStackBar::Kv), plan.kv.pool_bytes_needed);
   QCOMPARE(bar->partBytes(FitsStackBar::Workspace), plan.workspace.total());
   QCOMPARE(bar->partBytes(FitsStackBar::Free), std::max<std::int64_t>(0, plan.margin_bytes));
+  QCOMPARE(bar->neededBytes(), plan.total_needed);  // the planner's sum, not the bar's
   QCOMPARE(bar->shortBytes(), std::max<std::int64_t>(0, -plan.margin_bytes));
   QCOMPARE(bar->usableBytes(), plan.usable_bytes);
   QCOMPARE(bar->totalBytes(), r.budget.total_bytes);
@@ -264,6 +266,44 @@ class FitsPageTest : public QObject {
     info.gpu_layers = 0;
     page.setLoadedModel(info);
     QVERIFY(controls->mostLayersThatFit()->isChecked());
+  }
+
+  // At 1280x800 the column of controls is 380 px: a loaded model's long name and its exact
+  // weights are shortened with an ellipsis (they were cut off mid-letter: "92.1 MiE"), and
+  // hovering says them whole.
+  void aTextWiderThanItsListIsShortenedWithAnEllipsis() {
+    FitsPage page;
+    page.resize(1280, 700);
+    ModelInfo info;
+    info.path = QStringLiteral("/models/SmolLM2-135M-Instruct.Q4_1.gguf");
+    info.name = QStringLiteral("SmolLM2-135M-Instruct.Q4_1.gguf");
+    info.spec = model_preset("llama-2-7b").spec;
+    info.weights = {96576768, 90000000, "the stored tensors (exact)"};
+    page.setLoadedModel(info);
+    page.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&page));
+    for (QComboBox* box : {page.controls()->modelBox(), page.controls()->weightTypeBox()}) {
+      auto* eliding = qobject_cast<ElidingComboBox*>(box);
+      QVERIFY2(eliding != nullptr, qPrintable(box->currentText()));
+      const QString shown = eliding->shownText();
+      QVERIFY2(shown.endsWith(QChar(0x2026)) && box->currentText().startsWith(shown.chopped(1)),
+               qPrintable(shown));
+      QVERIFY(eliding->hoverText().startsWith(box->currentText()));
+    }
+    auto* preset = qobject_cast<ElidingComboBox*>(page.controls()->modelBox());
+    preset->setCurrentIndex(preset->findText(QStringLiteral("Llama-2-7B")));
+    QCOMPARE(preset->shownText(), QStringLiteral("Llama-2-7B"));  // short: as it is
+  }
+
+  // The layer count's tooltip names where else it is set: the GUI (kvscope) has no
+  // --gpu-layers option; the Open model dialog and kvscope-cli do.
+  void theLayerCountNamesWhereItIsSet() {
+    FitsPage page;
+    const QString tip = page.controls()->gpuLayers()->toolTip();
+    QVERIFY2(tip.contains(QStringLiteral("kvscope-cli --gpu-layers")) &&
+                 !tip.contains(QStringLiteral("kvscope --gpu-layers")) &&
+                 tip.contains(QStringLiteral("Open model")),
+             qPrintable(tip));
   }
 
   void theLoadedModelIsPlannedWithItsExactWeights() {

@@ -194,6 +194,37 @@ class LivePanelTest : public QObject {
     QVERIFY2(narrow.join(" ").contains("more"), qPrintable(narrow.join(" | ")));
   }
 
+  // A regenerated reply: two sequences of one chat, drawn in the chat's one colour, are one
+  // entry naming both; a name too long for its share is shortened at its end (the legend read
+  // "Tell me…ence 2) | Tell me…ence 3)" at 1280x800: one colour twice, its middle cut out).
+  void blockMapLegendHasOneEntryPerChatShortenedAtItsEnd() {
+    BlockMapWidget map;
+    PanelFrame f = small_frame(21, 0);
+    f.owners = {{1, 7}, {2, 8}, {3, 8}};
+    f.cache.groups[0].blocks[2] = {2, 3, 1, 4};
+    summarize_group(f.cache.groups[0], 16);
+    summarize_totals(f.cache);
+    map.resize(1200, 200);
+    map.setFrame(f);
+    const QString first = QStringLiteral("Explain what a KV cache is in two sentences.");
+    const QString second = QStringLiteral("Tell me a long story about the moon and the stars");
+    map.setChatNames({{7, first}, {8, second}});
+    QStringList texts = map.legendTexts();
+    QCOMPARE(texts.mid(0, 3),
+             QStringList({first + QStringLiteral(" (sequence 1)"),
+                          second + QStringLiteral(" (sequences 2, 3)"), QStringLiteral("shared")}));
+    map.resize(640, 200);
+    map.setFrame(f);
+    texts = map.legendTexts();
+    QVERIFY2(texts.size() > 2 && texts[2] == QStringLiteral("shared"),
+             qPrintable(texts.join(" | ")));
+    for (const auto& [shown, name] : {std::pair{texts[0], first}, std::pair{texts[1], second}}) {
+      QVERIFY2(
+          shown.endsWith(QChar(0x2026)) && shown.size() > 4 && name.startsWith(shown.chopped(1)),
+          qPrintable(texts.join(" | ")));
+    }
+  }
+
   // 30 layers (SmolLM2): the bar axis prints nothing (it would print "..." under most bars),
   // the number axis 0, 5, ..., 25 under their bars; 18 layers (Gemma 3 270M): every number.
   void layerAxesPrintEveryFifthLayerWhenCrowded() {

@@ -73,6 +73,7 @@ const QStringList kAllowedWords = {
     // quantized checkpoint formats vLLM loads (AWQ, GPTQ, bitsandbytes); vLLM's engines, its
     // command and its option names; KVScope's programs and llama.cpp's -ngl
     "awq", "gptq", "bnb", "V0", "V1", "vllm serve", "max_model_len", "kvscope-cli bench",
+    "kvscope-cli",
     "kvscope", "-ngl",
     // a factor ("4.17x")
     "[0-9.]+x",

@@ -6,6 +6,22 @@
 #include <utility>
 
 namespace kvscope::ui {
+namespace {
+
+// A new chat's title: its first message, simplified; one over 40 characters cut at the end of
+// a word with an ellipsis ("Explain what a KV cache is in two…", not "... in two senten").
+QString title_of_message(const QString& text) {
+  constexpr qsizetype kMaxTitle = 40;
+  const QString t = text.simplified();
+  if (t.size() <= kMaxTitle) return t;
+  QString cut = t.left(kMaxTitle - 1);
+  if (const qsizetype space = cut.lastIndexOf(QLatin1Char(' ')); space >= kMaxTitle / 2) {
+    cut.truncate(space);
+  }
+  return cut + QChar(0x2026);
+}
+
+}  // namespace
 
 QString chat_item_state_name(ChatItem::State state) {
   switch (state) {
@@ -75,7 +91,7 @@ void ChatSession::push_item(const QString& role, const QString& text, ChatItem::
 ChatRequest ChatSession::beginUserTurn(const QString& text) {
   if (!titled_) {
     titled_ = true;
-    title_ = text.simplified().left(40);
+    title_ = title_of_message(text);
     emit titleChanged(title_);
   }
   push_item(QStringLiteral("user"), text, ChatItem::State::Done);

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "widgets/eliding_combo_box.h"
 #include "widgets/number_text.h"
 #include "widgets/slider_spin.h"
 
@@ -48,11 +49,11 @@ int index_of_slug(const List& list, const char* slug) {
 FitsControls::FitsControls(const FitsCatalogue& catalogue, QWidget* parent)
     : QWidget(parent),
       gpus_(catalogue.gpus),
-      model_(new QComboBox(this)),
-      weight_type_(new QComboBox(this)),
+      model_(new ElidingComboBox(this)),
+      weight_type_(new ElidingComboBox(this)),
       k_dtype_(dtype_box(this)),
       v_dtype_(dtype_box(this)),
-      gpu_(new QComboBox(this)),
+      gpu_(new ElidingComboBox(this)),
       custom_gib_(new QDoubleSpinBox(this)),
       bandwidth_(new QDoubleSpinBox(this)),
       backend_(new QComboBox(this)),
@@ -165,7 +166,7 @@ void FitsControls::build_layout() {
   context_->setToolTip(tr("Tokens per sequence: prompt and reply"));
   gpu_layers_->setToolTip(
       tr("A model larger than the GPU runs its first layers on the GPU and the rest on the CPU "
-         "(llama.cpp's -ngl, kvscope --gpu-layers)"));
+         "(llama.cpp's -ngl; here, Open model's Layers on the GPU; kvscope-cli --gpu-layers)"));
   cpu_bandwidth_->setToolTip(
       tr("How fast the CPU reads its RAM: the layers on the CPU are read "
          "at this speed every token (kvscope-cli bench measures it)"));

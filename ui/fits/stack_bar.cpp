@@ -40,6 +40,7 @@ void FitsStackBar::setPlan(const MemoryPlan& plan, std::int64_t total_bytes) {
   parts_[Workspace] = plan.workspace.total();
   parts_[Free] = std::max<std::int64_t>(0, plan.margin_bytes);
   short_ = std::max<std::int64_t>(0, -plan.margin_bytes);
+  needed_ = plan.total_needed;
   usable_ = plan.usable_bytes;
   total_ = total_bytes;
   update();
@@ -58,7 +59,7 @@ void FitsStackBar::paintEvent(QPaintEvent*) {
   p.setRenderHint(QPainter::Antialiasing, false);
   const QRect bar(0, 0, width() - 1, kBarHeight);
   p.fillRect(bar, palette().color(QPalette::Base));
-  const std::int64_t needed = parts_[Weights] + parts_[Kv] + parts_[Workspace];
+  const std::int64_t needed = needed_;
   const double span = static_cast<double>(std::max({total_, usable_, needed, std::int64_t{1}}));
   auto x_of = [&](std::int64_t bytes) {
     return bar.left() +

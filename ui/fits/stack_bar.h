@@ -26,13 +26,15 @@ class FitsStackBar : public QWidget {
 
   // weights = plan.weights.bytes, KV = plan.kv.pool_bytes_needed, workspace =
   // plan.workspace.total(), free = plan.margin_bytes when positive; usable =
-  // plan.usable_bytes; total = the GPU's memory.
+  // plan.usable_bytes; needed = plan.total_needed (the bar's end when it runs past the
+  // usable mark); total = the GPU's memory.
   void setPlan(const MemoryPlan& plan, std::int64_t total_bytes);
 
   std::int64_t partBytes(Part part) const { return parts_[static_cast<std::size_t>(part)]; }
   std::int64_t usableBytes() const { return usable_; }
   std::int64_t totalBytes() const { return total_; }
   std::int64_t shortBytes() const { return short_; }  // > 0 when the plan does not fit
+  std::int64_t neededBytes() const { return needed_; }
 
   static QColor partColor(Part part);
 
@@ -49,6 +51,7 @@ class FitsStackBar : public QWidget {
   std::int64_t usable_ = 0;
   std::int64_t total_ = 0;
   std::int64_t short_ = 0;
+  std::int64_t needed_ = 0;
 };
 
 }  // namespace kvscope::ui

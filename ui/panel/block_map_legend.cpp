@@ -10,16 +10,47 @@
 
 namespace kvscope::ui {
 
+// `e`'s text in `width`: a chat's entry too wide for its share keeps the chat's name, shortened
+// at its end, and leaves out its sequences (the tooltip of each block names them): cutting the
+// middle out of "Tell me a long story (sequence 2)" left "Tell me…ence 2)".
+QString BlockMapWidget::elided_legend_text(const LegendItem& e, const QFontMetrics& fm, int width) {
+  if (fm.horizontalAdvance(e.text) <= width) return e.text;
+  return fm.elidedText(e.name.isEmpty() ? e.text : e.name, Qt::ElideRight, width);
+}
+
+// A chat's entry: its name and its sequences ("2, 3" after a regenerated reply: both are the
+// chat's colour).
+BlockMapWidget::LegendItem BlockMapWidget::chat_legend_item(ChatId chat,
+                                                            const std::vector<SeqId>& seqs) const {
+  LegendItem e{{1, 0, 1, seqs.front(), 1.0, 0}, owner_name(seqs.front()), {}, {}, {}};
+  const auto name = names_.find(chat);
+  if (name != names_.end()) e.name = name->second;
+  if (seqs.size() > 1) {
+    QStringList ids;
+    for (const SeqId s : seqs) ids << QString::number(s);
+    const QString list = ids.join(QStringLiteral(", "));
+    e.text = name != names_.end() ? tr("%1 (sequences %2)").arg(name->second, list)
+                                  : tr("chat %1 (sequences %2)").arg(chat).arg(list);
+  }
+  return e;
+}
+
 // The legend: every owner of blocks (chats, then API requests in request order), each name
 // elided to an equal share of what the key (shared, partly filled, f16 copy, free) leaves;
 // when the shares would be too narrow to read, as many owners as fit and "+N more".
 std::vector<BlockMapWidget::LegendItem> BlockMapWidget::legend_items() const {
   const auto item = [](CellState state, QString text) {
-    return LegendItem{state, std::move(text), QRect(), QRect()};
+    return LegendItem{state, std::move(text), QRect(), QRect(), QString()};
   };
+  std::vector<std::pair<ChatId, std::vector<SeqId>>> chats;  // in the order of their first seq
+  for (const auto& [seq, chat] : owners_) {
+    const auto same = [chat = chat](const auto& c) { return c.first == chat; };
+    auto it = std::find_if(chats.begin(), chats.end(), same);
+    if (it == chats.end()) it = chats.insert(chats.end(), {chat, {}});
+    it->second.push_back(seq);
+  }
   std::vector<LegendItem> owners;
-  for (const auto& [seq, chat] : owners_)
-    owners.push_back(item({1, 0, 1, seq, 1.0, 0}, owner_name(seq)));
+  for (const auto& [chat, seqs] : chats) owners.push_back(chat_legend_item(chat, seqs));
   std::map<std::int64_t, SeqId> by_request;
   for (const auto& [seq, n] : api_) by_request.emplace(n, seq);
   for (const auto& [n, seq] : by_request) {
@@ -53,7 +84,7 @@ std::vector<BlockMapWidget::LegendItem> BlockMapWidget::legend_items() const {
   std::vector<LegendItem> out;
   int x = legend_.left();
   auto place = [&](LegendItem e, int text_w, bool cell) {
-    e.text = fm.elidedText(e.text, Qt::ElideMiddle, text_w);
+    e.text = elided_legend_text(e, fm, text_w);
     e.cell = cell ? QRect(x, legend_.center().y() - box / 2, box, box) : QRect();
     const int text_x = cell ? x + box + 4 : x;
     e.text_rect = QRect(text_x, legend_.top(), text_w + 1, legend_.height());

@@ -95,8 +95,11 @@ class BlockMapWidget : public QWidget {
     QString text;
     QRect cell;  // null: no cell ("+N more")
     QRect text_rect;
+    QString name;  // a chat's name: what is left, shortened, when `text` is too wide
   };
   std::vector<LegendItem> legend_items() const;
+  LegendItem chat_legend_item(ChatId chat, const std::vector<SeqId>& seqs) const;
+  static QString elided_legend_text(const LegendItem& e, const QFontMetrics& fm, int width);
   void paint_legend(QPainter& p) const;
   QColor owner_color(SeqId seq) const;
   QString owner_name(SeqId seq) const;

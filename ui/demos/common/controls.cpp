@@ -60,7 +60,7 @@ std::int64_t kv_budget_bytes(const QDoubleSpinBox* spin) {
   return std::llround(spin->value() * static_cast<double>(std::int64_t{1} << 30));
 }
 
-DemoModelChooser::DemoModelChooser(QWidget* parent) : QComboBox(parent) {
+DemoModelChooser::DemoModelChooser(QWidget* parent) : ElidingComboBox(parent) {
   FitsCatalogue catalogue = load_fits_catalogue();
   error_ = catalogue.models.empty() ? catalogue.error : QString();
   for (const ModelPreset& p : catalogue.models) {

@@ -7,7 +7,6 @@
 // catalogue leaves only the loaded model and catalogueError() says why.
 #pragma once
 
-#include <QComboBox>
 #include <QList>
 #include <QString>
 
@@ -16,6 +15,7 @@
 #include <vector>
 
 #include "model/model_spec.h"
+#include "widgets/eliding_combo_box.h"
 #include "worker/engine_messages.h"
 
 class QDoubleSpinBox;
@@ -38,7 +38,7 @@ QWidget* make_controls_column(QWidget* parent, const QList<QWidget*>& boxes,
 QDoubleSpinBox* make_kv_budget_spin(QWidget* parent);
 std::int64_t kv_budget_bytes(const QDoubleSpinBox* spin);
 
-class DemoModelChooser : public QComboBox {
+class DemoModelChooser : public ElidingComboBox {
   Q_OBJECT
 
  public:
