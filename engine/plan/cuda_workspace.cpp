@@ -24,16 +24,13 @@ std::int64_t max_cols(const ModelSpec& s) {
   return std::max({s.dim, s.q_dim(), s.ffn_dim});
 }
 
-// cuda_gemm_slab_bytes of the spec's largest projection (its rows x cols, whichever type).
-std::int64_t spec_slab_bytes(const ModelSpec& s) {
-  std::int64_t most = 0;
-  const std::int64_t shapes[][2] = {{s.vocab_size, s.dim},
-                                    {s.q_dim(), s.dim},
-                                    {s.kv_dim(), s.dim},
-                                    {s.dim, s.q_dim()},
-                                    {s.ffn_dim, s.dim},
-                                    {s.dim, s.ffn_dim},
-                                    {s.q_dim() + 2 * s.kv_dim(), s.dim},
+// cuda_gemm_slab_bytes of the spec's largest projection (its rows x cols, whichever type),
+// the output head's (vocab x dim) included or not.
+std::int64_t spec_slab_bytes(const ModelSpec& s, bool output_head = true) {
+  std::int64_t most = output_head ? cuda_gemm_slab_bytes(s.vocab_size, s.dim) : 0;
+  const std::int64_t shapes[][2] = {{s.q_dim(), s.dim},    {s.kv_dim(), s.dim},
+                                    {s.dim, s.q_dim()},    {s.ffn_dim, s.dim},
+                                    {s.dim, s.ffn_dim},    {s.q_dim() + 2 * s.kv_dim(), s.dim},
                                     {2 * s.ffn_dim, s.dim}};
   for (const auto& rc : shapes) most = std::max(most, cuda_gemm_slab_bytes(rc[0], rc[1]));
   return most;
@@ -78,6 +75,10 @@ std::int64_t cuda_gemm_slab_rows(std::int64_t rows, std::int64_t cols, std::int6
 std::int64_t cuda_gemm_slab_bytes(std::int64_t rows, std::int64_t cols,
                                   std::int64_t scratch_bytes) {
   return cuda_gemm_slab_rows(rows, cols, scratch_bytes) * cols * 2;
+}
+
+std::int64_t cuda_layer_slab_bytes(const ModelSpec& spec) {
+  return spec_slab_bytes(spec, false);
 }
 
 std::int64_t cuda_step_table_ints(const CudaStepShape& s) {

@@ -34,6 +34,10 @@ std::int64_t cuda_gemm_slab_rows(std::int64_t rows, std::int64_t cols,
                                  std::int64_t scratch_bytes = kCudaGemmWeightScratchBytes);
 std::int64_t cuda_gemm_slab_bytes(std::int64_t rows, std::int64_t cols,
                                   std::int64_t scratch_bytes = kCudaGemmWeightScratchBytes);
+// The largest slab of the spec's layer projections (q, k, v, o, gate, up, down, and the fused
+// qkv and gate-up), leaving out the output head (vocab x dim): what a GPU part of a split
+// before the model's end needs at most.
+std::int64_t cuda_layer_slab_bytes(const ModelSpec& spec);
 
 // --- The buffers ----------------------------------------------------------------------
 

@@ -17,6 +17,7 @@ PlanRequest fits_request(const FitsInputs& in) {
   r.backend = in.backend;
   r.budget.total_bytes = in.memory_bytes;
   r.budget.utilisation = in.utilisation;
+  r.cuda = in.cuda;
   return r;
 }
 

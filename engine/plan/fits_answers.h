@@ -33,7 +33,8 @@ struct FitsInputs {
   std::int64_t batch = 1;
   std::int64_t context = 1;
   PlanBackend backend = PlanBackend::Cuda;
-  std::int64_t memory_bytes = 0;  // the GPU's memory
+  std::int64_t memory_bytes = 0;   // the GPU's memory
+  CudaWorkspaceOptions cuda = {};  // its CUDA workspace (gpu_workspace_options of a preset)
   double utilisation = 0.90;
   double bandwidth_gb_s = 0.0;  // 0: no roofline estimate
   // Layers on the GPU when the model does not fit whole (llama.cpp's -ngl): -1 the most

@@ -42,20 +42,29 @@ std::int64_t split_gpu_kv_bytes(const PlanRequest& plan, std::int64_t gpu_layers
   return side_kv_bytes(plan, side_groups(plan, gpu_layers, true));
 }
 
-Workspace split_gpu_workspace(const ModelSpec& spec, std::int64_t batch, std::int64_t prefill_chunk,
-                              std::int64_t gpu_layers) {
-  Workspace w = workspace_for(spec, batch, prefill_chunk, PlanBackend::Cuda);
-  if (gpu_layers >= spec.n_layers) return w;
+Workspace split_gpu_workspace(const PlanRequest& plan, std::int64_t gpu_layers) {
+  const ModelSpec& spec = plan.spec;
+  const bool part = gpu_layers < spec.n_layers;
+  // the engine's positions (its RoPE and block tables), and every group of the split cache:
+  // a step's tables carry each group's block tables, the CPU's too
+  KvCacheConfig kv = plan.kv;
+  kv.groups = split_layer_groups(plan.kv.groups, gpu_layers);
+  kv.max_context = plan_engine_context(plan);
+  kv.exact_tail_blocks = 0;  // a split keeps no exact tail unless asked (engine.cpp)
+  CudaWorkspaceOptions o = plan.cuda;
+  // a part holds no output head: its fp16 slab is its layers' largest projection's
+  if (part && o.gemm_slab_bytes < 0) o.gemm_slab_bytes = cuda_layer_slab_bytes(spec);
+  Workspace w = workspace_for(spec, plan.batch, plan.prefill_chunk, PlanBackend::Cuda, kv, o);
+  if (!part) return w;
   // The rows' buffers grow with the rows alone, and every step of the plan has at most batch
   // rows: they are what a step of batch tokens holds with its rows beside without them.
-  const CudaWorkspaceOptions defaults;  // workspace_for's
   CudaStepShape rows;
-  rows.n_tokens = batch;
-  rows.n_rows = batch;
+  rows.n_tokens = plan.batch;
+  rows.n_rows = plan.batch;
   CudaStepShape no_rows = rows;
   no_rows.n_rows = 0;
-  const std::int64_t rows_bytes = total_bytes(cuda_step_buffers(spec, defaults, rows)) -
-                                  total_bytes(cuda_step_buffers(spec, defaults, no_rows));
+  const std::int64_t rows_bytes = total_bytes(cuda_step_buffers(spec, o, rows)) -
+                                  total_bytes(cuda_step_buffers(spec, o, no_rows));
   w.activations -= rows_bytes - w.logits;  // the logits are counted on their own
   w.logits = 0;
   return w;
@@ -104,7 +113,7 @@ LayerSplitPlan plan_layer_split(const LayerSplitRequest& r) {
                            std::int64_t{0});
   };
   const auto plan_at = [&](std::int64_t k) {
-    const Workspace gpu_ws = split_gpu_workspace(p.spec, p.batch, p.prefill_chunk, k);
+    const Workspace gpu_ws = split_gpu_workspace(p, k);
     LayerSplitPlan s;
     s.n_layers = n;
     s.gpu_layers = k;
@@ -132,7 +141,7 @@ LayerSplitPlan plan_layer_split(const LayerSplitRequest& r) {
     }
   }
   if (s.fits && s.gpu_layers > 0) {  // the engine's pools (run/layer_split.h)
-    const Workspace gpu_ws = split_gpu_workspace(p.spec, p.batch, p.prefill_chunk, s.gpu_layers);
+    const Workspace gpu_ws = split_gpu_workspace(p, s.gpu_layers);
     KvCacheConfig gpu = side_groups(p, s.gpu_layers, true);
     gpu.budget_bytes = kv_budget_from(p.budget, s.gpu.weights, gpu_ws);
     gpu.n_blocks = 0;

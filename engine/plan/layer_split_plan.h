@@ -78,12 +78,14 @@ LayerSplitPlan plan_layer_split(const LayerSplitRequest& request);
 // The GPU side's KV bytes with k layers on it (a step of plan_layer_split, for the engine).
 std::int64_t split_gpu_kv_bytes(const PlanRequest& plan, std::int64_t gpu_layers);
 
-// The CUDA workspace of the GPU's side with k layers on it, for steps of batch sequences and
-// prefill_chunk tokens (workspace_for with the CUDA backend's defaults, as the engine sizes
-// its pools). k < n_layers: a part before the model's end computes no logits, so it holds none
-// of the buffers sized by logits rows (logits [rows][vocab], final hidden states [rows][dim],
-// greedy picks, the rows' step-table ints): the CUDA backend plans its steps without rows.
-Workspace split_gpu_workspace(const ModelSpec& spec, std::int64_t batch, std::int64_t prefill_chunk,
-                              std::int64_t gpu_layers);
+// The CUDA workspace of the GPU's side with k layers on it, for steps of plan.batch sequences
+// and plan.prefill_chunk tokens (workspace_for with plan.cuda, the GPU's layer groups and the
+// engine's positions, plan_engine_context; as the engine sizes its pools). k < n_layers: a
+// part before the model's end holds no output head, so its fp16 slab is its layers' largest
+// projection's (cuda_layer_slab_bytes, unless plan.cuda gives one), and it computes no
+// logits, so it holds none of the buffers sized by logits rows (logits [rows][vocab], final
+// hidden states [rows][dim], greedy picks, the rows' step-table ints): the CUDA backend plans
+// its steps without rows.
+Workspace split_gpu_workspace(const PlanRequest& plan, std::int64_t gpu_layers);
 
 }  // namespace kvscope

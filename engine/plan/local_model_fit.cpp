@@ -52,6 +52,7 @@ PlanRequest local_fit_request(const LocalModel& model, const LocalFitQuestion& q
   r.backend = question.backend;
   r.budget.total_bytes = question.memory_bytes;
   r.budget.utilisation = question.utilisation;
+  r.cuda = question.cuda;
   return r;
 }
 

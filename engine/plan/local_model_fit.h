@@ -23,6 +23,7 @@ struct LocalFitQuestion {
       std::nullopt;  // K and V in it; nullopt: the most precise that fits
   double utilisation = 0.90;
   PlanBackend backend = PlanBackend::Cuda;
+  CudaWorkspaceOptions cuda = {};  // the GPU's (gpu_workspace_options of a preset)
 };
 
 struct LocalFitAnswer {

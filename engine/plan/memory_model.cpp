@@ -25,6 +25,7 @@ void check_range(std::string_view field, std::int64_t value, std::int64_t min, s
 void validate_request(const PlanRequest& r) {
   check_range("batch", r.batch, 1, kMaxBatch);
   check_range("context", r.context, 1, kMaxTokens);
+  check_range("engine context", r.engine_context, 0, kMaxTokens);
   check_range("prefill chunk", r.prefill_chunk, 1, kMaxTokens);
   check_range("used-by-others bytes", r.budget.used_by_others, 0, kMaxBytes);
   check_range("KV budget", r.kv_budget_bytes, 0, kMaxBytes);
@@ -157,13 +158,19 @@ std::int64_t full_cache_bytes(const KvCacheConfig& kv, const PlanRequest& r) {
 
 }  // namespace
 
+std::int64_t plan_engine_context(const PlanRequest& r) {
+  return r.engine_context > 0 ? r.engine_context : r.context;
+}
+
 MemoryPlan plan_memory(const PlanRequest& r) {
   validate_request(r);
   MemoryPlan p;
   p.weights = r.weights;
-  // the workspace's step tables hold the exact tail's shadow indices (cuda_step_table_ints)
+  // the workspace's step tables hold the exact tail's shadow indices (cuda_step_table_ints),
+  // its RoPE and block tables the engine's positions
   KvCacheConfig tables_kv = r.kv;
   if (tail_as_built(r) > 0) tables_kv.exact_tail_blocks = tail_as_built(r);
+  tables_kv.max_context = plan_engine_context(r);
   p.workspace = workspace_for(r.spec, r.batch, r.prefill_chunk, r.backend, tables_kv, r.cuda);
   p.kv_bytes_per_token = kv_bytes_per_token(r.kv);
   p.kv_block_set_bytes = kv_block_set_bytes(r.kv);

@@ -25,9 +25,11 @@
 //                 CudaBackend sizes them with): the f32 activations, split partials, 8-bit
 //                 codes, fp16 inputs of cuBLAS, step tables, less the logits counted below.
 //   logits      = batch x vocab x 4 bytes: f32 logits of each sequence's last token.
-//   buffers     = CPU 0; CUDA the buffers every step shares: RoPE cos / sin tables, the
-//                 cuBLAS workspace (32 MiB from sm_90, 4 before) and the fp16 weight slab
-//                 (at most 64 MiB) cuBLAS projections dequantize into.
+//   buffers     = CPU 0; CUDA the buffers every step shares: RoPE cos / sin tables for the
+//                 engine's positions (plan_engine_context: the plan's context, as an engine
+//                 started for it holds), the cuBLAS workspace (32 MiB from sm_90, 4 before:
+//                 the GPU's compute capability, PlanRequest::cuda, else 32) and the fp16
+//                 weight slab (at most 64 MiB) cuBLAS projections dequantize into.
 //   backend     = CPU 0 (the "simulated GPU" budget holds only what the engine allocates);
 //                 CUDA 512 MiB for the CUDA context and the cuBLAS handle: 300-500 MiB is
 //                 what a context costs on current drivers with lazy module loading (more on
@@ -99,6 +101,10 @@ struct PlanRequest {
   std::int64_t prefill_chunk = 512;  // prompt tokens per step; also the KV growth step
   PlanBackend backend = PlanBackend::Cuda;
   CudaWorkspaceOptions cuda;  // the CUDA backend's options and device (its workspace)
+  // The context of the engine the plan describes (its KvCacheConfig::max_context): the
+  // positions its RoPE tables and block tables hold. 0: an engine started for `context`
+  // (kvscope-cli run -c CONTEXT); an engine's own request gives its context.
+  std::int64_t engine_context = 0;
   MemoryBudget budget;
   // > 0: the KV pool gets exactly this (--kv-budget); weights and workspace are still
   // reported but not checked against `budget`.
@@ -110,6 +116,9 @@ struct PlanRequest {
   // `kv`, if any, as an engine's own request (check_plan) carries it.
   std::int64_t exact_tail_blocks = -1;
 };
+
+// The positions the engine a request describes holds: engine_context, else context.
+std::int64_t plan_engine_context(const PlanRequest& request);
 
 // A request with the default cache for the model (default_kv_config) and default batch,
 // chunk and budget fields, for the caller to adjust.

@@ -179,8 +179,12 @@ void explain_workspace(std::string& out, const PlanRequest& r, const MemoryPlan&
   out += fmt::format("  logits      = {} x {} vocab x 4 B = {}\n", sequences(r.batch),
                      group_digits(s.vocab_size), bytes(w.logits));
   if (w.buffers > 0) {
-    out += fmt::format("  buffers     = RoPE tables, cuBLAS workspace and fp16 weight slab = {}\n",
-                       bytes(w.buffers));
+    // the cuBLAS workspace is the device's (32 MiB from sm_90, 4 MiB before)
+    out += fmt::format(
+        "  buffers     = RoPE tables for {} positions, cuBLAS workspace ({} MiB, {} sm_90) and "
+        "fp16 weight slab = {}\n",
+        group_digits(plan_engine_context(r)), cublas_workspace_bytes(r.cuda.compute_major) >> 20,
+        r.cuda.compute_major >= 9 ? "from" : "before", bytes(w.buffers));
   }
   out += fmt::format(
       "  {} backend = {}\n", plan_backend_name(r.backend),

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <cmath>
 #include <limits>
 #include <set>
@@ -20,6 +21,7 @@ using nlohmann::json;
 constexpr std::int64_t kMaxParams = std::int64_t{1} << 44;       // ~17.6 trillion
 constexpr std::int64_t kMaxMemoryBytes = std::int64_t{1} << 50;  // 1 PiB
 constexpr double kMaxBandwidthGbS = 1e6;
+constexpr std::int64_t kMaxSmCount = 4096;
 
 // The shipped catalogues are under 10 KB; a user's own stays far below this.
 constexpr JsonLimits kPresetFileLimits{.max_bytes = 4 << 20};
@@ -130,12 +132,31 @@ std::vector<std::string> read_aliases(const EntryReader& r, std::set<std::string
   return out;
 }
 
+// "MAJOR.MINOR", each 0-99 (major at least 1): "8.9", "12.0".
+void read_compute_capability(const EntryReader& r, GpuPreset& g) {
+  const nlohmann::json& v = r.get("compute_capability");
+  const std::string text = v.is_string() ? v.get<std::string>() : std::string();
+  const auto dot = text.find('.');
+  const auto number = [&](std::string_view digits, int& out) {
+    if (digits.empty() || digits.size() > 2) return false;
+    auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), out);
+    return ec == std::errc() && end == digits.data() + digits.size();
+  };
+  const std::string_view all = text;
+  if (dot == std::string::npos || !number(all.substr(0, dot), g.compute_major) ||
+      !number(all.substr(dot + 1), g.compute_minor) || g.compute_major < 1) {
+    r.fail("compute_capability", "must be a string \"MAJOR.MINOR\" such as \"8.9\"");
+  }
+}
+
 GpuPreset read_gpu(const EntryReader& r, std::set<std::string>& seen) {
   GpuPreset g;
   g.slug = read_slug(r, seen);
   g.name = r.text("name");
   g.memory_bytes = r.integer("memory_bytes", 1, kMaxMemoryBytes);
   g.bandwidth_gb_s = r.number("bandwidth_gb_s", kMaxBandwidthGbS);
+  if (r.has("compute_capability")) read_compute_capability(r, g);
+  if (r.has("sm_count")) g.sm_count = static_cast<int>(r.integer("sm_count", 1, kMaxSmCount));
   g.aliases = read_aliases(r, seen);
   return g;
 }
@@ -198,6 +219,13 @@ const ModelPreset& find_model_preset(const std::vector<ModelPreset>& presets,
 
 const GpuPreset& find_gpu_preset(const std::vector<GpuPreset>& presets, std::string_view slug) {
   return find(presets, slug, "GPU preset");
+}
+
+CudaWorkspaceOptions gpu_workspace_options(const GpuPreset& gpu) {
+  CudaWorkspaceOptions o;
+  if (gpu.compute_major > 0) o.compute_major = gpu.compute_major;
+  if (gpu.sm_count > 0) o.sm_count = gpu.sm_count;
+  return o;
 }
 
 }  // namespace kvscope

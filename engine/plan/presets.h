@@ -7,8 +7,8 @@
 //                 "tied_embeddings", ["qkv_bias"], ["hf_repo"]}, ...]}
 //                The architecture sets the rest (apply_architecture_defaults, model_spec.h);
 //                sliding_window_pattern P: the last layer of every P attends to everything.
-//   gpus.json    {"gpus": [{"slug", "name", "memory_bytes", "bandwidth_gb_s", ["aliases"]},
-//                 ...]}
+//   gpus.json    {"gpus": [{"slug", "name", "memory_bytes", "bandwidth_gb_s",
+//                 ["compute_capability"] ("8.9"), ["sm_count"], ["aliases"]}, ...]}
 //
 // Other keys ("source", "notes", "about", ...) are allowed and ignored.
 #pragma once
@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "model/model_spec.h"
+#include "plan/cuda_workspace.h"
 
 namespace kvscope {
 
@@ -37,7 +38,17 @@ struct GpuPreset {
   std::int64_t memory_bytes = 0;
   double bandwidth_gb_s = 0.0;       // peak memory bandwidth, 10^9 bytes per second
   std::vector<std::string> aliases;  // other names find_gpu_preset accepts ("h100-80gb")
+  // The chip's compute capability ("8.9": major 8) and SMs, which size the CUDA backend's
+  // workspace on it; 0 where the catalogue does not give them (the planner then assumes
+  // the largest workspace, CudaWorkspaceOptions' defaults).
+  int compute_major = 0;
+  int compute_minor = 0;
+  int sm_count = 0;
 };
+
+// The CUDA workspace options of the default backend on `gpu` (cuda_workspace.h): its compute
+// capability and SMs where the catalogue gives them, the defaults otherwise.
+CudaWorkspaceOptions gpu_workspace_options(const GpuPreset& gpu);
 
 // Parse and validate a catalogue. A missing file, bad JSON, a missing or mistyped field, a
 // value out of range, an inconsistent shape (ModelSpec validation) or a duplicate slug

@@ -40,6 +40,7 @@ const GpuPreset* smallest_gpu(const PlanRequest& request, const std::vector<GpuP
   r.kv_budget_bytes = 0;
   for (const GpuPreset* g : order) {
     r.budget.total_bytes = g->memory_bytes;
+    r.cuda = gpu_workspace_options(*g);  // its own cuBLAS workspace and SMs
     if (plan_memory(r).fits) return g;
   }
   return nullptr;

@@ -26,9 +26,10 @@ MaxContext max_context(const PlanRequest& request);
 // batches also need more workspace (logits, activations), which the search includes.
 std::int64_t max_batch(const PlanRequest& request);
 
-// The GPU with the least memory on which the request fits (request.budget.total_bytes is
-// replaced by each GPU's memory; utilisation and used_by_others kept; a KV budget is
-// ignored). Ties in memory go to the one listed first. nullptr when none fits.
+// The GPU with the least memory on which the request fits (request.budget.total_bytes and
+// request.cuda are replaced by each GPU's memory and workspace options; utilisation and
+// used_by_others kept; a KV budget is ignored). Ties in memory go to the one listed first. nullptr
+// when none fits.
 const GpuPreset* smallest_gpu(const PlanRequest& request, const std::vector<GpuPreset>& gpus);
 
 // The most precise KV dtype, f16 > int8 > int4, that fits when every group stores K and V

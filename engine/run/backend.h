@@ -13,6 +13,7 @@
 
 #include "kv/kv_cache_manager.h"
 #include "kv/kv_ids.h"
+#include "plan/cuda_workspace.h"
 #include "text/tokenizer.h"
 
 namespace kvscope {
@@ -101,6 +102,12 @@ class Backend {
   // The device's memory (a GPU backend), or nullopt where the engine sizes the pool itself
   // (the CPU backend, whose budget is a simulated device or a number of full contexts).
   virtual std::optional<DeviceMemory> device_memory() const { return std::nullopt; }
+
+  // The options the planner sizes this backend's CUDA workspace with (cuda_workspace.h: its
+  // device's compute capability and SMs, its GEMM threshold and 8-bit codes as asked, the
+  // fp16 slab from the model's shape), so that the engine's pool and the plan count the same
+  // buffers; nullopt for a backend with no CUDA workspace.
+  virtual std::optional<CudaWorkspaceOptions> cuda_plan_options() const { return std::nullopt; }
 
  private:
   std::vector<float> greedy_logits_;  // the default forward_greedy's rows, kept between steps

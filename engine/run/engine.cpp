@@ -151,7 +151,8 @@ KvCacheConfig Engine::make_kv_config() const {
   if (options_.memory_budget_bytes > 0) {
     // A device size (a simulated GPU on the CPU): nothing used by others.
     c.budget_bytes = kv_budget_within(
-        {static_cast<std::int64_t>(options_.memory_budget_bytes), options_.memory_utilisation, 0});
+        {static_cast<std::int64_t>(options_.memory_budget_bytes), options_.memory_utilisation, 0},
+        c);
     set_exact_tail(c);
     return c;
   }
@@ -165,7 +166,8 @@ KvCacheConfig Engine::make_kv_config() const {
   // A GPU with no budget given: the device as vLLM sizes it, what others use measured.
   c.budget_bytes =
       kv_budget_within({static_cast<std::int64_t>(device->total), options_.memory_utilisation,
-                        static_cast<std::int64_t>(device->used_by_others)});
+                        static_cast<std::int64_t>(device->used_by_others)},
+                       c);
   // A bigger pool than max_running full contexts serves no one and lengthens every snapshot:
   // cap it there (by block count, the allocator's other way to be sized). The exact tail's
   // copies are taken from the budget first, so the capped pool and the copies stay within it.
@@ -192,7 +194,9 @@ void Engine::size_split_pools(KvCacheConfig& c, std::int64_t gpu_layers) const {
   }
   const DeviceMemory device = backend_->device_memory().value_or(DeviceMemory{});
   const MemoryBudget budget = gpu_memory_budget(options_, device.total, device.used_by_others);
-  const std::int64_t kv_budget = gpu_side_kv_budget(*model_, options_, budget, gpu_layers);
+  const std::int64_t kv_budget =
+      gpu_side_kv_budget(*model_, options_, budget, gpu_layers,
+                         backend_->cuda_plan_options().value_or(CudaWorkspaceOptions{}));
   if (kv_budget <= 0) {
     throw_error<CapacityError>(
         "{} layers on the GPU leave nothing for their KV cache in a budget of {} bytes ({} of "
@@ -221,11 +225,13 @@ void Engine::set_exact_tail(KvCacheConfig& c) const {
 // The planner's own arithmetic: what is left of `budget` (total x utilisation - used by
 // others) after weights and workspace, for one sequence (plan_memory's default batch, what
 // `kvscope-cli plan` asks) and this backend's overhead, so the planner's max context is
-// exactly what the engine reaches.
-std::int64_t Engine::kv_budget_within(const MemoryBudget& budget) const {
+// exactly what the engine reaches. The CUDA workspace is the one the planner sizes for this
+// backend (its cuda_plan_options) and the cache `c` (its groups, blocks and context).
+std::int64_t Engine::kv_budget_within(const MemoryBudget& budget, const KvCacheConfig& c) const {
   const Workspace ws =
       workspace_for(model_->spec(), 1, options_.scheduler.max_batch_tokens,
-                    backend_->uses_host_kv_storage() ? PlanBackend::Cpu : PlanBackend::Cuda);
+                    backend_->uses_host_kv_storage() ? PlanBackend::Cpu : PlanBackend::Cuda, c,
+                    backend_->cuda_plan_options().value_or(CudaWorkspaceOptions{}));
   const std::int64_t bytes =
       kv_budget_from(budget, static_cast<std::int64_t>(model_->weight_bytes()), ws);
   if (bytes <= 0) {

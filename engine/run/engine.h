@@ -173,7 +173,7 @@ class Engine {
   std::unique_ptr<CpuBackend> make_cpu_backend(LayerRange layers) const;
   void set_exact_tail(KvCacheConfig& c) const;
   void size_split_pools(KvCacheConfig& c, std::int64_t gpu_layers) const;
-  std::int64_t kv_budget_within(const MemoryBudget& budget) const;
+  std::int64_t kv_budget_within(const MemoryBudget& budget, const KvCacheConfig& c) const;
 
   EngineOptions options_;
   std::unique_ptr<Model> model_;

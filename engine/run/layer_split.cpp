@@ -50,9 +50,10 @@ std::int64_t cpu_side_workspace_bytes(const Model& model, const EngineOptions& o
 }
 
 std::int64_t gpu_side_kv_budget(const Model& model, const EngineOptions& options,
-                                const MemoryBudget& budget, std::int64_t gpu_layers) {
+                                const MemoryBudget& budget, std::int64_t gpu_layers,
+                                const CudaWorkspaceOptions& cuda) {
   const Workspace ws =
-      split_gpu_workspace(model.spec(), 1, options.scheduler.max_batch_tokens, gpu_layers);
+      split_gpu_workspace(layer_split_request(model, options, budget, cuda).plan, gpu_layers);
   return kv_budget_from(budget, static_cast<std::int64_t>(gpu_side_weight_bytes(model, gpu_layers)),
                         ws);
 }
@@ -72,7 +73,8 @@ std::int64_t split_pool_blocks(std::int64_t gpu_pool_blocks, const EngineOptions
 }
 
 LayerSplitRequest layer_split_request(const Model& model, const EngineOptions& options,
-                                      const MemoryBudget& budget) {
+                                      const MemoryBudget& budget,
+                                      const CudaWorkspaceOptions& cuda) {
   const ModelSpec& spec = model.spec();
   LayerSplitRequest r;
   r.plan.spec = spec;
@@ -80,14 +82,16 @@ LayerSplitRequest layer_split_request(const Model& model, const EngineOptions& o
   r.plan.batch = 1;
   r.plan.context = options.context_length;
   r.plan.prefill_chunk = options.scheduler.max_batch_tokens;
+  r.plan.cuda = cuda;
+  r.plan.engine_context = options.context_length;
   r.plan.budget = budget;
   set_model_layer_bytes(r, model);
   return r;
 }
 
 std::int64_t auto_gpu_layers(const Model& model, const EngineOptions& options,
-                             const MemoryBudget& budget) {
-  return plan_layer_split(layer_split_request(model, options, budget)).gpu_layers;
+                             const MemoryBudget& budget, const CudaWorkspaceOptions& cuda) {
+  return plan_layer_split(layer_split_request(model, options, budget, cuda)).gpu_layers;
 }
 
 MemoryBudget gpu_memory_budget(const EngineOptions& options, std::uint64_t device_total,

@@ -28,10 +28,12 @@ std::uint64_t cpu_side_weight_bytes(const Model& model, std::int64_t gpu_layers)
 std::int64_t cpu_side_workspace_bytes(const Model& model, const EngineOptions& options);
 
 // What the GPU's KV pools may take with k layers on it: budget's usable bytes less the GPU's
-// weights and the CUDA workspace of one sequence (split_gpu_workspace: a part before the
-// model's end holds no logits rows) (kv_budget_from), at least 0.
+// weights and the CUDA workspace of one sequence on the device `cuda` describes
+// (split_gpu_workspace: a part before the model's end holds no output head nor logits rows)
+// (kv_budget_from), at least 0.
 std::int64_t gpu_side_kv_budget(const Model& model, const EngineOptions& options,
-                                const MemoryBudget& budget, std::int64_t gpu_layers);
+                                const MemoryBudget& budget, std::int64_t gpu_layers,
+                                const CudaWorkspaceOptions& cuda);
 
 // The blocks each full-attention group gets when `config`'s on_device groups share
 // gpu_kv_budget (kv_blocks_per_group over those groups alone); CapacityError when not one
@@ -46,15 +48,16 @@ std::int64_t split_pool_blocks(std::int64_t gpu_pool_blocks, const EngineOptions
 
 // The planner's request for this model and these options (plan/layer_split_plan.h): one
 // sequence of options.context_length tokens, steps of scheduler.max_batch_tokens, the
-// engine's layer groups, within budget; gpu_layers -1 (the most that fit).
+// engine's layer groups, within budget, the CUDA workspace sized by `cuda` (the backend's
+// cuda_plan_options); gpu_layers -1 (the most that fit).
 LayerSplitRequest layer_split_request(const Model& model, const EngineOptions& options,
-                                      const MemoryBudget& budget);
+                                      const MemoryBudget& budget, const CudaWorkspaceOptions& cuda);
 
 // The most layers k in [0, n_layers] whose GPU side holds one sequence of
 // options.context_length tokens within budget (0: not even one layer fits): the planner's
 // answer to layer_split_request.
 std::int64_t auto_gpu_layers(const Model& model, const EngineOptions& options,
-                             const MemoryBudget& budget);
+                             const MemoryBudget& budget, const CudaWorkspaceOptions& cuda);
 
 // The budget a GPU of `device` memory gives (memory_budget_bytes when the options set one,
 // as the engine sizes its pool), at options.memory_utilisation.

@@ -32,7 +32,8 @@ LayerSplitRequest engine_split_request(const Engine& engine) {
   const EngineOptions& o = engine.options();
   const DeviceMemory device = engine.backend().device_memory().value_or(DeviceMemory{});
   LayerSplitRequest r = layer_split_request(
-      engine.model(), o, gpu_memory_budget(o, device.total, device.used_by_others));
+      engine.model(), o, gpu_memory_budget(o, device.total, device.used_by_others),
+      engine.backend().cuda_plan_options().value_or(CudaWorkspaceOptions{}));
   r.gpu_layers = o.gpu_layers >= 0 ? std::min(o.gpu_layers, engine.spec().n_layers) : -1;
   return r;
 }
@@ -61,6 +62,8 @@ PlanRequest engine_plan_request(const Engine& engine) {
   r.batch = 1;
   r.prefill_chunk = o.scheduler.max_batch_tokens;
   r.backend = kv.bytes().has_host_storage() ? PlanBackend::Cpu : PlanBackend::Cuda;
+  r.cuda = engine.backend().cuda_plan_options().value_or(CudaWorkspaceOptions{});
+  r.engine_context = kv.config().max_context;
   if (o.kv_budget_bytes > 0) {
     r.kv_budget_bytes = static_cast<std::int64_t>(o.kv_budget_bytes);
   } else if (engine.split_gpu_layers() > 0) {

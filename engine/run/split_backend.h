@@ -56,6 +56,9 @@ class SplitBackend final : public Backend {
   // cpu_memory_info.
   MemoryInfo memory_info(const KvCacheManager& kv) const override;
   std::optional<DeviceMemory> device_memory() const override { return gpu_->device_memory(); }
+  std::optional<CudaWorkspaceOptions> cuda_plan_options() const override {
+    return gpu_->cuda_plan_options();
+  }
 
   std::int64_t gpu_layers() const { return gpu_layers_; }
   std::int64_t n_layers() const { return n_layers_; }

@@ -98,6 +98,7 @@ CudaBackend::State::State(const Model& m, const CudaBackendOptions& o, CudaDevic
   ws_options.gemm_slab_bytes = static_cast<std::int64_t>(gemm_slab_bytes);
   ws_options.compute_major = info.compute_major;
   ws_options.sm_count = info.sm_count;
+  plan_options = cuda_plan_workspace_options(o, info);
 }
 
 // Which attention kernel the layers of group g run, in words: one choice for all of them, or
@@ -303,6 +304,21 @@ std::string CudaBackend::name() const {
 
 CudaWorkspaceOptions CudaBackend::workspace_options() const {
   return s_->ws_options;
+}
+
+std::optional<CudaWorkspaceOptions> CudaBackend::cuda_plan_options() const {
+  return s_->plan_options;
+}
+
+CudaWorkspaceOptions cuda_plan_workspace_options(const CudaBackendOptions& o,
+                                                 const CudaDeviceInfo& device) {
+  CudaWorkspaceOptions w;
+  w.gemm_min_tokens = std::max<std::int64_t>(0, o.gemm_min_tokens);
+  w.q8_activations = q8_activations_on(o);
+  w.gemm_slab_bytes = -1;
+  w.compute_major = device.compute_major;
+  w.sm_count = device.sm_count;
+  return w;
 }
 
 std::vector<std::string> CudaBackend::attention_report() const {

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/cuda_device.h"
 #include "model/model.h"
 #include "plan/cuda_workspace.h"
 #include "run/backend.h"
@@ -90,11 +91,20 @@ class CudaBackend final : public Backend {
   bool uses_host_kv_storage() const override { return false; }
   MemoryInfo memory_info(const KvCacheManager& kv) const override;
   std::optional<DeviceMemory> device_memory() const override;
+  std::optional<CudaWorkspaceOptions> cuda_plan_options() const override;
 
  private:
   struct State;
   std::unique_ptr<State> s_;
 };
+
+// The workspace options the planner sizes a backend of these options on `device` with, before
+// it exists (the factory resolving --gpu-layers) and after (cuda_plan_options): the device's
+// compute capability (its cuBLAS workspace) and SMs (the attention splits), the GEMM
+// threshold, the 8-bit codes as asked (the option and KVSCOPE_Q8_ACTIVATIONS) and the fp16
+// slab of the model's largest projection (gemm_slab_bytes -1), so both answer alike.
+CudaWorkspaceOptions cuda_plan_workspace_options(const CudaBackendOptions& options,
+                                                 const CudaDeviceInfo& device);
 
 // The factory the app registers: a CudaBackend, or nullptr with the reason in *why (no
 // driver, no device, a weight type without a kernel, too little memory). Never throws.

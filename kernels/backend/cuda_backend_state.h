@@ -85,9 +85,10 @@ struct CudaBackend::State {
   // Steps of at least gemm_min_tokens tokens project through cuBLAS (absent when 0).
   std::optional<cuda::ProjectionGemm> gemm;
   std::int64_t gemm_min_tokens = 0;
-  std::size_t gemm_slab_bytes = 0;  // the largest fp16 slab a matrix of this model needs
-  CudaWorkspaceOptions ws_options;  // what shapes the workspace (plan/cuda_workspace.h)
-  std::int64_t max_cols = 0;        // the widest projection input: dim, q_dim or ffn_dim
+  std::size_t gemm_slab_bytes = 0;    // the largest fp16 slab a matrix of this model needs
+  CudaWorkspaceOptions plan_options;  // what the planner sizes it with (cuda_plan_options)
+  CudaWorkspaceOptions ws_options;    // what shapes the workspace (plan/cuda_workspace.h)
+  std::int64_t max_cols = 0;          // the widest projection input: dim, q_dim or ffn_dim
 
   cuda::PinnedStaging staging;              // the step's ints on their way to `ints`
   std::optional<cuda::StepGraph> graph;     // decode steps; after `stream`, destroyed before it

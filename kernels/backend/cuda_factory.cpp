@@ -28,8 +28,10 @@ std::int64_t gpu_layers_for(const Model& model, const EngineOptions& options,
   }
   const MemoryBudget budget =
       gpu_memory_budget(options, info.total_bytes, info.total_bytes - info.free_bytes);
-  if (all && gpu_side_kv_budget(model, options, budget, n) > 0) return n;
-  const std::int64_t k = auto_gpu_layers(model, options, budget);
+  // the workspace the backend will be planned with (CudaBackend::cuda_plan_options)
+  const CudaWorkspaceOptions workspace = cuda_plan_workspace_options(cuda, info);
+  if (all && gpu_side_kv_budget(model, options, budget, n, workspace) > 0) return n;
+  const std::int64_t k = auto_gpu_layers(model, options, budget, workspace);
   if (k == 0 && why) {
     *why = fmt::format(
         "not one layer fits the GPU's memory budget ({} of {} bytes usable) with a context of {}",

@@ -401,6 +401,14 @@ void expect_workspace_is_planned(const std::string& path, const std::string& nam
   const MemoryInfo m = engine.backend().memory_info(engine.kv_cache());
   EXPECT_EQ(static_cast<std::int64_t>(m.workspace), total_bytes(most)) << name;
   EXPECT_GE(total_bytes(cuda_plan_buffers(spec, 1, kChunk, kc, wo)), total_bytes(most)) << name;
+  // and with the options the engine sizes its pool with (the device's, before the weights
+  // are uploaded: the slab from the model's shape, the 8-bit codes as asked)
+  const std::optional<CudaWorkspaceOptions> planned = cuda->cuda_plan_options();
+  ASSERT_TRUE(planned.has_value()) << name;
+  EXPECT_EQ(planned->compute_major, wo.compute_major) << name;
+  EXPECT_EQ(planned->sm_count, wo.sm_count) << name;
+  EXPECT_GE(total_bytes(cuda_plan_buffers(spec, 1, kChunk, kc, *planned)), total_bytes(most))
+      << name;
 }
 
 TEST(CudaBackend, TheWorkspaceItAllocatesIsThePlannersBufferList) {

@@ -219,10 +219,12 @@ TEST(SplitBackend, AutoUnderAMemoryBudgetAllocatesWhatThePlanSaysOnEachSide) {
   o.context_length = 1024;
   const std::unique_ptr<Model> model = load_model(path);
   o.memory_budget_bytes = test::budget_for_gpu_layers(*model, o, 15);
-  const LayerSplitRequest r = layer_split_request(*model, o, gpu_memory_budget(o, 0, 0));
+  const LayerSplitRequest r =
+      layer_split_request(*model, o, gpu_memory_budget(o, 0, 0), test::device_plan_options());
   const LayerSplitPlan plan = plan_layer_split(r);
   ASSERT_EQ(plan.gpu_layers, 15);
-  ASSERT_EQ(auto_gpu_layers(*model, o, gpu_memory_budget(o, 0, 0)), 15);
+  ASSERT_EQ(auto_gpu_layers(*model, o, gpu_memory_budget(o, 0, 0), test::device_plan_options()),
+            15);
 
   Engine engine(path, o);
   const auto* split = dynamic_cast<const SplitBackend*>(&engine.backend());

@@ -82,10 +82,18 @@ TEST(SplitBackend, TheGpuPartReservesNoLogitsAndThePlanLeavesThemOut) {
   const MemoryInfo gpu = split->gpu_memory_info(engine.kv_cache());
   EXPECT_EQ(static_cast<std::int64_t>(gpu.workspace), total_bytes(most));
 
-  const Workspace part = split_gpu_workspace(spec, 1, kChunk, 1);
-  const Workspace whole = split_gpu_workspace(spec, 1, kChunk, spec.n_layers);
+  const LayerSplitRequest r = layer_split_request(engine.model(), o, gpu_memory_budget(o, 0, 0),
+                                                  *cuda->cuda_plan_options());
+  const Workspace part = split_gpu_workspace(r.plan, 1);
+  const Workspace whole = split_gpu_workspace(r.plan, spec.n_layers);
   EXPECT_EQ(part.logits, 0);
-  EXPECT_EQ(whole.total() - part.total(), (spec.vocab_size + spec.dim + 2) * 4);
+  // the whole model's rows (logits, final hidden state, pick, a table int) and its output
+  // head's fp16 slab, which the part leaves out; the part's step tables carry the CPU's
+  // layer group too (a chunk's first and table-start ints, 16 block slots for 128 tokens)
+  const std::int64_t cpu_group_tables = (2 * kChunk + 16) * 4;
+  EXPECT_EQ(whole.total() - part.total(), (spec.vocab_size + spec.dim + 2) * 4 +
+                                              cuda_gemm_slab_bytes(spec.vocab_size, spec.dim) -
+                                              cuda_layer_slab_bytes(spec) - cpu_group_tables);
   EXPECT_GE(part.total() - backend_overhead_bytes(PlanBackend::Cuda), total_bytes(most));
 }
 

@@ -24,12 +24,19 @@ inline EngineOptions split_options(std::int64_t gpu_layers) {
   return o;
 }
 
+// The CUDA workspace options the planner sizes the default backend on this device with (the
+// emulation's, or the GPU's), as the factory does (cuda_plan_workspace_options).
+inline CudaWorkspaceOptions device_plan_options() {
+  return cuda_plan_workspace_options(CudaBackendOptions{}, probe_cuda_device());
+}
+
 // A memory budget (EngineOptions::memory_budget_bytes) whose usable share is half a layer's
 // weights more than the GPU's side of k layers takes (plan_layer_split): auto puts exactly k
 // layers on the GPU, with options' context.
 inline std::uint64_t budget_for_gpu_layers(const Model& model, const EngineOptions& options,
                                            std::int64_t k) {
-  LayerSplitRequest r = layer_split_request(model, options, {std::int64_t{1} << 40, 0.9, 0});
+  LayerSplitRequest r =
+      layer_split_request(model, options, {std::int64_t{1} << 40, 0.9, 0}, device_plan_options());
   r.gpu_layers = k;
   const LayerSplitPlan at_k = plan_layer_split(r);
   const std::int64_t half_a_layer = r.layer_bytes[static_cast<std::size_t>(k)] / 2;

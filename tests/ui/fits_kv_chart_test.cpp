@@ -76,7 +76,7 @@ class FitsKvChartTest : public QObject {
     FitsPage page;
     page.controls()->batch()->setValue(16);  // 16 x 2 GiB of KV: past a 4090's budget
     Choice c;
-    c.memory = gpu_preset("rtx-4090").memory_bytes;
+    on_gpu(c, "rtx-4090");
     c.batch = 16;
     c.context = 4096;
     const MemoryPlan plan = plan_memory(request_for(c));

@@ -93,7 +93,7 @@ class FitsPageTest : public QObject {
     QCOMPARE(page.controls()->modelBox()->currentText(), QStringLiteral("Llama-2-7B"));
     QVERIFY(page.controls()->gpuBox()->currentText().startsWith("GeForce RTX 4090"));
     Choice c;
-    c.memory = gpu_preset("rtx-4090").memory_bytes;
+    on_gpu(c, "rtx-4090");
     c.context = model_preset("llama-2-7b").spec.context_length;
     QCOMPARE(page.controls()->context()->value(), c.context);
     expect_shown(page, request_for(c), gpu_preset("rtx-4090").bandwidth_gb_s);
@@ -102,7 +102,7 @@ class FitsPageTest : public QObject {
   void movingTheContextSliderUpdatesEveryNumber() {
     FitsPage page;
     Choice c;
-    c.memory = gpu_preset("rtx-4090").memory_bytes;
+    on_gpu(c, "rtx-4090");
     for (const int context : {1, 17, 1000, 4096}) {
       page.controls()->context()->slider()->setValue(context);
       QCOMPARE(page.controls()->context()->spinBox()->value(), context);
@@ -114,7 +114,7 @@ class FitsPageTest : public QObject {
   void theBatchSpinBoxChangesTheLongestContextAndTheBar() {
     FitsPage page;
     Choice c;
-    c.memory = gpu_preset("rtx-4090").memory_bytes;
+    on_gpu(c, "rtx-4090");
     c.context = 4096;
     for (const int batch : {2, 9, 24, 200}) {
       page.controls()->batch()->spinBox()->setValue(batch);
@@ -141,7 +141,7 @@ class FitsPageTest : public QObject {
     c.weights = WeightType::Q8_0;
     c.k = KvDtype::Int8;
     c.v = KvDtype::Int4;
-    c.memory = gpu_preset("h100-sxm").memory_bytes;
+    on_gpu(c, "h100-sxm");
     c.utilisation = 0.75;
     c.batch = 32;
     c.context = 6000;
@@ -178,7 +178,7 @@ class FitsPageTest : public QObject {
     Choice c;
     c.model = "llama-2-70b";
     c.weights = WeightType::F16;
-    c.memory = gpu_preset("rtx-3060-12gb").memory_bytes;
+    on_gpu(c, "rtx-3060-12gb");
     c.context = 4096;
     const MemoryPlan plan = plan_memory(request_for(c));
     QVERIFY(!plan.fits);
@@ -199,7 +199,7 @@ class FitsPageTest : public QObject {
     controls->context()->setValue(16384);
     Choice c;
     c.model = "qwen3-14b";
-    c.memory = gpu_preset("rtx-4060").memory_bytes;
+    on_gpu(c, "rtx-4060");
     c.context = 16384;
     LayerSplitRequest expected;
     expected.plan = request_for(c);
@@ -331,6 +331,7 @@ class FitsPageTest : public QObject {
     PlanRequest r = make_plan_request(info.spec, info.weights, KvDtype::Int8, KvDtype::F16, 32);
     r.backend = PlanBackend::Cpu;
     r.budget.total_bytes = gpu_preset("rtx-4090").memory_bytes;
+    r.cuda = gpu_workspace_options(gpu_preset("rtx-4090"));
     expect_shown(page, r, gpu_preset("rtx-4090").bandwidth_gb_s);
     QVERIFY(page.formula()->toPlainText().contains("tiny.gguf (exact)"));
 
@@ -380,6 +381,7 @@ class FitsPageTest : public QObject {
     PlanRequest r = make_plan_request(info.spec, info.weights, KvDtype::F16, KvDtype::F16);
     r.backend = PlanBackend::Cpu;
     r.budget.total_bytes = gpu_preset("rtx-4090").memory_bytes;
+    r.cuda = gpu_workspace_options(gpu_preset("rtx-4090"));
     expect_shown(page, r, gpu_preset("rtx-4090").bandwidth_gb_s);
     // 8 heads sharing 4 KV heads: GQA is the model's own shape.
     expect_curve(page.kvChart()->variantSeries(1, 0), page.kvChart()->yUnitBytes(),

@@ -46,6 +46,7 @@ struct Choice {
   KvDtype k = KvDtype::F16;
   KvDtype v = KvDtype::F16;
   std::int64_t memory = 0;
+  CudaWorkspaceOptions cuda = {};  // the GPU's workspace options (on_gpu)
   double utilisation = 0.9;
   std::int64_t batch = 1;
   std::int64_t context = 0;
@@ -61,7 +62,14 @@ inline PlanRequest request_for(const Choice& c) {
   r.backend = c.backend;
   r.budget.total_bytes = c.memory;
   r.budget.utilisation = c.utilisation;
+  r.cuda = c.cuda;
   return r;
+}
+
+// The choice of a GPU preset: its memory and its CUDA workspace (gpu_workspace_options).
+inline void on_gpu(Choice& c, const char* slug) {
+  c.memory = gpu_preset(slug).memory_bytes;
+  c.cuda = gpu_workspace_options(gpu_preset(slug));
 }
 
 inline QString digits(std::int64_t n) {

@@ -105,7 +105,7 @@ void expect_node_shown(const FitsVllmSection& s, const Choice& c, const Parallel
 
 Choice default_choice() {
   Choice c;
-  c.memory = gpu_preset("rtx-4090").memory_bytes;
+  on_gpu(c, "rtx-4090");
   c.context = 4096;
   return c;
 }
@@ -142,7 +142,7 @@ class FitsVllmTest : public QObject {
     controls->context()->setValue(8192);
     Choice c;
     c.model = "llama-3-70b";
-    c.memory = gpu_preset("h100-sxm").memory_bytes;
+    on_gpu(c, "h100-sxm");
     c.batch = 16;
     c.context = 8192;
     FitsVllmSection* s = page.vllmSection();
@@ -169,7 +169,7 @@ class FitsVllmTest : public QObject {
     controls->context()->setValue(4096);
     Choice c;
     c.model = "llama-3-70b";
-    c.memory = gpu_preset("h100-sxm").memory_bytes;
+    on_gpu(c, "h100-sxm");
     c.batch = 4;
     c.context = 4096;
     FitsVllmSection* s = page.vllmSection();

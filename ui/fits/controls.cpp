@@ -315,6 +315,7 @@ FitsInputs FitsControls::inputs() const {
   const int g = gpu_->currentIndex();
   if (g >= 0 && g < gpus_.size()) {
     in.memory_bytes = gpus_[g].memory_bytes;
+    in.cuda = gpu_workspace_options(gpus_[g]);
     in.bandwidth_gb_s = gpus_[g].bandwidth_gb_s;
   } else {
     in.memory_bytes = std::llround(custom_gib_->value() * kGiB);

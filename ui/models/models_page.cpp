@@ -191,7 +191,10 @@ void ModelsPage::fill_gpus() {
 LocalFitQuestion ModelsPage::question() const {
   LocalFitQuestion q;
   const int g = gpu_->currentIndex();
-  if (g >= 0 && g < config_.gpus.size()) q.memory_bytes = config_.gpus[g].memory_bytes;
+  if (g >= 0 && g < config_.gpus.size()) {
+    q.memory_bytes = config_.gpus[g].memory_bytes;
+    q.cuda = gpu_workspace_options(config_.gpus[g]);
+  }
   q.context = context_->value();
   return q;
 }

@@ -69,6 +69,7 @@ Question read_question(const ArgParser& p) {
     const std::vector<GpuPreset> gpus = load_gpu_presets(presets_dir(p) / "gpus.json");
     const GpuPreset& gpu = find_gpu_preset(gpus, *gpu_name);
     fit.memory_bytes = gpu.memory_bytes;
+    fit.cuda = gpu_workspace_options(gpu);
     q.memory_label = fmt::format("{} ({})", gpu.name, human_bytes(gpu.memory_bytes));
   } else {
     fit.memory_bytes = parse_byte_size(p.required("--vram"), "--vram");

@@ -102,7 +102,10 @@ PlanRequest build_request(const ArgParser& p, const ModelChoice& m, const GpuPre
   r.budget.utilisation = p.get_double("--util", 0.9, 0.01, 1.0);
   if (auto used = p.get("--used")) r.budget.used_by_others = parse_byte_size(*used, "--used");
   if (gpu != nullptr && p.has("--vram")) throw_error<UsageError>("give --gpu or --vram, not both");
-  if (gpu != nullptr) r.budget.total_bytes = gpu->memory_bytes;
+  if (gpu != nullptr) {
+    r.budget.total_bytes = gpu->memory_bytes;
+    r.cuda = gpu_workspace_options(*gpu);  // its cuBLAS workspace and SMs
+  }
   if (auto vram = p.get("--vram")) r.budget.total_bytes = parse_byte_size(*vram, "--vram");
   if (auto kv = p.get("--kv-budget")) r.kv_budget_bytes = parse_byte_size(*kv, "--kv-budget");
   return r;

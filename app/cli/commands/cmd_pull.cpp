@@ -68,6 +68,7 @@ std::optional<LocalFitQuestion> read_question(const ArgParser& p, std::string& l
     const std::vector<GpuPreset> gpus = load_gpu_presets(presets_dir(p) / "gpus.json");
     const GpuPreset& gpu = find_gpu_preset(gpus, *gpu_name);
     q.memory_bytes = gpu.memory_bytes;
+    q.cuda = gpu_workspace_options(gpu);
     label = fmt::format("{} ({})", gpu.name, human_bytes(gpu.memory_bytes));
   } else {
     q.memory_bytes = parse_byte_size(p.required("--vram"), "--vram");

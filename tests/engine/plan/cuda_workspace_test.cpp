@@ -13,6 +13,7 @@
 
 #include "engine/plan/preset_files.h"
 #include "plan/memory_model.h"
+#include "plan/solvers.h"
 
 namespace kvscope {
 namespace {
@@ -155,15 +156,56 @@ TEST(CudaWorkspace, ThePlansWorkspaceIsTheBuffersAndTheContextEstimate) {
   r.cuda.compute_major = 8;
   r.cuda.sm_count = 46;
   const MemoryPlan p = plan_memory(r);
-  const auto list = cuda_plan_buffers(r.spec, r.batch, r.prefill_chunk, r.kv, r.cuda);
+  KvCacheConfig engine_kv = r.kv;  // an engine started for the plan's context
+  engine_kv.max_context = r.context;
+  const auto list = cuda_plan_buffers(r.spec, r.batch, r.prefill_chunk, engine_kv, r.cuda);
   EXPECT_EQ(p.workspace.activations + p.workspace.logits + p.workspace.buffers, total_bytes(list));
   EXPECT_EQ(p.workspace.logits, 4 * r.spec.vocab_size * 4);
   EXPECT_EQ(p.workspace.backend, backend_overhead_bytes(PlanBackend::Cuda));
-  EXPECT_EQ(p.workspace.buffers, 2 * r.kv.max_context * (r.spec.rope_dim / 2) * 4 + 4 * kMiB +
+  // RoPE tables for the plan's context (an engine started for it), not the model's 8,192
+  EXPECT_EQ(p.workspace.buffers, 2 * r.context * (r.spec.rope_dim / 2) * 4 + 4 * kMiB +
                                      bytes_of(list, "fp16 weight slab for cuBLAS"));
   // the CPU plan keeps its own estimate and no buffers
   r.backend = PlanBackend::Cpu;
   EXPECT_EQ(plan_memory(r).workspace.buffers, 0);
+}
+
+// The RoPE and block tables hold the positions of the engine the plan describes: one started
+// for the plan's context by default, an engine's own context when the request gives it
+// (check_plan), so a long-context model planned at a short context is not charged for the
+// tables of positions it will never reach (Llama 3.1 8B: 64 MiB at 131,072, 4 MiB at 8,192).
+TEST(CudaWorkspace, TheRopeTablesHoldTheEnginesPositions) {
+  PlanRequest r = make_plan_request(preset("llama-3.1-8b"), {}, KvDtype::F16, KvDtype::F16);
+  r.budget.total_bytes = std::int64_t{24} << 30;
+  const std::int64_t per_position = 2 * (r.spec.rope_dim / 2) * 4;  // cos and sin, f32
+  const auto rope = [&](const MemoryPlan& p) {
+    return p.workspace.buffers - cublas_workspace_bytes(r.cuda.compute_major) -
+           cuda_gemm_slab_bytes(r.spec.vocab_size, r.spec.dim);
+  };
+  r.context = 8192;
+  EXPECT_EQ(rope(plan_memory(r)), 8192 * per_position);
+  r.engine_context = 131'072;  // an engine running at the model's whole context
+  EXPECT_EQ(rope(plan_memory(r)), 131'072 * per_position);
+  EXPECT_EQ(plan_engine_context(r), 131'072);
+  // the longest context a budget allows counts the tables at each length it tries
+  r.engine_context = 0;
+  r.budget.total_bytes = std::int64_t{8} << 30;
+  const std::int64_t longest = max_context(r).tokens;
+  r.context = longest;
+  EXPECT_TRUE(plan_memory(r).fits);
+  r.context = longest + 1;
+  EXPECT_FALSE(plan_memory(r).fits);
+}
+
+// A GPU's compute capability sets the cuBLAS workspace the plan counts: 4 MiB before sm_90
+// (every RTX 30 and 40), 32 MiB from it; a GPU the plan knows nothing of gets 32.
+TEST(CudaWorkspace, TheCublasWorkspaceIsTheGpusOwn) {
+  PlanRequest r = make_plan_request(preset("llama-3.1-8b"), {}, KvDtype::F16, KvDtype::F16);
+  r.context = 4096;
+  r.budget.total_bytes = std::int64_t{8} << 30;
+  const std::int64_t unknown = plan_memory(r).workspace.buffers;
+  r.cuda.compute_major = 8;
+  EXPECT_EQ(unknown - plan_memory(r).workspace.buffers, 28 * kMiB);
 }
 
 TEST(CudaWorkspace, AllLogitsRowsAreCountedWhenAsked) {

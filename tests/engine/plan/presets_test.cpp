@@ -110,6 +110,29 @@ TEST(Presets, GpuCatalogueHoldsTheConsumerAndDatacenterCards) {
   EXPECT_EQ(find_gpu_preset(gpu_presets(), "h200").memory_bytes, 141LL << 30);
 }
 
+// Every card gives its compute capability and SMs, which size the CUDA workspace on it:
+// cuBLAS's 4 MiB before Hopper, 32 MiB from it.
+TEST(Presets, GpusGiveTheirComputeCapabilityAndSms) {
+  for (const GpuPreset& g : gpu_presets()) {
+    EXPECT_GE(g.compute_major, 8) << g.slug;
+    EXPECT_GT(g.sm_count, 0) << g.slug;
+  }
+  const GpuPreset& rtx4060 = find_gpu_preset(gpu_presets(), "rtx-4060");
+  EXPECT_EQ(rtx4060.compute_major, 8);
+  EXPECT_EQ(rtx4060.compute_minor, 9);
+  EXPECT_EQ(rtx4060.sm_count, 24);
+  EXPECT_EQ(find_gpu_preset(gpu_presets(), "rtx-5090").compute_major, 12);
+  EXPECT_EQ(cublas_workspace_bytes(gpu_workspace_options(rtx4060).compute_major), 4LL << 20);
+  const CudaWorkspaceOptions h100 =
+      gpu_workspace_options(find_gpu_preset(gpu_presets(), "h100-sxm"));
+  EXPECT_EQ(cublas_workspace_bytes(h100.compute_major), 32LL << 20);
+  EXPECT_EQ(h100.sm_count, 132);
+  // a card without them keeps the defaults, the largest workspace
+  const CudaWorkspaceOptions unknown = gpu_workspace_options(GpuPreset{});
+  EXPECT_EQ(unknown.compute_major, CudaWorkspaceOptions{}.compute_major);
+  EXPECT_EQ(unknown.sm_count, CudaWorkspaceOptions{}.sm_count);
+}
+
 TEST(Presets, LookupIgnoresCaseAndAnUnknownSlugListsTheKnownOnes) {
   EXPECT_EQ(find_model_preset(model_presets(), "Mistral-7B-v0.1").slug, "mistral-7b-v0.1");
   EXPECT_EQ(find_gpu_preset(gpu_presets(), "RTX-4090").name, "GeForce RTX 4090");
@@ -195,6 +218,19 @@ TEST(Presets, BadGpuFilesAreRejected) {
   bad.replace(bad.find("10}"), 3, "0}");
   EXPECT_THAT(error("{\"gpus\": [" + bad + "]}"), HasSubstr("\"bandwidth_gb_s\" is 0"));
   EXPECT_THAT(error("{\"gpus\": []}"), HasSubstr("non-empty array"));
+  const auto with = [&](const std::string& field) {
+    return "{\"gpus\": [" + good.substr(0, good.size() - 1) + ", " + field + "}]}";
+  };
+  const auto cc = load_gpu_presets(write("gpus.json", with(R"("compute_capability": "12.0")")));
+  EXPECT_EQ(cc[0].compute_major, 12);
+  EXPECT_EQ(cc[0].compute_minor, 0);
+  for (const char* bad_cc : {R"("8")", R"("8.")", R"(".9")", R"("0.9")", R"("8.9.1")", R"("123.0")",
+                             R"("8,9")", R"(8.9)", R"("")"}) {
+    EXPECT_THAT(error(with(std::string("\"compute_capability\": ") + bad_cc)),
+                HasSubstr("compute_capability"))
+        << bad_cc;
+  }
+  EXPECT_THAT(error(with(R"("sm_count": 0)")), HasSubstr("\"sm_count\" is 0"));
   EXPECT_THAT(error("[1]"), HasSubstr("JSON object"));
   EXPECT_THROW(load_gpu_presets(test::scratch_dir() / "absent.json"), ModelError);
 }
