@@ -6,7 +6,10 @@
 #include <QCategoryAxis>
 #include <QLineSeries>
 #include <QSignalSpy>
+#include <QValueAxis>
 #include <QtTest>
+
+#include <cmath>
 
 #include "chat/session.h"
 #include "panel/block_map_widget.h"
@@ -155,6 +158,39 @@ class LivePanelTest : public QObject {
     QVERIFY(panel.blockMap()->sections().empty());
     QVERIFY(panel.ramMemoryChart()->isHidden());
     QCOMPARE(panel.memoryChart()->title(), QStringLiteral("Memory as the context grows"));
+  }
+
+  // The per-layer bytes axis counts in the unit the busiest layer holds at least one of, with
+  // round ticks: a 7B model's 32 MiB a layer reads 32 on a MiB axis, not "3.28e+04" KiB.
+  void layerBytesAreInTheUnitTheirSizeCallsFor() {
+    LivePanel panel;
+    panel.resize(640, 700);
+    struct Case {
+      std::uint64_t bytes;
+      QString unit;
+      double value;
+    };
+    const Case cases[] = {{std::uint64_t{8} << 10, QStringLiteral("KiB"), 8.0},
+                          {std::uint64_t{32} << 20, QStringLiteral("MiB"), 32.0},
+                          {std::uint64_t{3} << 30, QStringLiteral("GiB"), 3.0}};
+    for (const auto& [bytes, unit, value] : cases) {
+      PanelFrame f = small_frame(21, 0);
+      f.cache.layers[0].bytes_in_use = bytes;
+      f.cache.layers[1].bytes_in_use = bytes / 2;
+      panel.setFrame(f);
+      panel.drawNow();
+      LayerChart* chart = panel.layerChart();
+      QCOMPARE(chart->bytesUnit(), unit);
+      QCOMPARE(chart->bytesSet()->at(0), value);
+      QCOMPARE(chart->bytesSet()->at(1), chart->bytesSet()->at(0) / 2);
+      // the axis reaches past the busiest layer, and its ticks fall on round values
+      const double top = chart->bytesAxis()->max();
+      QVERIFY2(top >= chart->bytesSet()->at(0) && top <= 10 * chart->bytesSet()->at(0),
+               qPrintable(QString::number(top)));
+      const double step = top / (chart->bytesAxis()->tickCount() - 1);
+      QVERIFY2(std::abs(step - std::round(step)) < 1e-9 || step < 1,
+               qPrintable(QString::number(step)));
+    }
   }
 
   // Layers in runs read as ranges (Gemma 3's sliding group, or 30 layers), not a cut-off list.

@@ -29,6 +29,22 @@ QColor cpu_color() {
   return series_color(2);
 }
 
+// The unit the bytes axis counts in: the largest of KiB, MiB and GiB that the busiest layer
+// holds at least one of, so a 7B model at a long context reads "32.0" MiB, not "3.28e+04" KiB.
+struct ByteUnit {
+  double bytes;
+  const char* name;
+};
+ByteUnit bytes_unit(double max_bytes) {
+  constexpr ByteUnit kUnits[] = {
+      {1024.0 * 1024.0 * 1024.0, QT_TRANSLATE_NOOP("kvscope::ui::LayerChart", "GiB")},
+      {1024.0 * 1024.0, QT_TRANSLATE_NOOP("kvscope::ui::LayerChart", "MiB")}};
+  for (const ByteUnit& u : kUnits) {
+    if (max_bytes >= u.bytes) return u;
+  }
+  return {1024.0, QT_TRANSLATE_NOOP("kvscope::ui::LayerChart", "KiB")};
+}
+
 }  // namespace
 
 LayerChart::LayerChart(QWidget* parent)
@@ -66,7 +82,7 @@ LayerChart::LayerChart(QWidget* parent)
   layer_numbers_->setTitleText(tr("layer"));
   layer_numbers_->setGridLineVisible(false);
   bytes_axis_->setTitleText(tr("KiB"));
-  bytes_axis_->setLabelFormat(QStringLiteral("%.3g"));
+  bytes_axis_->setLabelFormat(QStringLiteral("%.4g"));
   error_axis_->setTitleText(tr("%"));
   error_axis_->setLabelFormat(QStringLiteral("%.2g"));
   bytes_axis_->setTickCount(4);
@@ -80,31 +96,43 @@ void LayerChart::update(const PanelFrame& frame) {
   if (layers_->count() != n) set_layer_axes(layers_, layer_numbers_, n);
   // Without a split every layer is the device's: gpu_layers = n puts them all in bytes_.
   const std::int64_t gpu_layers = frame.split ? frame.split->gpu_layers : n;
-  QList<qreal> gpu_kib, cpu_kib;
+  double max_bytes = 0;
+  for (const LayerKvSnapshot& l : layers) {
+    max_bytes = std::max(max_bytes, static_cast<double>(l.bytes_in_use));
+  }
+  const ByteUnit unit = bytes_unit(max_bytes);
+  QList<qreal> gpu_values, cpu_values;
   QList<QPointF> k_err, v_err;
-  double max_kib = 1, max_err = 1e-3;
+  double max_err = 1e-3;
   for (qsizetype i = 0; i < n; ++i) {
     const LayerKvSnapshot& l = layers[static_cast<std::size_t>(i)];
-    const double kib = static_cast<double>(l.bytes_in_use) / 1024.0;
+    const double value = static_cast<double>(l.bytes_in_use) / unit.bytes;
     const bool gpu = layer_on_gpu(l.layer, gpu_layers);
-    gpu_kib.append(gpu ? kib : 0.0);
-    cpu_kib.append(gpu ? 0.0 : kib);
+    gpu_values.append(gpu ? value : 0.0);
+    cpu_values.append(gpu ? 0.0 : value);
     k_err.append({static_cast<double>(i), 100.0 * l.k.relative_rms_error()});
     v_err.append({static_cast<double>(i), 100.0 * l.v.relative_rms_error()});
-    max_kib = std::max(max_kib, kib);
     max_err = std::max({max_err, k_err.back().y(), v_err.back().y()});
   }
-  set_bar_values(bytes_, gpu_kib);
-  set_bar_values(cpu_bytes_, cpu_kib);
+  set_bar_values(bytes_, gpu_values);
+  set_bar_values(cpu_bytes_, cpu_values);
   k_error_->replace(k_err);
   v_error_->replace(v_err);
-  bytes_axis_->setRange(0, max_kib * 1.1);
+  bytes_axis_->setTitleText(tr(unit.name));
+  // round ticks (0, 10, 20, 30 rather than 0, 101, 202, 304) over the busiest layer and a tenth
+  bytes_axis_->setRange(0, std::max(1.0, max_bytes / unit.bytes * 1.1));
+  bytes_axis_->setTickCount(4);
+  bytes_axis_->applyNiceNumbers();
   error_axis_->setRange(0, max_err * 1.2);
   const std::int64_t split = frame.split ? frame.split->gpu_layers : 0;
   if (split != gpu_layers_) {
     gpu_layers_ = split;
     update_legend();
   }
+}
+
+QString LayerChart::bytesUnit() const {
+  return bytes_axis_->titleText();
 }
 
 // Without a split one bar colour; with one, a colour per side, named in the legend.

@@ -32,9 +32,12 @@ class LayerChart : public ChartFrame {
 
   void update(const PanelFrame& frame);
 
-  // KV bytes in use per layer [n_layers] in KiB: all layers without a split, else the GPU's
-  // (the CPU's layers read 0 here and have their bytes in cpuBytesSet()).
+  // KV bytes in use per layer [n_layers] in bytesUnit() (KiB, MiB or GiB, by the busiest
+  // layer): all layers without a split, else the GPU's (the CPU's layers read 0 here and
+  // have their bytes in cpuBytesSet()).
   QBarSet* bytesSet() const { return bytes_; }
+  QString bytesUnit() const;
+  QValueAxis* bytesAxis() const { return bytes_axis_; }
   QBarSet* cpuBytesSet() const { return cpu_bytes_; }
   std::int64_t gpuLayers() const { return gpu_layers_; }  // 0: no split
   QStringList legendTexts() const { return legend_texts_; }
