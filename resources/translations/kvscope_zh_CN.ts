@@ -1799,6 +1799,14 @@ KV</translation>
         <source>CPU layers</source>
         <translation>CPU 上的层</translation>
     </message>
+    <message>
+        <source>GiB</source>
+        <translation>GiB</translation>
+    </message>
+    <message>
+        <source>MiB</source>
+        <translation>MiB</translation>
+    </message>
 </context>
 <context>
     <name>kvscope::ui::LivePanel</name>
@@ -2953,10 +2961,6 @@ refcount: %4</source>
         <translation>N 份独立副本减去共享缓存；等于缓存管理器统计的共享节省量：对所有块求和 (引用计数 - 1) × 块字节数</translation>
     </message>
     <message>
-        <source>Toy cache: 4 layers × 8 KV heads × head_dim 64, f16: %1 per token, %2 per block of %3 tokens.</source>
-        <translation>示例缓存：4 层 × 8 个 KV 头 × head_dim 64，f16：每词元 %1，每块（%3 个词元）%2。</translation>
-    </message>
-    <message>
         <source>Prefill: the prompt took %1 blocks, then %2 forks shared them.</source>
         <translation>预填充：提示词占用 %1 个块，随后 %2 个分叉共享了它们。</translation>
     </message>
@@ -2987,6 +2991,10 @@ refcount: %4</source>
     <message>
         <source>%1 (%2%)</source>
         <translation>%1（%2%）</translation>
+    </message>
+    <message>
+        <source>Toy cache: %1 layers × %2 KV heads × head_dim %3, %4: %5 per token, %6 per block of %7 tokens.</source>
+        <translation>示例缓存：%1 层 × %2 个 KV 头 × head_dim %3，%4：每词元 %5，每块（%7 个词元）%6。</translation>
     </message>
 </context>
 <context>

@@ -7,9 +7,12 @@
 #include <QSpinBox>
 #include <QtTest>
 
+#include <cmath>
+
 #include "demos/prefix/block_view.h"
 #include "demos/prefix/prefix_page.h"
 #include "kv/kv_cache_observer.h"
+#include "plan/kv_footprint.h"
 #include "sim/scenarios/prefix_sharing_scenario.h"
 #include "util/error.h"
 #include "widgets/number_text.h"
@@ -120,6 +123,23 @@ class DemoPrefixTest : public QObject {
     QCOMPARE(shown(page, "figureSaved"),
              QStringLiteral("%1 (37.5%)").arg(bytes_text(6 * r.shared.groups[0].block_bytes)));
     QVERIFY(!page.findChild<QPushButton*>(QStringLiteral("step"))->isEnabled());
+  }
+
+  // The toy cache's line is the scenario's own cache, each figure from its config.
+  void theCacheLineDescribesTheScenariosCache() {
+    PrefixSharingDemoPage page;
+    const PrefixSharingParams p{40, 4, 24, 32};
+    set_controls(page, p);
+    const KvCacheConfig c = PrefixSharingScenario::cache_config(p);
+    QCOMPARE(
+        shown(page, "cacheShape"),
+        QStringLiteral("Toy cache: %1 layers \u00d7 %2 KV heads \u00d7 head_dim %3, f16: %4 per "
+                       "token, %5 per block of 32 tokens.")
+            .arg(kv_config_n_layers(c))
+            .arg(c.n_kv_heads)
+            .arg(c.head_dim)
+            .arg(bytes_text(std::llround(kv_bytes_per_token(c))))
+            .arg(bytes_text(kv_block_set_bytes(c))));
   }
 
   void savedBytesAreTheManagersSharedSavings_data() {

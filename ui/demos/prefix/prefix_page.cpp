@@ -10,9 +10,11 @@
 #include <QVBoxLayout>
 
 #include <cmath>
+#include <string_view>
 
 #include "demos/common/controls.h"
 #include "demos/prefix/block_view.h"
+#include "kv/format/kv_format.h"
 #include "kv/kv_cache_observer.h"
 #include "plan/kv_footprint.h"
 #include "sim/scenarios/prefix_sharing_scenario.h"
@@ -96,6 +98,7 @@ QWidget* PrefixSharingDemoPage::build_controls() {
   buttons->addWidget(run_, 1, 0);
   buttons->addWidget(reset, 1, 1);
   shape_ = new QLabel(box);
+  shape_->setObjectName(QStringLiteral("cacheShape"));
   shape_->setWordWrap(true);
   auto* layout = new QVBoxLayout(box);
   layout->addLayout(form);
@@ -148,10 +151,16 @@ void PrefixSharingDemoPage::reset() {
   p.block_size = block_size_->value();
   scenario_ = std::make_unique<PrefixSharingScenario>(p);
   const KvCacheConfig config = PrefixSharingScenario::cache_config(p);
-  shape_->setText(tr("Toy cache: 4 layers \u00d7 8 KV heads \u00d7 head_dim 64, f16: %1 per token, "
-                     "%2 per block of %3 tokens.")
-                      .arg(bytes_text(std::llround(kv_bytes_per_token(config))),
-                           bytes_text(kv_block_set_bytes(config)))
+  // the scenario's own cache, as the managers are built from it
+  const std::string_view dtype = kv_dtype_name(config.groups.front().k_dtype);
+  shape_->setText(tr("Toy cache: %1 layers × %2 KV heads × head_dim %3, %4: %5 per token, "
+                     "%6 per block of %7 tokens.")
+                      .arg(kv_config_n_layers(config))
+                      .arg(config.n_kv_heads)
+                      .arg(config.head_dim)
+                      .arg(QString::fromLatin1(dtype.data(), static_cast<qsizetype>(dtype.size())))
+                      .arg(bytes_text(std::llround(kv_bytes_per_token(config))))
+                      .arg(bytes_text(kv_block_set_bytes(config)))
                       .arg(p.block_size));
   refresh();
 }
