@@ -37,12 +37,6 @@ std::string graphs_off_reason(const CudaBackendOptions& o) {
   return {};
 }
 
-// Whether projections below gemm_min_tokens take 8-bit activations: the option, unless
-// KVSCOPE_Q8_ACTIVATIONS=0.
-bool q8_activations_on(const CudaBackendOptions& o) {
-  return o.q8_activations && !env_turns_off("KVSCOPE_Q8_ACTIVATIONS");
-}
-
 // Whether any projection reads quantized weights (else 8-bit codes would serve none).
 bool has_quantized_projection(const DeviceModelWeights& weights) {
   const auto ps = weights.projections();
@@ -304,21 +298,6 @@ std::string CudaBackend::name() const {
 
 CudaWorkspaceOptions CudaBackend::workspace_options() const {
   return s_->ws_options;
-}
-
-std::optional<CudaWorkspaceOptions> CudaBackend::cuda_plan_options() const {
-  return s_->plan_options;
-}
-
-CudaWorkspaceOptions cuda_plan_workspace_options(const CudaBackendOptions& o,
-                                                 const CudaDeviceInfo& device) {
-  CudaWorkspaceOptions w;
-  w.gemm_min_tokens = std::max<std::int64_t>(0, o.gemm_min_tokens);
-  w.q8_activations = q8_activations_on(o);
-  w.gemm_slab_bytes = -1;
-  w.compute_major = device.compute_major;
-  w.sm_count = device.sm_count;
-  return w;
 }
 
 std::vector<std::string> CudaBackend::attention_report() const {

@@ -28,6 +28,10 @@
 
 namespace kvscope {
 
+// Whether projections below gemm_min_tokens take 8-bit activations: the option, unless
+// KVSCOPE_Q8_ACTIVATIONS=0 (cuda_plan_options.cpp).
+bool q8_activations_on(const CudaBackendOptions& options);
+
 // The backend's stream, destroyed however its owner's construction ends.
 struct OwnedStream {
   cudaStream_t s = nullptr;
