@@ -7,6 +7,7 @@
 #include <QBarSet>
 #include <QComboBox>
 #include <QDir>
+#include <QLabel>
 #include <QLineSeries>
 #include <QSlider>
 #include <QSpinBox>
@@ -218,6 +219,26 @@ class DemoPagingTest : public QObject {
     QTRY_VERIFY(page.result() != nullptr);
     QVERIFY(page.errorText().isEmpty());
     expect_figures(page);
+  }
+
+  // The error's red follows View > Dark theme: set for the theme it was shown in, it read
+  // 1.5:1 or worse after a switch.
+  void theErrorsRedFollowsTheTheme() {
+    const QPalette before = QApplication::palette();
+    QWidget window;  // the page inside a window, as in the app (a window is told apart)
+    auto* page = new PagingDemoPage(&window);
+    page->controls()->capacitySpin()->setValue(1024);
+    QTRY_VERIFY(page->result() == nullptr);
+    const auto* error = page->findChild<QLabel*>(QStringLiteral("pagingError"));
+    QVERIFY(error != nullptr);
+    QVERIFY(error->styleSheet().contains(error_text_color(before).name()));
+    const QPalette other = is_dark(before) ? light_palette() : dark_palette();
+    // the palette reaches the widgets through posted events: QTRY_ lets them arrive
+    QApplication::setPalette(other);
+    QTRY_VERIFY2(error->styleSheet().contains(error_text_color(other).name()),
+                 qPrintable(error->styleSheet()));
+    QApplication::setPalette(before);
+    QTRY_VERIFY(error->styleSheet().contains(error_text_color(before).name()));
   }
 
   void screenshots() {

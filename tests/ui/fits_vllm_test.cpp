@@ -219,6 +219,23 @@ class FitsVllmTest : public QObject {
     expect_node_shown(*s, c, node_request_for(c, 4, 1, ServingKvDtype::Auto));
   }
 
+  // An error's red follows View > Dark theme (it kept the red of the theme it was shown in).
+  void anErrorsRedFollowsTheTheme() {
+    const QPalette before = QApplication::palette();
+    FitsPage page;  // the section inside the page, as in the app (a window is told apart)
+    FitsVllmSection* s = page.vllmSection();
+    s->tpBox()->setValue(3);  // Llama-2-7B's 32 heads do not divide: an error
+    QVERIFY(!s->errorLabel()->isHidden());
+    QVERIFY(s->errorLabel()->styleSheet().contains(error_text_color(before).name()));
+    const QPalette other = is_dark(before) ? light_palette() : dark_palette();
+    // the palette reaches the widgets through posted events: QTRY_ lets them arrive
+    QApplication::setPalette(other);
+    QTRY_VERIFY2(s->errorLabel()->styleSheet().contains(error_text_color(other).name()),
+                 qPrintable(s->errorLabel()->styleSheet()));
+    QApplication::setPalette(before);
+    QTRY_VERIFY(s->errorLabel()->styleSheet().contains(error_text_color(before).name()));
+  }
+
   void theLoadedModelHasNoParameterCountToSplit() {
     FitsPage page;
     ModelInfo info;

@@ -2,6 +2,7 @@
 
 #include <QClipboard>
 #include <QComboBox>
+#include <QEvent>
 #include <QFontDatabase>
 #include <QFormLayout>
 #include <QGuiApplication>
@@ -30,7 +31,8 @@ namespace kvscope::ui {
 
 namespace {
 
-// Red that reads on the app's palette (the page is built after the theme is chosen).
+// Red that reads on the app's palette, set again when View > Dark theme changes it
+// (FitsVllmSection::changeEvent).
 QString error_style() {
   return QStringLiteral("color: %1;").arg(error_text_color(QGuiApplication::palette()).name());
 }
@@ -326,6 +328,14 @@ void FitsVllmSection::clear_bars() {
   for (QWidget* row : bar_rows_) delete row;
   bar_rows_.clear();
   bars_.clear();
+}
+
+void FitsVllmSection::changeEvent(QEvent* event) {
+  QWidget::changeEvent(event);
+  if (event->type() != QEvent::PaletteChange) return;
+  for (QLabel* label : {error_, verdict_, vllm_verdict_}) {
+    if (!label->styleSheet().isEmpty()) label->setStyleSheet(error_style());  // the red ones
+  }
 }
 
 }  // namespace kvscope::ui

@@ -67,6 +67,9 @@ class FitsVllmSection : public QWidget {
   // One bar per pipeline stage of the plan shown (none while an error is shown).
   const std::vector<FitsStackBar*>& stageBars() const { return bars_; }
 
+ protected:
+  void changeEvent(QEvent* event) override;  // the error lines' red follows the theme
+
  private:
   void on_shape_changed();
   void recompute();

@@ -1,5 +1,6 @@
 #include "demos/paging/paging_page.h"
 
+#include <QEvent>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QVBoxLayout>
@@ -86,8 +87,8 @@ PagingDemoPage::PagingDemoPage(QWidget* parent)
       summary_(new PagingSummaryTable(this)) {
   info_->setWordWrap(true);
   error_->setWordWrap(true);
-  error_->setStyleSheet(QStringLiteral("QLabel { color: %1; font-weight: bold; }")
-                            .arg(error_text_color(palette()).name()));
+  error_->setObjectName(QStringLiteral("pagingError"));
+  restyle_error();
   error_->hide();
   auto* bottom = new QHBoxLayout;
   bottom->setSpacing(10);
@@ -226,6 +227,17 @@ void PagingDemoPage::show_position() {
                        column_figures(run, step, result_->config.capacity), maps[i]});
   }
   block_map_->setColumns(std::move(columns));
+}
+
+void PagingDemoPage::changeEvent(QEvent* event) {
+  QWidget::changeEvent(event);
+  if (event->type() == QEvent::PaletteChange) restyle_error();
+}
+
+// Red that reads on the page's palette, set again when View > Dark theme changes it.
+void PagingDemoPage::restyle_error() {
+  error_->setStyleSheet(QStringLiteral("QLabel { color: %1; font-weight: bold; }")
+                            .arg(error_text_color(palette()).name()));
 }
 
 }  // namespace kvscope::ui

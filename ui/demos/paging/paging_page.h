@@ -53,7 +53,11 @@ class PagingDemoPage : public QWidget {
   PagingWasteBar* wasteBar() const { return waste_; }
   PagingSummaryTable* summaryTable() const { return summary_; }
 
+ protected:
+  void changeEvent(QEvent* event) override;  // the error's red follows the theme
+
  private:
+  void restyle_error();
   void tick();
   void show_position();
   void show_trace_info();
