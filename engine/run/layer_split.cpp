@@ -33,6 +33,23 @@ KvCacheConfig device_groups(KvCacheConfig c) {
   return c;
 }
 
+// The planner's request of layer_split_request without the layers' byte counts: what the
+// GPU side's workspace needs (split_gpu_workspace).
+PlanRequest split_plan_request(const Model& model, const EngineOptions& options,
+                               const MemoryBudget& budget, const CudaWorkspaceOptions& cuda) {
+  const ModelSpec& spec = model.spec();
+  PlanRequest r;
+  r.spec = spec;
+  r.kv = split_config(model, options, spec.n_layers);
+  r.batch = 1;
+  r.context = options.context_length;
+  r.prefill_chunk = options.scheduler.max_batch_tokens;
+  r.cuda = cuda;
+  r.engine_context = options.context_length;
+  r.budget = budget;
+  return r;
+}
+
 }  // namespace
 
 std::uint64_t gpu_side_weight_bytes(const Model& model, std::int64_t gpu_layers) {
@@ -53,7 +70,7 @@ std::int64_t gpu_side_kv_budget(const Model& model, const EngineOptions& options
                                 const MemoryBudget& budget, std::int64_t gpu_layers,
                                 const CudaWorkspaceOptions& cuda) {
   const Workspace ws =
-      split_gpu_workspace(layer_split_request(model, options, budget, cuda).plan, gpu_layers);
+      split_gpu_workspace(split_plan_request(model, options, budget, cuda), gpu_layers);
   return kv_budget_from(budget, static_cast<std::int64_t>(gpu_side_weight_bytes(model, gpu_layers)),
                         ws);
 }
@@ -75,16 +92,8 @@ std::int64_t split_pool_blocks(std::int64_t gpu_pool_blocks, const EngineOptions
 LayerSplitRequest layer_split_request(const Model& model, const EngineOptions& options,
                                       const MemoryBudget& budget,
                                       const CudaWorkspaceOptions& cuda) {
-  const ModelSpec& spec = model.spec();
   LayerSplitRequest r;
-  r.plan.spec = spec;
-  r.plan.kv = split_config(model, options, spec.n_layers);
-  r.plan.batch = 1;
-  r.plan.context = options.context_length;
-  r.plan.prefill_chunk = options.scheduler.max_batch_tokens;
-  r.plan.cuda = cuda;
-  r.plan.engine_context = options.context_length;
-  r.plan.budget = budget;
+  r.plan = split_plan_request(model, options, budget, cuda);
   set_model_layer_bytes(r, model);
   return r;
 }
